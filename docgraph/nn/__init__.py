@@ -1,0 +1,1 @@
+"""Neural network building blocks of GCDoc (tensors and graphs only)."""
