@@ -1,0 +1,178 @@
+"""Reader and writer for CoNLL column files (CoNLL-2003 and similar).
+
+One token per line, the word in the first column and the NER tag in the last one, any number of
+columns in between (the same number on every line of a file). Blank lines separate sentences and
+``-DOCSTART-`` lines start documents. Tags are converted to IOB2 while reading.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from docgraph.data.document import Document, make_document
+from docgraph.data.errors import format_error
+from docgraph.data.tags import SCHEMES, convert, detect_scheme, to_iob2, validate_tag
+
+DOCSTART = "-DOCSTART-"
+
+# A raw sentence: (tokens, tags, line number of its first token).
+_RawSentence = tuple[list[str], list[str], int]
+
+
+def _parse_lines(path: Path, encoding: str) -> list[list[_RawSentence]]:
+    """Split a column file into documents of raw sentences, checking every line."""
+    docs: list[list[_RawSentence]] = [[]]
+    tokens: list[str] = []
+    tags: list[str] = []
+    first_line = 0
+    ncols = 0
+    saw_docstart = False
+
+    def flush() -> None:
+        nonlocal tokens, tags
+        if tokens:
+            docs[-1].append((tokens, tags, first_line))
+            tokens, tags = [], []
+
+    with open(path, encoding=encoding) as f:
+        for line_no, line in enumerate(f, 1):
+            cols = line.split()
+            if not cols:
+                flush()
+                continue
+            if len(cols) < 2:
+                raise format_error(
+                    path, line_no, f"expected a word and a tag, got one column {cols[0]!r}"
+                )
+            if ncols == 0:
+                ncols = len(cols)
+            elif len(cols) != ncols:
+                raise format_error(
+                    path, line_no, f"expected {ncols} columns like the first line, got {len(cols)}"
+                )
+            if cols[0] == DOCSTART:
+                flush()
+                saw_docstart = True
+                if docs[-1]:
+                    docs.append([])
+                continue
+            tag = cols[-1]
+            try:
+                validate_tag(tag)
+            except ValueError as exc:
+                raise format_error(path, line_no, str(exc)) from None
+            if not tokens:
+                first_line = line_no
+            tokens.append(cols[0])
+            tags.append(tag)
+    flush()
+    docs = [d for d in docs if d]
+    if not docs:
+        what = "documents after -DOCSTART-" if saw_docstart else "token lines"
+        raise format_error(path, 1, f"expected {what}: the file has no tokens")
+    return docs
+
+
+def read_conll(
+    path: str | Path,
+    scheme: str | None = None,
+    doc_per_sentence: bool = False,
+    encoding: str = "utf-8",
+) -> list[Document]:
+    """Read a CoNLL column file into documents with IOB2 tags.
+
+    Args:
+        path: The file.
+        scheme: Tag scheme of the file (``"iob1"``, ``"iob2"``, ``"bioes"``); detected over the
+            whole file when ``None``.
+        doc_per_sentence: Make every sentence its own document (for files without
+            ``-DOCSTART-`` lines, or for sentence-level baselines).
+        encoding: Text encoding of the file.
+
+    Returns:
+        The documents in file order, with ids ``f"{path.stem}-{n}"`` (``n`` from 0).
+
+    Raises:
+        CorpusFormatError: For a line with one column, a column count that differs from the
+            first line, a malformed tag, or a file without tokens.
+        ValueError: For an unknown ``scheme``.
+    """
+    path = Path(path)
+    if scheme is not None and scheme not in SCHEMES:
+        raise ValueError(f"unknown tag scheme {scheme!r}: expected one of {', '.join(SCHEMES)}")
+    raw_docs = _parse_lines(path, encoding)
+    if scheme is None:
+        scheme = detect_scheme(tags for doc in raw_docs for _, tags, _ in doc)
+    if doc_per_sentence:
+        raw_docs = [[sent] for doc in raw_docs for sent in doc]
+    return [
+        make_document(
+            f"{path.stem}-{n}",
+            ((tokens, to_iob2(tags, scheme)) for tokens, tags, _ in doc),
+            source_scheme=scheme,
+        )
+        for n, doc in enumerate(raw_docs)
+    ]
+
+
+def write_conll(
+    path: str | Path,
+    documents: Sequence[Document],
+    predicted: Sequence[Sequence[Sequence[str]]] | None = None,
+    scheme: str = "iob2",
+) -> None:
+    """Write documents as a column file ``WORD GOLD [PRED]``, readable by conlleval.
+
+    Each document starts with a ``-DOCSTART-`` line (with as many columns as the token lines)
+    followed by a blank line. The file is written atomically (temporary file + ``os.replace``).
+
+    Args:
+        path: Output file.
+        documents: Documents with IOB2 gold tags.
+        predicted: Optional IOB2 predictions, ``predicted[d][s]`` for sentence ``s`` of
+            document ``d``.
+        scheme: Scheme of the written tags (``"iob1"``, ``"iob2"`` or ``"bioes"``).
+
+    Raises:
+        ValueError: If ``predicted`` does not match the documents' shape, or for an unknown scheme.
+    """
+    path = Path(path)
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown tag scheme {scheme!r}: expected one of {', '.join(SCHEMES)}")
+    if predicted is not None and len(predicted) != len(documents):
+        raise ValueError(f"{len(predicted)} predicted documents for {len(documents)} documents")
+    lines: list[str] = []
+    docstart = f"{DOCSTART} O O" if predicted is not None else f"{DOCSTART} O"
+    for d, doc in enumerate(documents):
+        lines += [docstart, ""]
+        if predicted is not None and len(predicted[d]) != len(doc.sentences):
+            raise ValueError(f"document {doc.doc_id!r}: predictions for {len(predicted[d])} "
+                             f"sentences, expected {len(doc.sentences)}")
+        for s, sent in enumerate(doc.sentences):
+            gold = convert(sent.tags, "iob2", scheme)
+            columns: list[Sequence[str]] = [sent.tokens, gold]
+            if predicted is not None:
+                pred = predicted[d][s]
+                if len(pred) != len(sent):
+                    raise ValueError(f"document {doc.doc_id!r}, sentence {s}: {len(pred)} "
+                                     f"predicted tags for {len(sent)} tokens")
+                columns.append(convert(pred, "iob2", scheme))
+            lines += [" ".join(row) for row in zip(*columns)]
+            lines.append("")
+    _atomic_write(path, "\n".join(lines) + "\n")
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

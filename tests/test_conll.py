@@ -1,0 +1,216 @@
+"""CoNLL column reader/writer, registry and corpus statistics."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from docgraph.data import (
+    CorpusFormatError,
+    corpus_statistics,
+    load_dataset,
+    read_conll,
+    sample_data_dir,
+    write_conll,
+)
+from docgraph.data.registry import default_data_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+
+IOB1_FILE = """-DOCSTART- -X- O O
+
+EU NNP I-NP I-ORG
+rejects VBZ I-VP O
+German JJ I-NP I-MISC
+call NN I-NP O
+. . O O
+
+the DT I-NP O
+Atlanta NNP I-NP B-MISC
+Games NNPS I-NP O
+
+
+-DOCSTART- -X- O O
+
+Peter NNP I-NP I-PER
+Blackburn NNP I-NP I-PER
+Anna NNP I-NP B-PER
+"""
+
+TEST_FORM = """-DOCSTART- -X- -X- O
+
+SOCCER NN I-NP O
+- : O O
+JAPAN NNP I-NP I-LOC
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_iob1_file_with_quirks(tmp_path):
+    docs = read_conll(write(tmp_path, "train.txt", IOB1_FILE))
+    assert [d.doc_id for d in docs] == ["train-0", "train-1"]
+    assert all(d.source_scheme == "iob1" for d in docs)
+    assert [len(d) for d in docs] == [2, 1]
+    assert docs[0].sentences[0].tags == ("B-ORG", "O", "B-MISC", "O", "O")
+    assert docs[0].sentences[1].tags == ("O", "B-MISC", "O")
+    assert docs[1].sentences[0].tokens == ("Peter", "Blackburn", "Anna")
+    assert docs[1].sentences[0].tags == ("B-PER", "I-PER", "B-PER")
+    assert docs[1].sentences[0].doc_id == "train-1"
+
+
+def test_second_docstart_form(tmp_path):
+    docs = read_conll(write(tmp_path, "test.txt", TEST_FORM))
+    assert len(docs) == 1
+    assert docs[0].tags == ["O", "O", "B-LOC"]
+
+
+def test_bioes_and_explicit_scheme(tmp_path):
+    text = "A B-X\nb I-X\nc E-X\nd S-Y\n\ne O\n"
+    docs = read_conll(write(tmp_path, "f.txt", text))
+    assert docs[0].source_scheme == "bioes"
+    assert docs[0].tags == ["B-X", "I-X", "I-X", "B-Y", "O"]
+    iob2 = read_conll(write(tmp_path, "g.txt", "a I-X\nb B-X\n"), scheme="iob2")
+    assert iob2[0].source_scheme == "iob2" and iob2[0].tags == ["B-X", "B-X"]
+    with pytest.raises(ValueError, match="scheme"):
+        read_conll(tmp_path / "g.txt", scheme="bilou")
+
+
+def test_no_docstart_and_doc_per_sentence(tmp_path):
+    path = write(tmp_path, "plain.conll", "\n\nx B-A\ny O\n\n\n\nz B-B\n\nw O\n\n\n")
+    docs = read_conll(path)
+    assert len(docs) == 1 and len(docs[0]) == 3 and docs[0].doc_id == "plain-0"
+    per_sentence = read_conll(path, doc_per_sentence=True)
+    assert [d.doc_id for d in per_sentence] == ["plain-0", "plain-1", "plain-2"]
+    assert [d.tokens for d in per_sentence] == [["x", "y"], ["z"], ["w"]]
+    assert per_sentence[1].sentences[0].index == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "needle"),
+    [
+        ("a X B-A\nb X O\nc O\n", 3, "expected 3 columns"),
+        ("-DOCSTART- -X- O O\n\na X Y O\nb X O\n", 4, "expected 4 columns"),
+        ("a O\nb\n", 2, "one column"),
+        ("a O\nb B-\n", 2, "invalid tag"),
+        ("a O\n\nb X-PER\n", 3, "invalid tag"),
+        ("", 1, "no tokens"),
+        ("\n\n-DOCSTART- -X- O O\n\n", 1, "no tokens"),
+    ],
+)
+def test_malformed(tmp_path, text, line, needle):
+    path = write(tmp_path, "bad.txt", text)
+    with pytest.raises(CorpusFormatError, match=needle) as info:
+        read_conll(path)
+    assert str(info.value).startswith(f"{path}:{line}: ")
+    assert isinstance(info.value, ValueError)
+
+
+def test_write_conll_round_trip(tmp_path):
+    docs = read_conll(write(tmp_path, "train.txt", IOB1_FILE))
+    pred = [[list(s.tags) for s in d.sentences] for d in docs]
+    pred[0][0][0] = "O"
+    out = tmp_path / "out" / "pred.txt"
+    write_conll(out, docs, pred, scheme="iob1")
+    lines = out.read_text().splitlines()
+    assert lines[0] == "-DOCSTART- O O"
+    assert lines[2] == "EU I-ORG O"
+    assert "Anna B-PER B-PER" in lines
+    assert not list(out.parent.glob("*.tmp"))
+    back = read_conll(out, scheme="iob1")
+    assert back[0].tags[:3] == ["O", "O", "B-MISC"]
+    gold_only = tmp_path / "gold.txt"
+    write_conll(gold_only, docs, None)
+    again = read_conll(gold_only)
+    assert [d.tags for d in again] == [d.tags for d in docs]
+    assert [[s.tokens for s in d.sentences] for d in again] == [
+        [s.tokens for s in d.sentences] for d in docs
+    ]
+    with pytest.raises(ValueError):
+        write_conll(tmp_path / "x.txt", docs, pred[:1])
+
+
+def test_sample_corpus():
+    data = load_dataset("sample")
+    assert set(data) == {"train", "dev", "test"}
+    assert default_data_dir("sample") == sample_data_dir()
+    stats = {k: corpus_statistics(v) for k, v in data.items()}
+    assert 30 <= stats["train"]["documents"] <= 60
+    assert stats["train"]["tokens"] >= 6000
+    assert set(stats["train"]["entities"]) == {"PER", "LOC", "ORG", "MISC"}
+    for docs in data.values():
+        assert all(d.source_scheme == "iob2" for d in docs)
+        assert all(4 <= len(d) <= 12 for d in docs)
+    header = (sample_data_dir() / "train.txt").read_text().splitlines()[0]
+    assert header == "-DOCSTART- -X- -X- O"
+    # Ambiguity resolved by the document: one word both ORG and LOC in one document.
+    ambiguous = 0
+    for doc in data["train"]:
+        types: dict[str, set] = {}
+        for tok, tag in zip(doc.tokens, doc.tags):
+            if tag.startswith("B-"):
+                types.setdefault(tok, set()).add(tag[2:])
+        ambiguous += any(len(t) > 1 for t in types.values())
+    assert ambiguous >= 10
+
+
+def test_registry_errors(tmp_path, monkeypatch):
+    monkeypatch.delenv("DOCGRAPH_DATA_DIR", raising=False)
+    with pytest.raises(ValueError, match="unknown dataset"):
+        load_dataset("nope")
+    with pytest.raises(ValueError, match="DOCGRAPH_DATA_DIR"):
+        load_dataset("conll03")
+    with pytest.raises(ValueError, match=r"train\.txt"):
+        load_dataset("conll03", tmp_path)
+    with pytest.raises(ValueError, match="skeleton2conll"):
+        load_dataset("ontonotes", tmp_path)
+    with pytest.raises(ValueError, match="unknown split"):
+        load_dataset("sample", splits=("training",))
+    monkeypatch.setenv("DOCGRAPH_DATA_DIR", str(tmp_path))
+    assert default_data_dir("conll03") == tmp_path / "conll2003"
+    assert default_data_dir("ontonotes") == tmp_path / "ontonotes"
+
+
+def test_column_dataset(tmp_path):
+    for split in ("train", "dev", "test"):
+        write(tmp_path, f"{split}.bio", "a B-X\nb I-X\n\nc O\n")
+    data = load_dataset("column", tmp_path, splits=("train", "test"))
+    assert set(data) == {"train", "test"}
+    assert data["test"][0].doc_id == "test-0"
+
+
+def run_stats(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "stats.py"), *args],
+        capture_output=True, text=True, timeout=120,
+        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+    )
+
+
+def test_stats_script_errors(tmp_path):
+    for args in (["--dataset", "nope"], ["--dataset", "conll03", "--data-dir", str(tmp_path)],
+                 ["--dataset", "sample", "--neighbours", "0"]):
+        proc = run_stats(*args)
+        assert proc.returncode == 2
+        assert proc.stderr.strip().count("\n") == 0, proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+def test_stats_script_json():
+    pytest.importorskip("docgraph.graph")
+    proc = run_stats("--dataset", "sample", "--json", "--neighbours", "3")
+    assert proc.returncode == 0, proc.stderr
+    stats = json.loads(proc.stdout)
+    assert set(stats) == {"train", "dev", "test"}
+    train = stats["train"]
+    assert train["documents"] == corpus_statistics(load_dataset("sample")["train"])["documents"]
+    assert train["edges_sampled"] <= train["edges_all"]
+    assert 0 < train["recurrent_tokens"] <= train["tokens"]
