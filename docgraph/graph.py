@@ -1,0 +1,548 @@
+"""From documents to PyTorch Geometric graphs: the one bridge between ``docgraph.data`` and tensors.
+
+GCDoc's document graph (paper, "Graph Construction") has one node per token and connects every
+two tokens of the same document whose words are equal case-insensitively. Following the paper's
+"Complexity Analysis", each node keeps a fixed-size neighbourhood of at most ``p`` neighbours
+sampled uniformly during preprocessing, so message passing costs ``O(n p d^2)``.
+
+Edges are directed, ``edge_index[0]`` is the source ``j`` and ``edge_index[1]`` the target ``i``
+that receives the message; sampling limits the in-degree of each target. A sampled graph is
+therefore not symmetric.
+
+Long documents can be split into chunks of whole sentences (:func:`split_long_documents`): a
+chunk is a document of its own, so the edges between tokens of different chunks are lost.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import torch
+from torch.utils.data import Sampler
+from torch_geometric.data import Data
+from torch_geometric.loader import DataLoader
+
+from docgraph.data.document import Document
+from docgraph.data.tags import iob2_to_bioes
+from docgraph.data.vocab import Vocab, Vocabularies
+
+PUNCTUATION: frozenset[str] = frozenset(string.punctuation) | frozenset(
+    {"``", "''", "--", "...", "-LRB-", "-RRB-", "-LSB-", "-RSB-", "-LCB-", "-RCB-"}
+)
+"""Tokens a :class:`GraphConfig` may leave out of the graph (``skip_tokens=PUNCTUATION``)."""
+
+UNLABELLED_TAGS: frozenset[str] = frozenset({"", "_"})
+"""Tags that mark a token without a gold label; a document whose tags are all such is unlabelled."""
+
+_EMPTY_EDGES = torch.empty(2, 0, dtype=torch.long)
+
+
+@dataclass
+class GraphConfig:
+    """How documents become graphs.
+
+    Args:
+        max_neighbours: ``p``, the most neighbours a node receives messages from (sampled
+            uniformly without replacement); ``0`` or ``None`` keeps all of them.
+        seed: Seed of the neighbour sampling in :func:`documents_to_graphs`.
+        lowercase: Compare words case-insensitively when connecting tokens (the paper's choice).
+        skip_tokens: Words (exact or lowercased form) that get no edges, e.g.
+            :data:`PUNCTUATION`; empty by default, as in the paper.
+        max_word_len: Characters kept per token in ``chars``.
+        max_doc_tokens: Documents longer than this are split into chunks of whole sentences,
+            losing the edges between chunks; ``None`` never splits.
+    """
+
+    max_neighbours: int | None = 5
+    seed: int = 0
+    lowercase: bool = True
+    skip_tokens: frozenset[str] = field(default_factory=frozenset)
+    max_word_len: int = 20
+    max_doc_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_neighbours is not None and self.max_neighbours < 0:
+            raise ValueError(f"max_neighbours must be >= 0 or None, got {self.max_neighbours}")
+        if self.max_word_len < 1:
+            raise ValueError(f"max_word_len must be >= 1, got {self.max_word_len}")
+        if self.max_doc_tokens is not None and self.max_doc_tokens < 1:
+            raise ValueError(f"max_doc_tokens must be >= 1 or None, got {self.max_doc_tokens}")
+        self.skip_tokens = frozenset(self.skip_tokens)
+
+
+def _floyd_offsets(m: np.ndarray, p: int, u: np.ndarray) -> np.ndarray:
+    """Uniform ``p``-subsets of ``range(m[r])`` for every row ``r`` (Floyd's algorithm).
+
+    Args:
+        m: ``[R]`` candidate counts, all ``> p``.
+        p: Subset size.
+        u: ``[R, p]`` uniform numbers in ``[0, 1)``.
+
+    Returns:
+        ``[R, p]`` distinct offsets per row.
+    """
+    chosen = np.empty((m.shape[0], p), dtype=np.int64)
+    for step in range(p):  # p iterations, vectorised over all rows
+        j = m - p + step
+        t = np.minimum((u[:, step] * (j + 1)).astype(np.int64), j)
+        taken = (chosen[:, :step] == t[:, None]).any(axis=1)
+        chosen[:, step] = np.where(taken, j, t)
+    return chosen
+
+
+def recurrence_edges(
+    words: Sequence[str],
+    max_neighbours: int | None = None,
+    generator: torch.Generator | None = None,
+    lowercase: bool = True,
+    skip: Iterable[str] = frozenset(),
+) -> torch.Tensor:
+    """Edges between the recurrent tokens of one document.
+
+    Token ``i`` receives a message from every token ``j != i`` whose word is equal (after
+    lowercasing when ``lowercase``); with ``max_neighbours = p`` each target keeps ``p`` of its
+    candidates sampled uniformly without replacement (all of them when it has ``<= p``). The work
+    is vectorised over groups of equal words; a group of size ``g`` costs ``O(g p)`` when sampling,
+    never ``O(g^2)``.
+
+    Args:
+        words: The tokens of the document, in order.
+        max_neighbours: ``p``; ``0`` or ``None`` keeps all neighbours.
+        generator: Random source of the sampling (torch's global one when ``None``).
+        lowercase: Compare words case-insensitively.
+        skip: Words (exact or lowercased) that get no edges.
+
+    Returns:
+        ``[2, E]`` long tensor, row 0 the sources, row 1 the targets, sorted by
+        ``(target, source)``; no self-loops.
+    """
+    keys = [w.lower() for w in words] if lowercase else list(words)
+    ids_of: dict[str, int] = {}
+    skip = frozenset(skip)
+    if skip:
+        ids_list = [
+            -1 if (w in skip or k in skip) else ids_of.setdefault(k, len(ids_of))
+            for w, k in zip(words, keys)
+        ]
+    else:
+        ids_list = [ids_of.setdefault(k, len(ids_of)) for k in keys]
+    if not ids_list:
+        return _EMPTY_EDGES.clone()
+    ids = np.asarray(ids_list, dtype=np.int64)
+    kept = np.flatnonzero(ids >= 0)
+    counts = np.bincount(ids[kept], minlength=len(ids_of))
+    recurrent = kept[counts[ids[kept]] >= 2]
+    if recurrent.size == 0:
+        return _EMPTY_EDGES.clone()
+
+    gid = ids[recurrent]
+    order = np.argsort(gid, kind="stable")
+    members = recurrent[order]  # token indices grouped by word, ascending within a group
+    size = counts[gid[order]]  # group size of each member
+    first = np.flatnonzero(np.r_[True, gid[order][1:] != gid[order][:-1]])
+    start = np.repeat(first, np.diff(np.r_[first, members.size]))
+    rank = np.arange(members.size) - start
+    # A neighbour is described by an offset c in [0, g-1): source rank = (rank + 1 + c) mod g.
+
+    p = max_neighbours or None
+    full = np.ones(members.size, dtype=bool) if p is None else size - 1 <= p
+    parts_tgt, parts_off = [], []
+    full_pos = np.flatnonzero(full)
+    if full_pos.size:
+        n_cand = size[full_pos] - 1
+        tgt = np.repeat(full_pos, n_cand)
+        offset_start = np.repeat(np.cumsum(n_cand) - n_cand, n_cand)
+        parts_tgt.append(tgt)
+        parts_off.append(np.arange(tgt.size) - offset_start)
+    sampled_pos = np.flatnonzero(~full)
+    if sampled_pos.size:
+        assert p is not None
+        u = torch.rand((sampled_pos.size, p), generator=generator, dtype=torch.float64).numpy()
+        off = _floyd_offsets(size[sampled_pos] - 1, p, u)
+        parts_tgt.append(np.repeat(sampled_pos, p))
+        parts_off.append(off.reshape(-1))
+    tgt_pos = np.concatenate(parts_tgt)
+    off = np.concatenate(parts_off)
+    src_pos = start[tgt_pos] + (rank[tgt_pos] + 1 + off) % size[tgt_pos]
+    src, tgt = members[src_pos], members[tgt_pos]
+    perm = np.lexsort((src, tgt))
+    return torch.from_numpy(np.stack([src[perm], tgt[perm]]))
+
+
+def graph_statistics(
+    documents: Iterable[Document],
+    max_neighbours: int | None = 5,
+    seed: int = 0,
+    lowercase: bool = True,
+) -> dict[str, int]:
+    """Size of the document graphs of a corpus.
+
+    Args:
+        documents: The documents.
+        max_neighbours: ``p`` for ``edges_sampled``.
+        seed: Seed of the sampling.
+        lowercase: Compare words case-insensitively.
+
+    Returns:
+        ``documents``, ``tokens``, ``recurrent_tokens`` (tokens whose word occurs again in their
+        document), ``edges_all`` (directed edges without sampling) and ``edges_sampled``.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    stats = dict.fromkeys(
+        ("documents", "tokens", "recurrent_tokens", "edges_all", "edges_sampled"), 0
+    )
+    for doc in documents:
+        words = doc.tokens
+        counts = Counter(w.lower() for w in words) if lowercase else Counter(words)
+        stats["documents"] += 1
+        stats["tokens"] += len(words)
+        stats["recurrent_tokens"] += sum(c for c in counts.values() if c >= 2)
+        stats["edges_all"] += sum(c * (c - 1) for c in counts.values())
+        edges = recurrence_edges(words, max_neighbours, generator, lowercase)
+        stats["edges_sampled"] += edges.shape[1]
+    return stats
+
+
+class DocumentGraph(Data):
+    """A document as a graph: one node per token, edges between recurrent tokens.
+
+    Attributes:
+        word: ``[N]`` word ids.
+        chars: ``[N, max_word_len]`` character ids, 0-padded.
+        char_len: ``[N]`` number of characters kept (at least 1).
+        y: ``[N]`` BIOES label ids (all ``"O"`` = 0 when ``has_labels`` is false).
+        token_position: ``[N]`` position of the token in its sentence.
+        token_sentence: ``[N]`` sentence of the token; offset by the number of sentences of the
+            preceding graphs when batching, so it indexes ``sent_len`` of the batch.
+        sent_len: ``[S]`` sentence lengths.
+        edge_index: ``[2, E]`` recurrence edges (source, target).
+        doc_id: The document id.
+        has_labels: Whether ``y`` holds gold labels.
+    """
+
+    def __inc__(self, key: str, value, *args, **kwargs):
+        if key == "token_sentence":
+            return self.sent_len.numel()
+        return super().__inc__(key, value, *args, **kwargs)
+
+
+class CharEncoder:
+    """Character ids of words, cached per word type.
+
+    Args:
+        chars: The character vocabulary (with an unknown entry).
+        max_word_len: Characters kept per word.
+    """
+
+    def __init__(self, chars: Vocab, max_word_len: int) -> None:
+        self.chars = chars
+        self.max_word_len = max_word_len
+        self._row_of: dict[str, int] = {}
+        self._table = np.zeros((0, max_word_len), dtype=np.int64)
+        self._lens = np.zeros(0, dtype=np.int64)
+
+    def _add(self, new_words: list[str]) -> None:
+        """Append the rows of ``new_words`` to the cache table (amortised doubling)."""
+        size = len(self._row_of)
+        need = size + len(new_words)
+        if need > self._table.shape[0]:
+            capacity = max(need, 2 * self._table.shape[0], 1024)
+            table = np.zeros((capacity, self.max_word_len), dtype=np.int64)
+            lens = np.zeros(capacity, dtype=np.int64)
+            table[:size], lens[:size] = self._table[:size], self._lens[:size]
+            self._table, self._lens = table, lens
+        for k, word in enumerate(new_words, start=size):
+            ids = self.chars.indices(word[: self.max_word_len])
+            self._table[k, : len(ids)] = ids
+            self._lens[k] = max(len(ids), 1)
+            self._row_of[word] = k
+
+    def encode(self, words: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return ``chars [N, max_word_len]`` and ``char_len [N]`` for ``words``."""
+        row_of = self._row_of
+        new = [w for w in dict.fromkeys(words) if w not in row_of]
+        if new:
+            self._add(new)
+        rows = np.asarray([row_of[w] for w in words], dtype=np.int64)
+        return torch.from_numpy(self._table[rows]), torch.from_numpy(self._lens[rows])
+
+
+def _label_ids(doc: Document, labels: Vocab) -> tuple[list[int], bool]:
+    """BIOES label ids of the document's tokens and whether it has labels."""
+    tags = doc.tags
+    if tags and all(t in UNLABELLED_TAGS for t in tags):
+        return [0] * len(tags), False
+    ids: list[int] = []
+    for sent in doc.sentences:
+        try:
+            bioes = iob2_to_bioes(sent.tags)
+        except ValueError as err:
+            raise ValueError(f"document {doc.doc_id!r}, sentence {sent.index}: {err}") from err
+        try:
+            ids += labels.indices(bioes)
+        except KeyError:
+            label = next(lab for lab in bioes if lab not in labels)
+            raise ValueError(
+                f"document {doc.doc_id!r}: label {label!r} is not in the label vocabulary"
+            ) from None
+    return ids, True
+
+
+def document_to_graph(
+    doc: Document,
+    vocabs: Vocabularies,
+    config: GraphConfig | None = None,
+    generator: torch.Generator | None = None,
+    char_encoder: CharEncoder | None = None,
+) -> DocumentGraph:
+    """Turn one document into a :class:`DocumentGraph`.
+
+    The document is not split (see :func:`split_long_documents`).
+
+    Args:
+        doc: The document (IOB2 tags, converted to BIOES per sentence).
+        vocabs: Word, character and label vocabularies.
+        config: Graph options (defaults of :class:`GraphConfig` when ``None``).
+        generator: Random source of the neighbour sampling.
+        char_encoder: A shared :class:`CharEncoder` to reuse its cache across documents.
+
+    Returns:
+        The graph.
+
+    Raises:
+        ValueError: For a label missing from ``vocabs.labels`` (naming the document and label)
+            or a malformed tag.
+    """
+    config = config or GraphConfig()
+    if char_encoder is None:
+        char_encoder = CharEncoder(vocabs.chars, config.max_word_len)
+    words = doc.tokens
+    labels, has_labels = _label_ids(doc, vocabs.labels)
+    sent_len = torch.tensor([len(s) for s in doc.sentences], dtype=torch.long)
+    n = len(words)
+    token_sentence = torch.repeat_interleave(torch.arange(sent_len.numel()), sent_len)
+    starts = torch.cumsum(sent_len, 0) - sent_len
+    token_position = torch.arange(n) - starts[token_sentence]
+    chars, char_len = char_encoder.encode(words)
+    edge_index = recurrence_edges(
+        words, config.max_neighbours, generator, config.lowercase, config.skip_tokens
+    )
+    return DocumentGraph(
+        word=torch.tensor(vocabs.words.indices(words), dtype=torch.long),
+        chars=chars,
+        char_len=char_len,
+        y=torch.tensor(labels, dtype=torch.long),
+        token_position=token_position,
+        token_sentence=token_sentence,
+        sent_len=sent_len,
+        edge_index=edge_index,
+        doc_id=doc.doc_id,
+        has_labels=has_labels,
+        num_nodes=n,
+    )
+
+
+def split_long_documents(documents: Iterable[Document], max_tokens: int | None) -> list[Document]:
+    """Split documents longer than ``max_tokens`` into chunks of whole sentences.
+
+    Sentences are packed greedily in order; a sentence longer than ``max_tokens`` is a chunk on
+    its own. Chunks get ids ``f"{doc_id}#{k}"`` and renumbered sentences; documents that fit are
+    returned unchanged. Graph edges between tokens of different chunks are lost.
+
+    Args:
+        documents: The documents.
+        max_tokens: Token budget per chunk; ``None`` or ``0`` disables splitting.
+
+    Returns:
+        The documents and chunks, in order.
+    """
+    out: list[Document] = []
+    for doc in documents:
+        if not max_tokens or doc.num_tokens <= max_tokens:
+            out.append(doc)
+            continue
+        groups: list[list] = [[]]
+        used = 0
+        for sent in doc.sentences:
+            if groups[-1] and used + len(sent) > max_tokens:
+                groups.append([])
+                used = 0
+            groups[-1].append(sent)
+            used += len(sent)
+        for k, group in enumerate(groups):
+            chunk_id = f"{doc.doc_id}#{k}"
+            out.append(
+                Document(
+                    doc_id=chunk_id,
+                    sentences=tuple(
+                        replace(s, doc_id=chunk_id, index=j) for j, s in enumerate(group)
+                    ),
+                    source_scheme=doc.source_scheme,
+                )
+            )
+    return out
+
+
+def documents_to_graphs(
+    documents: Iterable[Document],
+    vocabs: Vocabularies,
+    config: GraphConfig | None = None,
+) -> list[DocumentGraph]:
+    """Graphs of many documents, deterministic for ``config.seed``.
+
+    Documents are first split with ``config.max_doc_tokens``; one generator seeded with
+    ``config.seed`` samples the neighbours of the whole list, and character ids are cached per
+    word type across documents.
+
+    Args:
+        documents: The documents.
+        vocabs: The vocabularies.
+        config: Graph options.
+
+    Returns:
+        One graph per document or chunk.
+    """
+    config = config or GraphConfig()
+    generator = torch.Generator().manual_seed(config.seed)
+    encoder = CharEncoder(vocabs.chars, config.max_word_len)
+    return [
+        document_to_graph(doc, vocabs, config, generator, encoder)
+        for doc in split_long_documents(documents, config.max_doc_tokens)
+    ]
+
+
+class TokenBudgetBatchSampler(Sampler[list[int]]):
+    """Batches of graph indices whose total number of tokens stays within a budget.
+
+    Without shuffling, graphs are packed greedily in order. With shuffling, each epoch permutes
+    the graphs, sorts them by length within random buckets of ``bucket_size`` graphs (so a batch
+    holds graphs of similar length), packs them greedily and shuffles the batches. A graph
+    longer than the budget is a batch on its own. With ``num_replicas > 1`` (DDP) every rank
+    takes every ``num_replicas``-th batch; the batch list is first padded by repeating batches
+    from its start so that all ranks get the same number of batches.
+
+    Args:
+        lengths: Number of tokens of each graph.
+        max_tokens: Token budget per batch.
+        shuffle: Shuffle every epoch (see :meth:`set_epoch`).
+        seed: Seed of the shuffling.
+        num_replicas: Number of DDP processes.
+        rank: This process's rank.
+        bucket_size: Graphs per length-sorting bucket when shuffling.
+    """
+
+    def __init__(
+        self,
+        lengths: Sequence[int],
+        max_tokens: int,
+        shuffle: bool = True,
+        seed: int = 0,
+        num_replicas: int = 1,
+        rank: int = 0,
+        bucket_size: int = 100,
+    ) -> None:
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        if num_replicas < 1 or not 0 <= rank < num_replicas:
+            raise ValueError(f"invalid rank {rank} for {num_replicas} replicas")
+        if bucket_size < 1:
+            raise ValueError(f"bucket_size must be >= 1, got {bucket_size}")
+        self.lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
+        self.max_tokens = max_tokens
+        self.shuffle = shuffle
+        self.seed = seed
+        self.num_replicas = num_replicas
+        self.rank = rank
+        self.bucket_size = bucket_size
+        self.epoch = 0
+        self._cache: tuple[int, list[list[int]]] | None = None
+
+    def set_epoch(self, epoch: int) -> None:
+        """Select the shuffle of ``epoch`` (call before iterating, as with DDP samplers)."""
+        self.epoch = epoch
+
+    def _pack(self, order: Iterable[int]) -> list[list[int]]:
+        batches: list[list[int]] = []
+        current: list[int] = []
+        used = 0
+        for i in order:
+            length = int(self.lengths[i])
+            if current and used + length > self.max_tokens:
+                batches.append(current)
+                current, used = [], 0
+            current.append(int(i))
+            used += length
+        if current:
+            batches.append(current)
+        return batches
+
+    def all_batches(self) -> list[list[int]]:
+        """The batches of the current epoch over all ranks (before DDP padding)."""
+        n = self.lengths.size
+        if not self.shuffle:
+            return self._pack(range(n))
+        rng = np.random.default_rng([self.seed, self.epoch])
+        perm = rng.permutation(n)
+        order = (
+            np.concatenate(
+                [
+                    bucket[np.argsort(self.lengths[bucket], kind="stable")]
+                    for bucket in np.split(perm, range(self.bucket_size, n, self.bucket_size))
+                ]
+            )
+            if n
+            else perm
+        )
+        batches = self._pack(order)
+        return [batches[k] for k in rng.permutation(len(batches))]
+
+    def _rank_batches(self) -> list[list[int]]:
+        if self._cache is not None and self._cache[0] == self.epoch:
+            return self._cache[1]
+        batches = self.all_batches()
+        if self.num_replicas > 1 and batches:
+            total = math.ceil(len(batches) / self.num_replicas) * self.num_replicas
+            batches = [batches[k % len(batches)] for k in range(total)]
+            batches = batches[self.rank :: self.num_replicas]
+        self._cache = (self.epoch, batches)
+        return batches
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return iter([list(b) for b in self._rank_batches()])
+
+    def __len__(self) -> int:
+        return len(self._rank_batches())
+
+
+def make_loader(
+    graphs: Sequence[DocumentGraph],
+    max_tokens: int,
+    shuffle: bool = True,
+    seed: int = 0,
+    num_replicas: int = 1,
+    rank: int = 0,
+) -> DataLoader:
+    """A PyG ``DataLoader`` over ``graphs`` batched by :class:`TokenBudgetBatchSampler`.
+
+    Call ``loader.batch_sampler.set_epoch(epoch)`` before each epoch to reshuffle.
+
+    Args:
+        graphs: The graphs.
+        max_tokens: Token budget per batch.
+        shuffle: Shuffle every epoch.
+        seed: Seed of the shuffling.
+        num_replicas: Number of DDP processes.
+        rank: This process's rank.
+
+    Returns:
+        The loader, yielding ``Batch`` objects.
+    """
+    sampler = TokenBudgetBatchSampler(
+        [g.num_nodes for g in graphs], max_tokens, shuffle, seed, num_replicas, rank
+    )
+    return DataLoader(graphs, batch_sampler=sampler)
