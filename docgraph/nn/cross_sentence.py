@@ -1,0 +1,308 @@
+"""Cross-sentence contextual embedding module of GCDoc."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from torch_geometric.nn.resolver import activation_resolver
+
+from docgraph.nn.encoders import reset_lstm_parameters, run_packed_lstm
+
+__all__ = ["CrossSentenceEncoder", "encode_segments", "sentence_windows"]
+
+
+def sentence_windows(
+    sent_len: Tensor, sentence_doc: Tensor, window: int
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    r"""Token ranges of the previous / next ``window`` sentences of every sentence.
+
+    The :math:`k` previous sentences of sentence :math:`s` inside its
+    document form the contiguous flat token range
+    ``[tok_start[max(first(s), s-k)], tok_start[s])``, the :math:`k` next ones
+    ``[tok_end[s], tok_end[min(last(s), s+k)])`` -- pure index arithmetic.
+
+    Args:
+        sent_len (torch.Tensor): Sentence lengths ``[S]``.
+        sentence_doc (torch.Tensor): Document of every sentence ``[S]`` (non-decreasing).
+        window (int): Window size :math:`k \ge 1`.
+
+    Returns:
+        ``(prev_start, prev_len, next_start, next_len)``, each ``[S]``; a
+        length of ``0`` means the side is missing (document boundary).
+    """
+    num_sents = sent_len.numel()
+    device = sent_len.device
+    idx = torch.arange(num_sents, device=device)
+    _, counts = torch.unique_consecutive(sentence_doc, return_counts=True)
+    doc_first = torch.repeat_interleave(torch.cumsum(counts, 0) - counts, counts)
+    doc_last = torch.repeat_interleave(torch.cumsum(counts, 0) - 1, counts)
+
+    tok_end = torch.cumsum(sent_len, 0)
+    tok_start = tok_end - sent_len
+
+    first_prev = torch.maximum(doc_first, idx - window)
+    prev_start = tok_start[first_prev]
+    prev_len = tok_start - prev_start
+
+    last_next = torch.minimum(doc_last, idx + window)
+    next_start = tok_end
+    next_len = tok_end[last_next] - tok_end
+    return prev_start, prev_len, next_start, next_len
+
+
+def encode_segments(
+    lstm: torch.nn.LSTM,
+    x: Tensor,
+    start: Tensor,
+    length: Tensor,
+    dropout: float = 0.0,
+    training: bool = False,
+) -> Tensor:
+    r"""Mean-pooled Bi-LSTM encoding of contiguous token segments (Eq. method_sentence_encoder).
+
+    Segment :math:`w` is ``x[start[w] : start[w] + length[w]]``; all segments
+    are encoded in a single packed LSTM call and
+    :math:`\mathbf{s} = \frac{1}{n} \sum_i \mathbf{h}_i`. Segments of length
+    ``0`` get a zero vector.
+
+    Args:
+        lstm (torch.nn.LSTM): A ``batch_first`` (bidirectional) LSTM.
+        x (torch.Tensor): Flat token features ``[N, D]``.
+        start (torch.Tensor): Segment starts ``[W]``.
+        length (torch.Tensor): Segment lengths ``[W]`` (``>= 0``).
+        dropout (float, optional): Dropout on the LSTM input and the pooled output.
+        training (bool, optional): Whether dropout is active.
+
+    Returns:
+        ``[W, H_out]`` segment representations.
+    """
+    hidden = lstm.hidden_size * (2 if lstm.bidirectional else 1)
+    out = x.new_zeros(start.numel(), hidden)
+    present = (length > 0).nonzero().view(-1)
+    if present.numel() == 0:
+        return out
+    start, length = start[present], length[present]
+    max_len = int(length.max())
+    pos = torch.arange(max_len, device=x.device)
+    mask = pos.unsqueeze(0) < length.unsqueeze(1)  # [W', L]
+    tok = torch.where(mask, start.unsqueeze(1) + pos.unsqueeze(0), 0)
+    padded = x[tok] * mask.unsqueeze(-1).to(x.dtype)  # [W', L, D]
+    padded = F.dropout(padded, dropout, training)
+    h = run_packed_lstm(lstm, padded, length)  # zeros on padding
+    pooled = h.sum(dim=1) / length.unsqueeze(1).to(h.dtype)
+    pooled = F.dropout(pooled, dropout, training)
+    return out.index_copy(0, present, pooled)
+
+
+class CrossSentenceEncoder(torch.nn.Module):
+    r"""The cross-sentence contextual embedding module of GCDoc, from
+    Wang et al., "Exploiting Global Contextual Information for Document-level
+    Named Entity Recognition" (Eqs. method_cross_sentence_begin --
+    method_cross_sentence_end and method_sentence_encoder).
+
+    Three independent Bi-LSTM sentence encoders (mean pooling over the hidden
+    states) produce the current sentence :math:`\mathbf{s}_c`, the
+    concatenation of the :math:`k` previous sentences :math:`\mathbf{s}_p`
+    and of the :math:`k` next sentences :math:`\mathbf{s}_f` of the same
+    document. Then
+
+    .. math::
+        f(\mathbf{s}_i, \mathbf{s}_j) &= \mathbf{w}^{\top} \sigma\left(
+        \mathbf{W}_s^{(i)} \mathbf{s}_i + \mathbf{W}_s^{(j)} \mathbf{s}_j +
+        \mathbf{b}\right)
+
+        [a_p, a_f] &= \mathrm{softmax}\left([f(\mathbf{s}_c, \mathbf{s}_p),
+        f(\mathbf{s}_c, \mathbf{s}_f)]\right)
+
+        \tilde{\mathbf{s}}_c &= a_p \mathbf{s}_p + a_f \mathbf{s}_f
+
+        \lambda &= \mathrm{sigmoid}\left(\mathbf{W}_g^{(3)} \tanh(
+        \mathbf{W}_g^{(1)} \tilde{\mathbf{s}}_c + \mathbf{W}_g^{(2)}
+        \mathbf{s}_c)\right)
+
+        \mathbf{s}'_c &= \lambda \odot \mathbf{s}_c + (1 - \lambda) \odot
+        \tilde{\mathbf{s}}_c
+
+    A side that does not exist (first / last sentence of a document) or that
+    is disabled (``use_previous`` / ``use_next``) is masked out of the
+    softmax; a sentence with neither side gets :math:`\mathbf{s}'_c =
+    \mathbf{s}_c` (reported as :math:`a = 0`, :math:`\lambda = 1`).
+    All windows of the batch are encoded in one packed Bi-LSTM call per
+    encoder; windows are built by index arithmetic on the flat layout.
+
+    Choices where the paper is silent: :math:`\sigma` is ``activation``
+    (default ``tanh``); :math:`f` is shared between the past and the future
+    side; the gate has no biases (as written in the paper); ``dropout``
+    (default ``0``) is applied to the input and to the pooled output of the
+    sentence Bi-LSTMs. Weight matrices are Glorot-initialised, biases zero.
+
+    Args:
+        in_channels (int): Size of each input token feature.
+        sent_channels (int, optional): Sentence representation size
+            :math:`d_s` (even; ``d_s / 2`` hidden units per direction).
+            (default: ``300``)
+        window (int, optional): Window size :math:`k \ge 1`. (default: ``2``)
+        use_previous (bool, optional): Use the past context. (default: ``True``)
+        use_next (bool, optional): Use the future context. (default: ``True``)
+        activation (str or Callable, optional): :math:`\sigma` of the
+            compatibility function. (default: ``"tanh"``)
+        dropout (float, optional): Dropout rate. (default: ``0.0``)
+
+    Shapes:
+        - **input:** token features :math:`(N, F_{in})`, sentence lengths
+          :math:`(S)`, sentence documents :math:`(S)`
+        - **output:** sentence features :math:`(S, d_s)`; with
+          ``return_attention=True`` also :math:`[a_p, a_f]` :math:`(S, 2)` and
+          :math:`\lambda` :math:`(S, d_s)`
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        sent_channels: int = 300,
+        window: int = 2,
+        use_previous: bool = True,
+        use_next: bool = True,
+        activation: str | Callable[[Tensor], Tensor] = "tanh",
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        if window < 1:
+            raise ValueError(
+                f"window must be >= 1 (got {window}); disable the module instead of k=0"
+            )
+        if sent_channels % 2 != 0:
+            raise ValueError(f"sent_channels must be even (got {sent_channels})")
+        if not (use_previous or use_next):
+            raise ValueError("at least one of use_previous / use_next must be True")
+        self.in_channels = in_channels
+        self.sent_channels = sent_channels
+        self.window = window
+        self.use_previous = use_previous
+        self.use_next = use_next
+        self.dropout = dropout
+        self.activation_name = activation if isinstance(activation, str) else repr(activation)
+        self.act = activation_resolver(activation)
+
+        hidden = sent_channels // 2
+
+        def lstm() -> torch.nn.LSTM:
+            return torch.nn.LSTM(in_channels, hidden, batch_first=True, bidirectional=True)
+
+        self.enc_current = lstm()
+        self.enc_previous = lstm() if use_previous else None
+        self.enc_next = lstm() if use_next else None
+
+        d = sent_channels
+        self.lin_att_current = torch.nn.Linear(d, d, bias=False)  # W_s^(i)
+        self.lin_att_context = torch.nn.Linear(d, d, bias=True)  # W_s^(j), b
+        self.att = torch.nn.Linear(d, 1, bias=False)  # w
+        self.lin_gate_context = torch.nn.Linear(d, d, bias=False)  # W_g^(1)
+        self.lin_gate_current = torch.nn.Linear(d, d, bias=False)  # W_g^(2)
+        self.lin_gate_out = torch.nn.Linear(d, d, bias=False)  # W_g^(3)
+
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Glorot weights, zero biases."""
+        for enc in (self.enc_current, self.enc_previous, self.enc_next):
+            if enc is not None:
+                reset_lstm_parameters(enc)
+        for lin in (
+            self.lin_att_current,
+            self.lin_att_context,
+            self.att,
+            self.lin_gate_context,
+            self.lin_gate_current,
+            self.lin_gate_out,
+        ):
+            torch.nn.init.xavier_uniform_(lin.weight)
+            if lin.bias is not None:
+                torch.nn.init.zeros_(lin.bias)
+
+    def score(self, s_i: Tensor, s_j: Tensor) -> Tensor:
+        r"""Compatibility :math:`f(\mathbf{s}_i, \mathbf{s}_j)` ``[S]``."""
+        return self.att(self.act(self.lin_att_current(s_i) + self.lin_att_context(s_j))).view(-1)
+
+    def fuse(
+        self, s_c: Tensor, s_p: Tensor, s_f: Tensor, has_p: Tensor, has_f: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        r"""Attention and gate given the three sentence representations.
+
+        Args:
+            s_c, s_p, s_f (torch.Tensor): ``[S, d_s]`` each.
+            has_p, has_f (torch.Tensor): Boolean ``[S]``, whether the side exists.
+
+        Returns:
+            ``(s_prime [S, d_s], attention [S, 2], lam [S, d_s])``.
+        """
+        scores = torch.stack([self.score(s_c, s_p), self.score(s_c, s_f)], dim=1)
+        avail = torch.stack([has_p, has_f], dim=1)
+        any_side = avail.any(dim=1, keepdim=True)
+        scores = scores.masked_fill(~avail, float("-inf"))
+        # Rows without any side would be all -inf: give them finite dummies.
+        scores = scores.masked_fill(~any_side, 0.0)
+        attn = scores.softmax(dim=1) * avail.to(scores.dtype)
+        s_tilde = attn[:, :1] * s_p + attn[:, 1:] * s_f
+        lam = torch.sigmoid(
+            self.lin_gate_out(
+                torch.tanh(self.lin_gate_context(s_tilde) + self.lin_gate_current(s_c))
+            )
+        )
+        lam = torch.where(any_side, lam, torch.ones_like(lam))
+        s_prime = lam * s_c + (1.0 - lam) * s_tilde
+        return s_prime, attn, lam
+
+    def forward(
+        self,
+        x: Tensor,
+        sent_len: Tensor,
+        sentence_doc: Tensor,
+        return_attention: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor, Tensor]:
+        """Compute the enhanced sentence representations.
+
+        Args:
+            x (torch.Tensor): Flat token features ``[N, in_channels]``.
+            sent_len (torch.Tensor): Sentence lengths ``[S]``.
+            sentence_doc (torch.Tensor): Document of every sentence ``[S]``.
+            return_attention (bool, optional): Also return ``[a_p, a_f]``
+                ``[S, 2]`` and :math:`\\lambda` ``[S, d_s]``. (default: ``False``)
+
+        Returns:
+            ``s_prime [S, sent_channels]`` (or ``(s_prime, attention, lam)``).
+        """
+        prev_start, prev_len, next_start, next_len = sentence_windows(
+            sent_len, sentence_doc, self.window
+        )
+        cur_start = torch.cumsum(sent_len, 0) - sent_len
+        drop, train = self.dropout, self.training
+
+        s_c = encode_segments(self.enc_current, x, cur_start, sent_len, drop, train)
+        zeros = torch.zeros_like(s_c)
+        no_side = torch.zeros_like(sent_len, dtype=torch.bool)
+        if self.enc_previous is not None:
+            s_p = encode_segments(self.enc_previous, x, prev_start, prev_len, drop, train)
+            has_p = prev_len > 0
+        else:
+            s_p, has_p = zeros, no_side
+        if self.enc_next is not None:
+            s_f = encode_segments(self.enc_next, x, next_start, next_len, drop, train)
+            has_f = next_len > 0
+        else:
+            s_f, has_f = zeros, no_side
+
+        s_prime, attn, lam = self.fuse(s_c, s_p, s_f, has_p, has_f)
+        if return_attention:
+            return s_prime, attn, lam
+        return s_prime
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}({self.in_channels}, {self.sent_channels}, "
+            f"window={self.window}, use_previous={self.use_previous}, "
+            f"use_next={self.use_next}, activation={self.activation_name})"
+        )

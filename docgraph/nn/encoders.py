@@ -1,0 +1,274 @@
+"""Token-level sequence encoders working on the flat token layout.
+
+All modules in this file use the *flat token layout* shared by the whole
+GCDoc model (Wang et al., "Exploiting Global Contextual Information for
+Document-level Named Entity Recognition"):
+
+* ``x: [N, D]`` holds the features of all tokens of a batch, the tokens of
+  each sentence contiguous, sentences in document order and documents
+  contiguous;
+* ``sent_len: LongTensor [S]`` gives the length of every sentence
+  (``sent_len.sum() == N`` and ``sent_len >= 1``).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+__all__ = [
+    "CharEncoder",
+    "SequenceBiLSTM",
+    "pad_tokens",
+    "reset_lstm_parameters",
+    "unpad_tokens",
+]
+
+
+def _token_positions(sent_len: Tensor) -> tuple[Tensor, Tensor]:
+    r"""Return ``(sentence_id [N], position_in_sentence [N])`` of every token."""
+    num_sents = sent_len.numel()
+    sent_id = torch.repeat_interleave(torch.arange(num_sents, device=sent_len.device), sent_len)
+    offsets = torch.cumsum(sent_len, 0) - sent_len
+    pos = torch.arange(sent_id.numel(), device=sent_len.device) - offsets[sent_id]
+    return sent_id, pos
+
+
+def pad_tokens(
+    x: Tensor, sent_len: Tensor, max_len: int | None = None, padding_value: float = 0.0
+) -> tuple[Tensor, Tensor]:
+    r"""Scatter flat token features into a padded ``[S, L, *]`` tensor.
+
+    Vectorised (index arithmetic only, no loop over sentences).
+
+    Args:
+        x (torch.Tensor): Flat token tensor of shape ``[N, *]``.
+        sent_len (torch.Tensor): Sentence lengths ``[S]`` (sum ``N``, all ``>= 1``).
+        max_len (int, optional): Padded length ``L``; defaults to ``sent_len.max()``.
+        padding_value (float, optional): Value of padded positions. (default: ``0``)
+
+    Returns:
+        ``(padded [S, L, *], mask [S, L])`` where ``mask`` is ``True`` on real tokens.
+    """
+    num_sents = sent_len.numel()
+    if max_len is None:
+        max_len = int(sent_len.max()) if num_sents > 0 else 0
+    sent_id, pos = _token_positions(sent_len)
+    padded = x.new_full((num_sents, max_len, *x.shape[1:]), padding_value)
+    padded[sent_id, pos] = x
+    mask = torch.zeros(num_sents, max_len, dtype=torch.bool, device=x.device)
+    mask[sent_id, pos] = True
+    return padded, mask
+
+
+def unpad_tokens(padded: Tensor, sent_len: Tensor) -> Tensor:
+    r"""Inverse of :func:`pad_tokens`: gather ``[S, L, *]`` back into ``[N, *]``.
+
+    Args:
+        padded (torch.Tensor): Padded tensor ``[S, L, *]``.
+        sent_len (torch.Tensor): Sentence lengths ``[S]``.
+
+    Returns:
+        The flat tensor ``[N, *]`` with ``N = sent_len.sum()``.
+    """
+    sent_id, pos = _token_positions(sent_len)
+    return padded[sent_id, pos]
+
+
+def reset_lstm_parameters(lstm: torch.nn.LSTM) -> None:
+    r"""Glorot-initialise every gate matrix of ``lstm`` and zero its biases.
+
+    Follows the paper ("Initialization": all weight matrices Glorot, biases
+    ``0``). Each of the four gate blocks of ``weight_ih`` / ``weight_hh`` is a
+    separate ``[H, *]`` weight matrix and is initialised on its own fan-in /
+    fan-out.
+    """
+    for name, param in lstm.named_parameters():
+        if name.startswith("weight"):
+            hidden = param.size(0) // 4
+            for k in range(4):
+                torch.nn.init.xavier_uniform_(param.data[k * hidden : (k + 1) * hidden])
+        elif name.startswith("bias"):
+            torch.nn.init.zeros_(param)
+
+
+def run_packed_lstm(lstm: torch.nn.LSTM, padded: Tensor, lengths: Tensor) -> Tensor:
+    r"""Run a ``batch_first`` LSTM over a padded batch using packed sequences.
+
+    Returns the padded output ``[B, L, H_out]`` (zeros on padded positions).
+    """
+    packed = pack_padded_sequence(padded, lengths.to("cpu"), batch_first=True, enforce_sorted=False)
+    out, _ = lstm(packed)
+    out, _ = pad_packed_sequence(out, batch_first=True, total_length=padded.size(1))
+    return out
+
+
+class SequenceBiLSTM(torch.nn.Module):
+    r"""A one-layer bidirectional LSTM run over every sentence of a flat batch.
+
+    The context encoder of the Bi-LSTM-CRF baseline and of GCDoc
+    (Wang et al., "Exploiting Global Contextual Information for
+    Document-level Named Entity Recognition", Eqs. pre_lstm_1 -- pre_lstm_3):
+
+    .. math::
+        \overrightarrow{\mathbf{h}}_i = \mathrm{LSTM}(\overrightarrow{\mathbf{h}}_{i-1},
+        \mathbf{x}_i), \quad
+        \overleftarrow{\mathbf{h}}_i = \mathrm{LSTM}(\overleftarrow{\mathbf{h}}_{i+1},
+        \mathbf{x}_i), \quad
+        \mathbf{h}_i = [\overrightarrow{\mathbf{h}}_i ; \overleftarrow{\mathbf{h}}_i]
+
+    Sentences never see each other: the batch is packed with
+    :func:`torch.nn.utils.rnn.pack_padded_sequence` (``enforce_sorted=False``).
+    Dropout with rate ``dropout`` is applied to the input and to the output of
+    the Bi-LSTM (paper, "Optimization").
+
+    Args:
+        in_channels (int): Size of each input token feature.
+        hidden_channels (int): Hidden size per direction.
+        dropout (float, optional): Dropout rate on input and output. (default: ``0.0``)
+
+    Shapes:
+        - **input:** token features :math:`(N, F_{in})`, sentence lengths :math:`(S)`
+        - **output:** token features :math:`(N, 2 \cdot F_{hidden})`
+    """
+
+    def __init__(self, in_channels: int, hidden_channels: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.in_channels = in_channels
+        self.hidden_channels = hidden_channels
+        self.dropout = dropout
+        self.lstm = torch.nn.LSTM(
+            in_channels, hidden_channels, num_layers=1, batch_first=True, bidirectional=True
+        )
+        self.reset_parameters()
+
+    @property
+    def out_channels(self) -> int:
+        """Size of each output token feature (``2 * hidden_channels``)."""
+        return 2 * self.hidden_channels
+
+    def reset_parameters(self) -> None:
+        """Glorot weights, zero biases."""
+        reset_lstm_parameters(self.lstm)
+
+    def forward(self, x: Tensor, sent_len: Tensor) -> Tensor:
+        """Encode every sentence of the flat batch.
+
+        Args:
+            x (torch.Tensor): Flat token features ``[N, in_channels]``.
+            sent_len (torch.Tensor): Sentence lengths ``[S]``.
+
+        Returns:
+            Flat hidden states ``[N, 2 * hidden_channels]``.
+        """
+        x = F.dropout(x, self.dropout, self.training)
+        padded, _ = pad_tokens(x, sent_len)
+        out = run_packed_lstm(self.lstm, padded, sent_len)
+        out = unpad_tokens(out, sent_len)
+        return F.dropout(out, self.dropout, self.training)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}({self.in_channels}, {self.hidden_channels}, "
+            f"dropout={self.dropout})"
+        )
+
+
+class CharEncoder(torch.nn.Module):
+    r"""Character-level word representation with a Bi-LSTM.
+
+    The character embedding :math:`\mathbf{c}_i` of the paper (Wang et al.,
+    "Exploiting Global Contextual Information for Document-level Named Entity
+    Recognition", "Network Structure"): characters are embedded (30-dim,
+    randomly initialised) and read by a one-layer Bi-LSTM (50 hidden units per
+    direction); the word representation is the concatenation of the final
+    forward and backward states:
+
+    .. math::
+        \mathbf{c}_i = [\overrightarrow{\mathbf{h}}^{char}_{|x_i|} ;
+        \overleftarrow{\mathbf{h}}^{char}_{1}]
+
+    With ``unique=True`` (default) the Bi-LSTM runs once per distinct
+    ``(chars row, length)`` pair of the batch and the result is scattered back
+    with the inverse index of :func:`torch.unique`; frequent words
+    ("the", ",") are then encoded once. The output is identical to the plain
+    computation. The character embedding keeps PyTorch's default
+    :math:`\mathcal{N}(0, 1)` initialisation (the paper only says "randomly
+    initialize"); the padding row is zero.
+
+    Args:
+        num_chars (int): Size of the character vocabulary (including padding).
+        char_dim (int, optional): Character embedding size. (default: ``30``)
+        hidden_channels (int, optional): Bi-LSTM hidden size per direction.
+            (default: ``50``)
+        padding_idx (int, optional): Index of the padding character. (default: ``0``)
+        unique (bool, optional): Encode each distinct word only once. (default: ``True``)
+
+    Shapes:
+        - **input:** characters :math:`(N, C)` (long, right-padded with
+          ``padding_idx``), word lengths :math:`(N)` (lengths ``< 1`` are
+          treated as ``1``)
+        - **output:** :math:`(N, 2 \cdot F_{hidden})`
+    """
+
+    def __init__(
+        self,
+        num_chars: int,
+        char_dim: int = 30,
+        hidden_channels: int = 50,
+        padding_idx: int = 0,
+        unique: bool = True,
+    ) -> None:
+        super().__init__()
+        self.num_chars = num_chars
+        self.char_dim = char_dim
+        self.hidden_channels = hidden_channels
+        self.padding_idx = padding_idx
+        self.unique = unique
+        self.embedding = torch.nn.Embedding(num_chars, char_dim, padding_idx=padding_idx)
+        self.lstm = torch.nn.LSTM(char_dim, hidden_channels, batch_first=True, bidirectional=True)
+        self.reset_parameters()
+
+    @property
+    def out_channels(self) -> int:
+        """Size of each output word feature (``2 * hidden_channels``)."""
+        return 2 * self.hidden_channels
+
+    def reset_parameters(self) -> None:
+        """Re-draw the character embedding; Glorot LSTM weights, zero biases."""
+        self.embedding.reset_parameters()
+        reset_lstm_parameters(self.lstm)
+
+    def _encode(self, chars: Tensor, char_len: Tensor) -> Tensor:
+        emb = self.embedding(chars)
+        packed = pack_padded_sequence(
+            emb, char_len.to("cpu"), batch_first=True, enforce_sorted=False
+        )
+        _, (h_n, _) = self.lstm(packed)  # h_n: [2, B, H], original batch order
+        return torch.cat([h_n[0], h_n[1]], dim=-1)
+
+    def forward(self, chars: Tensor, char_len: Tensor) -> Tensor:
+        """Encode every word from its characters.
+
+        Args:
+            chars (torch.Tensor): Character ids ``[N, C]`` padded with ``padding_idx``.
+            char_len (torch.Tensor): Number of characters of each word ``[N]``.
+
+        Returns:
+            Word features ``[N, 2 * hidden_channels]``.
+        """
+        char_len = char_len.clamp(min=1, max=chars.size(1))
+        if not self.unique:
+            return self._encode(chars, char_len)
+        key = torch.cat([chars, char_len.view(-1, 1).to(chars.dtype)], dim=1)
+        uniq, inverse = torch.unique(key, dim=0, return_inverse=True)
+        out = self._encode(uniq[:, :-1], uniq[:, -1])
+        return out[inverse]
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}({self.num_chars}, char_dim={self.char_dim}, "
+            f"hidden_channels={self.hidden_channels})"
+        )

@@ -1,0 +1,159 @@
+"""Monte-Carlo-dropout uncertainty sub-module of GCDoc (document graph pruning)."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from docgraph.nn.encoders import SequenceBiLSTM
+
+__all__ = ["UncertaintyTagger"]
+
+
+class UncertaintyTagger(torch.nn.Module):
+    r"""The independent uncertainty-prediction sub-module used to prune the
+    document graph, from Wang et al., "Exploiting Global Contextual
+    Information for Document-level Named Entity Recognition" (section
+    "Document Graph Pruning", Eq. bayes2).
+
+    A Bi-LSTM followed by a dense layer and a softmax predicts the label of
+    every token. With Monte-Carlo dropout, :math:`T` stochastic passes are
+    averaged and the uncertainty of token :math:`i` is the entropy of the
+    averaged distribution:
+
+    .. math::
+        \mathbf{p}_i \approx \frac{1}{T} \sum_{t=1}^{T}
+        \mathrm{softmax}(\mathbf{W}^{\top} \mathbf{h}_i \mid \mathbf{w}_t),
+        \qquad
+        u_i = -\sum_{c=1}^{\mathcal{C}} p_c \log p_c
+
+    Tokens with :math:`u_i > \mathcal{T}` (``threshold``, natural log, paper
+    value ``0.5``) form the set :math:`Drop` (:meth:`drop_mask`). The
+    :math:`1/T` normalisation makes :math:`\mathbf{p}_i` a distribution.
+
+    Dropout with rate ``dropout`` is applied to the input and to the output of
+    the Bi-LSTM (paper: ``0.5``); the Monte-Carlo samples
+    :math:`\mathbf{w}_t \sim q_\theta(\mathbf{w})` are these dropout masks
+    (the recurrent connections are not dropped). In :meth:`uncertainty` the
+    dropout is active regardless of ``self.training`` and the :math:`T` passes
+    run as *one* batched Bi-LSTM call (the sentences are repeated :math:`T`
+    times in the batch dimension, each copy drawing its own masks).
+
+    The sub-module is trained on its own with :meth:`loss` (token-level
+    cross-entropy; the paper does not specify it).
+
+    Args:
+        in_channels (int): Size of each input token feature.
+        hidden_channels (int, optional): Bi-LSTM hidden size per direction
+            (not given in the paper). (default: ``100``)
+        num_labels (int): Number of labels :math:`\mathcal{C}` (keyword-only).
+        dropout (float, optional): Dropout rate. (default: ``0.5``)
+        num_samples (int, optional): Number :math:`T` of Monte-Carlo passes
+            (not given in the paper). (default: ``8``)
+        threshold (float, optional): Uncertainty threshold :math:`\mathcal{T}`.
+            (default: ``0.5``)
+
+    Shapes:
+        - **input:** token features :math:`(N, F_{in})`, sentence lengths :math:`(S)`
+        - **output:** logits :math:`(N, \mathcal{C})` (:meth:`forward`),
+          uncertainty :math:`(N)` and probabilities :math:`(N, \mathcal{C})`
+          (:meth:`uncertainty`)
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        hidden_channels: int = 100,
+        *,
+        num_labels: int,
+        dropout: float = 0.5,
+        num_samples: int = 8,
+        threshold: float = 0.5,
+    ) -> None:
+        super().__init__()
+        if num_samples < 1:
+            raise ValueError(f"num_samples must be >= 1 (got {num_samples})")
+        self.in_channels = in_channels
+        self.hidden_channels = hidden_channels
+        self.num_labels = num_labels
+        self.dropout = dropout
+        self.num_samples = num_samples
+        self.threshold = threshold
+        # Dropout is applied here (not inside the encoder) so that it can be
+        # forced on for Monte-Carlo sampling.
+        self.encoder = SequenceBiLSTM(in_channels, hidden_channels, dropout=0.0)
+        self.lin = torch.nn.Linear(2 * hidden_channels, num_labels)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Glorot weights, zero biases."""
+        self.encoder.reset_parameters()
+        torch.nn.init.xavier_uniform_(self.lin.weight)
+        torch.nn.init.zeros_(self.lin.bias)
+
+    def _logits(self, x: Tensor, sent_len: Tensor, stochastic: bool) -> Tensor:
+        x = F.dropout(x, self.dropout, stochastic)
+        h = self.encoder(x, sent_len)
+        h = F.dropout(h, self.dropout, stochastic)
+        return self.lin(h)
+
+    def forward(self, x: Tensor, sent_len: Tensor) -> Tensor:
+        """One pass (stochastic when training).
+
+        Args:
+            x (torch.Tensor): Flat token features ``[N, in_channels]``.
+            sent_len (torch.Tensor): Sentence lengths ``[S]``.
+
+        Returns:
+            Label logits ``[N, num_labels]``.
+        """
+        return self._logits(x, sent_len, self.training)
+
+    @torch.no_grad()
+    def uncertainty(self, x: Tensor, sent_len: Tensor) -> tuple[Tensor, Tensor]:
+        """Monte-Carlo-dropout predictive entropy of every token.
+
+        Runs under :func:`torch.no_grad`: the pruning decision derived from it
+        is discrete, so no gradient flows through the uncertainty (the tagger
+        is trained with :meth:`loss` instead).
+
+        Args:
+            x (torch.Tensor): Flat token features ``[N, in_channels]``.
+            sent_len (torch.Tensor): Sentence lengths ``[S]``.
+
+        Returns:
+            ``(u [N], probs [N, num_labels])``: the entropy (nats) and the
+            averaged predictive distribution.
+        """
+        T = self.num_samples
+        num_tokens = x.size(0)
+        # The flat layout of T copies of the batch is again a valid flat layout.
+        logits = self._logits(x.repeat(T, 1), sent_len.repeat(T), stochastic=True)
+        probs = logits.softmax(dim=-1).view(T, num_tokens, -1).mean(dim=0)
+        u = -torch.special.xlogy(probs, probs).sum(dim=-1)
+        return u, probs
+
+    def drop_mask(self, u: Tensor) -> Tensor:
+        r"""Boolean ``[N]``: ``True`` for tokens in :math:`Drop` (``u > threshold``).
+
+        ``~drop_mask(u)`` is the ``source_mask`` of :class:`DocGraphConv`.
+        """
+        return u > self.threshold
+
+    def loss(self, logits: Tensor, y: Tensor, reduction: str = "mean") -> Tensor:
+        """Token-level cross-entropy of the tagger (mean over tokens by default).
+
+        Args:
+            logits (torch.Tensor): ``[N, num_labels]``.
+            y (torch.Tensor): Gold labels ``[N]`` (``-100`` is ignored).
+            reduction (str, optional): ``"mean"``, ``"sum"`` or ``"none"``.
+        """
+        return F.cross_entropy(logits, y, reduction=reduction)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}({self.in_channels}, {self.hidden_channels}, "
+            f"num_labels={self.num_labels}, num_samples={self.num_samples}, "
+            f"threshold={self.threshold})"
+        )

@@ -1,0 +1,96 @@
+"""Tests of :class:`docgraph.nn.CRFDecoder` against brute-force enumeration."""
+
+import itertools
+
+import torch
+
+from docgraph.nn import CRFDecoder
+
+
+def _score(crf, em, tags, trans=None, start=None, end=None):
+    trans = crf.crf.transitions if trans is None else trans
+    start = crf.crf.start_transitions if start is None else start
+    end = crf.crf.end_transitions if end is None else end
+    s = start[tags[0]] + em[0, tags[0]]
+    for t in range(1, len(tags)):
+        s = s + trans[tags[t - 1], tags[t]] + em[t, tags[t]]
+    return s + end[tags[-1]]
+
+
+def _setup():
+    torch.manual_seed(0)
+    crf = CRFDecoder(3)
+    torch.nn.init.normal_(crf.crf.transitions)
+    torch.nn.init.normal_(crf.crf.start_transitions)
+    torch.nn.init.normal_(crf.crf.end_transitions)
+    sent_len = torch.tensor([3, 4])
+    em = torch.randn(7, 3)
+    tags = torch.tensor([0, 2, 1, 1, 1, 0, 2])
+    return crf, sent_len, em, tags
+
+
+def test_nll_brute_force():
+    crf, sent_len, em, tags = _setup()
+    ref = []
+    for e, y in zip(em.split(sent_len.tolist()), tags.split(sent_len.tolist())):
+        all_scores = torch.stack(
+            [_score(crf, e, list(p)) for p in itertools.product(range(3), repeat=len(y))]
+        )
+        ref.append(torch.logsumexp(all_scores, 0) - _score(crf, e, y.tolist()))
+    ref = torch.stack(ref)
+    torch.testing.assert_close(crf.nll(em, sent_len, tags), ref.sum())
+    torch.testing.assert_close(crf.nll(em, sent_len, tags, reduction="none"), ref)
+    torch.testing.assert_close(crf.nll(em, sent_len, tags, reduction="mean"), ref.mean())
+
+
+def test_decode_brute_force():
+    crf, sent_len, em, _ = _setup()
+    out = crf.decode(em, sent_len)
+    assert out.shape == (7,) and out.dtype == torch.long
+    ref = []
+    for e in em.split(sent_len.tolist()):
+        best = max(
+            itertools.product(range(3), repeat=e.size(0)),
+            key=lambda p: float(_score(crf, e, p).detach()),
+        )
+        ref.extend(best)
+    assert out.tolist() == ref
+    # Agrees with torchcrf's own decoder.
+    from docgraph.nn import pad_tokens
+
+    padded, mask = pad_tokens(em, sent_len)
+    assert [t for seq in crf.crf.decode(padded, mask) for t in seq] == ref
+
+
+def test_constrained_decoding():
+    crf, sent_len, _, _ = _setup()
+    allowed = torch.tensor([[True, True, False], [True, True, True], [False, True, True]])
+    allowed_start = torch.tensor([True, True, False])
+    allowed_end = torch.tensor([True, False, True])
+    cons = CRFDecoder(3, allowed, allowed_start, allowed_end)
+    cons.crf.load_state_dict(crf.crf.state_dict())
+    assert "constrained=True" in str(cons) and "constrained=False" in str(crf)
+    torch.manual_seed(1)
+    lens = torch.tensor([1, 2, 3, 4, 5])
+    for _ in range(20):
+        em = torch.randn(int(lens.sum()), 3) * 5
+        out = cons.decode(em, lens)
+        for seq in out.split(lens.tolist()):
+            seq = seq.tolist()
+            assert allowed_start[seq[0]] and allowed_end[seq[-1]]
+            assert all(allowed[a, b] for a, b in itertools.pairwise(seq))
+        # Brute force over allowed paths only, for the length-4 sentence.
+        e = em[6:10]
+        paths = [
+            p
+            for p in itertools.product(range(3), repeat=4)
+            if allowed_start[p[0]]
+            and allowed_end[p[-1]]
+            and all(allowed[a, b] for a, b in itertools.pairwise(p))
+        ]
+        best = max(paths, key=lambda p: float(_score(cons, e, p).detach()))
+        assert out[6:10].tolist() == list(best)
+    # nll ignores the constraints.
+    em = torch.randn(7, 3)
+    tags = torch.tensor([0, 2, 1, 1, 1, 0, 2])
+    torch.testing.assert_close(cons.nll(em, sent_len, tags), crf.nll(em, sent_len, tags))

@@ -1,0 +1,115 @@
+"""Tests of :class:`docgraph.nn.CrossSentenceEncoder` against a per-sentence loop."""
+
+import pytest
+import torch
+
+from docgraph.nn import CrossSentenceEncoder
+
+
+def _batch():
+    torch.manual_seed(0)
+    # Documents with 1, 3 and 5 sentences.
+    sent_len = torch.tensor([4, 2, 5, 3, 1, 6, 2, 3, 4])
+    sentence_doc = torch.tensor([0, 1, 1, 1, 2, 2, 2, 2, 2])
+    x = torch.randn(int(sent_len.sum()), 7)
+    return x, sent_len, sentence_doc
+
+
+def _pool(lstm, tokens):
+    return lstm(tokens.unsqueeze(0))[0][0].mean(0)
+
+
+def _reference(enc: CrossSentenceEncoder, x, sent_len, sentence_doc):
+    """Loop over sentences, concatenating the window tokens by hand."""
+    sents = list(x.split(sent_len.tolist()))
+    docs = sentence_doc.tolist()
+    out, attn, lam = [], [], []
+    for s in range(len(sents)):
+        s_c = _pool(enc.enc_current, sents[s])
+        prev = [q for q in range(s - enc.window, s) if q >= 0 and docs[q] == docs[s]]
+        nxt = [q for q in range(s + 1, s + 1 + enc.window) if q < len(sents) and docs[q] == docs[s]]
+        scores, ctx = [], []
+        if enc.use_previous and prev:
+            s_p = _pool(enc.enc_previous, torch.cat([sents[q] for q in prev]))
+            scores.append(enc.score(s_c[None], s_p[None])[0])
+            ctx.append(s_p)
+        if enc.use_next and nxt:
+            s_f = _pool(enc.enc_next, torch.cat([sents[q] for q in nxt]))
+            scores.append(enc.score(s_c[None], s_f[None])[0])
+            ctx.append(s_f)
+        if not ctx:
+            out.append(s_c)
+            continue
+        a = torch.softmax(torch.stack(scores), 0)
+        s_tilde = sum(w * c for w, c in zip(a, ctx))
+        g = torch.sigmoid(
+            enc.lin_gate_out.weight
+            @ torch.tanh(enc.lin_gate_context.weight @ s_tilde + enc.lin_gate_current.weight @ s_c)
+        )
+        out.append(g * s_c + (1 - g) * s_tilde)
+        attn.append(a)
+        lam.append(g)
+    return torch.stack(out)
+
+
+@pytest.mark.parametrize("window", [1, 2])
+@pytest.mark.parametrize("sides", [(True, True), (True, False), (False, True)])
+def test_matches_reference(window, sides):
+    x, sent_len, sentence_doc = _batch()
+    enc = CrossSentenceEncoder(
+        7, sent_channels=8, window=window, use_previous=sides[0], use_next=sides[1]
+    ).eval()
+    out = enc(x, sent_len, sentence_doc)
+    assert out.shape == (9, 8)
+    torch.testing.assert_close(out, _reference(enc, x, sent_len, sentence_doc))
+
+
+def test_masking_and_single_sentence():
+    x, sent_len, sentence_doc = _batch()
+    enc = CrossSentenceEncoder(7, sent_channels=8, window=2).eval()
+    with torch.no_grad():
+        out, attn, lam = enc(x, sent_len, sentence_doc, return_attention=True)
+        s_c = enc.enc_current(x[:4].unsqueeze(0))[0][0].mean(0)
+    assert attn.shape == (9, 2) and lam.shape == (9, 8)
+    # One-sentence document: s' = s_c, no attention, lambda = 1.
+    torch.testing.assert_close(out[0], s_c)
+    assert attn[0].tolist() == [0.0, 0.0] and torch.all(lam[0] == 1)
+    # First sentence of a document: only the future side.
+    for s in (1, 4):
+        assert attn[s, 0] == 0 and attn[s, 1] == pytest.approx(1.0)
+    # Last sentence of a document: only the past side.
+    for s in (3, 8):
+        assert attn[s, 1] == 0 and attn[s, 0] == pytest.approx(1.0)
+    # Middle sentences: proper distribution over both sides.
+    for s in (2, 5, 6, 7):
+        assert (attn[s] > 0).all()
+        assert attn[s].sum() == pytest.approx(1.0)
+
+
+def test_window_tokens_do_not_cross_documents():
+    """Changing another document's tokens must not change a document's output."""
+    x, sent_len, sentence_doc = _batch()
+    enc = CrossSentenceEncoder(7, sent_channels=8, window=2).eval()
+    out = enc(x, sent_len, sentence_doc)
+    x2 = x.clone()
+    x2[:4] += 1.0  # document 0
+    x2[-15:] -= 1.0  # document 2
+    out2 = enc(x2, sent_len, sentence_doc)
+    torch.testing.assert_close(out[1:4], out2[1:4])
+
+
+def test_gradients_and_errors():
+    x, sent_len, sentence_doc = _batch()
+    enc = CrossSentenceEncoder(7, sent_channels=8, window=2, activation="relu", dropout=0.1)
+    assert "window=2" in str(enc) and "activation=relu" in str(enc)
+    x = x.requires_grad_()
+    enc(x, sent_len, sentence_doc).sum().backward()
+    for name, p in enc.named_parameters():
+        assert p.grad is not None, name
+    assert x.grad is not None
+    with pytest.raises(ValueError):
+        CrossSentenceEncoder(7, window=0)
+    with pytest.raises(ValueError):
+        CrossSentenceEncoder(7, use_previous=False, use_next=False)
+    with pytest.raises(ValueError):
+        CrossSentenceEncoder(7, sent_channels=7)
