@@ -1,0 +1,331 @@
+"""Argument parsing shared by the scripts: flags map onto :class:`~docgraph.config.ExperimentConfig`.
+
+Precedence: built-in defaults < the TOML preset (``--config FILE``, or ``configs/<dataset>.toml``
+when it exists) < command-line flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from docgraph.config import ExperimentConfig, apply_overrides, load_toml, preset_path
+
+DATASETS = ("sample", "conll03", "ontonotes", "column")
+
+# flag -> (section, key, type, help)
+_VALUE_FLAGS: dict[str, tuple[str | None, str, Callable[[str], Any], str]] = {
+    "--window": ("model", "window", int, "cross-sentence window k (0 disables the module)"),
+    "--samples": ("model", "num_samples", int, "Monte-Carlo dropout passes T"),
+    "--threshold": ("model", "threshold", float, "uncertainty threshold for pruning"),
+    "--theta": ("model", "theta", float, "weight of the auxiliary relation loss"),
+    "--hidden": ("model", "hidden", int, "word BiLSTM hidden size per direction"),
+    "--char-hidden": ("model", "char_hidden", int, "character BiLSTM hidden size per direction"),
+    "--char-dim": ("model", "char_dim", int, "character embedding size"),
+    "--sent-dim": ("model", "sent_dim", int, "sentence representation size d_s"),
+    "--uncertainty-hidden": ("model", "uncertainty_hidden", int,
+                             "uncertainty tagger hidden size per direction"),
+    "--dropout": ("model", "dropout", float, "dropout on BiLSTM inputs and outputs"),
+    "--isolated": ("model", "isolated", str, "graph layer on tokens without neighbours: "
+                   "identity|gate"),
+    "--neighbours": ("graph", "max_neighbours", int,
+                     "neighbours p sampled per token (0 keeps all)"),
+    "--graph-seed": ("graph", "seed", int, "seed of the neighbour sampling"),
+    "--max-doc-tokens": ("graph", "max_doc_tokens", int,
+                         "split longer documents into chunks of whole sentences"),
+    "--epochs": ("train", "epochs", int, "maximum number of epochs"),
+    "--patience": ("train", "patience", int, "early-stopping patience in epochs"),
+    "--optimizer": ("train", "optimizer", str, "sgd (paper) or adam"),
+    "--lr": ("train", "lr", float, "learning rate"),
+    "--momentum": ("train", "momentum", float, "SGD momentum"),
+    "--weight-decay": ("train", "weight_decay", float, "L2 regularisation"),
+    "--clip-norm": ("train", "clip_norm", float, "gradient clipping norm (0 disables)"),
+    "--lr-schedule": ("train", "lr_schedule", str, "none|inverse|cosine"),
+    "--lr-decay": ("train", "lr_decay", float, "decay of the inverse schedule"),
+    "--batch-tokens": ("train", "batch_tokens", int, "token budget of a training batch"),
+    "--eval-batch-tokens": ("train", "eval_batch_tokens", int, "token budget when evaluating"),
+    "--loss-reduction": ("train", "loss_reduction", str, "sum|sentence_mean"),
+    "--threads": ("train", "threads", int, "torch threads (0: torch default)"),
+}
+
+_SWITCHES: dict[str, dict[str, dict[str, Any]]] = {
+    "--no-cross-sentence": {"model": {"cross_sentence": False}},
+    "--no-graph": {"model": {"graph": False}},
+    "--no-pruning": {"model": {"pruning": False}},
+    "--no-edge-weights": {"model": {"edge_weights": False}},
+    "--previous-only": {"model": {"use_next": False}},
+    "--next-only": {"model": {"use_previous": False}},
+    "--baseline": {"model": {"cross_sentence": False, "graph": False}},
+    "--constrained-decoding": {"model": {"constrained_decoding": True}},
+    "--attach-uncertainty-input": {"model": {"detach_uncertainty_input": False}},
+}
+
+
+class UsageError(ValueError):
+    """A bad command-line argument."""
+
+
+def fail(message: str) -> NoReturn:
+    """Print one line to stderr and exit with status 2 (no traceback)."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def setup_logging(quiet: bool = False) -> None:
+    """Log ``docgraph`` messages to stderr, one line each."""
+    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO,
+                        format="%(message)s", stream=sys.stderr)
+
+
+def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--dataset`` and ``--data-dir``."""
+    parser.add_argument("--dataset", choices=DATASETS, default=None,
+                        help="corpus (default: sample, the bundled corpus)")
+    parser.add_argument("--data-dir", default=None,
+                        help="corpus directory (default: $DOCGRAPH_DATA_DIR/<dataset>)")
+
+
+def train_parser() -> argparse.ArgumentParser:
+    """The parser of ``scripts/train.py``."""
+    p = argparse.ArgumentParser(
+        prog="train.py", description="Train GCDoc (or an ablation / the BiLSTM-CRF baseline).")
+    add_data_arguments(p)
+    p.add_argument("--output-dir", default=None, help="run directory (default: runs/<dataset>)")
+    p.add_argument("--config", default=None, help="TOML preset (default: configs/<dataset>.toml)")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seeds", type=int, nargs="+", default=None,
+                   help="run once per seed and summarise test F1 as mean ± std")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None)
+    p.add_argument("--embeddings", default=None, help="glove-6b-50d | none | PATH to vectors")
+    p.add_argument("--resume", metavar="DIR", default=None,
+                   help="continue the interrupted run in DIR from its last checkpoint")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, warnings only")
+    for flag, (_, _, kind, help_) in _VALUE_FLAGS.items():
+        p.add_argument(flag, type=kind, default=None, help=help_)
+    for flag, values in _SWITCHES.items():
+        p.add_argument(flag, action="store_true", help=f"set {values}")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> ExperimentConfig:
+    """Defaults < preset < flags."""
+    dataset = args.dataset or "sample"
+    config = ExperimentConfig(dataset=dataset, output_dir=f"runs/{dataset}")
+    preset = Path(args.config) if args.config else preset_path(dataset)
+    if args.config and not preset.is_file():
+        raise UsageError(f"--config {args.config}: file not found")
+    if preset is not None:
+        config = apply_overrides(config, load_toml(preset), where=str(preset))
+        if args.dataset and config.dataset != args.dataset:
+            config = apply_overrides(config, {"dataset": args.dataset})
+    overrides: dict[str, Any] = {}
+    for key in ("data_dir", "output_dir", "seed", "device", "embeddings"):
+        value = getattr(args, key, None)
+        if value is not None:
+            overrides[key] = value
+    for flag, (section, key, _, _) in _VALUE_FLAGS.items():
+        value = getattr(args, flag.lstrip("-").replace("-", "_"))
+        if value is not None:
+            overrides.setdefault(section, {})[key] = value
+    for flag, values in _SWITCHES.items():
+        if getattr(args, flag.lstrip("-").replace("-", "_")):
+            for section, kv in values.items():
+                overrides.setdefault(section, {}).update(kv)
+    if args.resume is not None:
+        overrides["output_dir"] = args.resume
+    return apply_overrides(config, overrides, where="command line")
+
+
+def is_tty() -> bool:
+    """Whether stderr is an interactive terminal (progress bars only then)."""
+    return sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+
+
+def train_main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``scripts/train.py``."""
+    from docgraph.checkpoint import CheckpointError
+    from docgraph.data.errors import CorpusFormatError
+    from docgraph.training import TrainingError, run_experiment, run_seeds
+
+    args = train_parser().parse_args(argv)
+    setup_logging(args.quiet)
+    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    try:
+        if args.resume and args.seeds:
+            raise UsageError("--resume and --seeds cannot be combined")
+        if args.resume and not Path(args.resume, "last.pt").is_file():
+            raise UsageError(f"--resume {args.resume}: no checkpoint last.pt in that directory")
+        config = config_from_args(args)
+        if args.resume:
+            from docgraph.config import ExperimentConfig
+            import json
+
+            saved = Path(args.resume, "config.json")
+            if saved.is_file():
+                config = ExperimentConfig.from_dict(json.loads(saved.read_text()))
+        if distributed:
+            from docgraph.distributed import init_distributed
+
+            init_distributed(config.device)
+        progress = is_tty() and not args.quiet
+        if args.seeds:
+            summary = run_seeds(config, args.seeds, progress=progress)
+            print(f"test F1 over seeds {args.seeds}: {summary['test_f1_mean']:.2f} ± "
+                  f"{summary['test_f1_std']:.2f}")
+        else:
+            metrics = run_experiment(config, resume=bool(args.resume), progress=progress)
+            if metrics:
+                print(f"best epoch {metrics['best_epoch']}/{metrics['epochs']}  "
+                      f"dev F1 {metrics['dev']['f1']:.2f}  test F1 {metrics['test']['f1']:.2f}  "
+                      f"({config.output_dir})")
+    except (UsageError, ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
+        fail(str(err))
+    except TrainingError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    finally:
+        if distributed:
+            from docgraph.distributed import cleanup_distributed
+
+            cleanup_distributed()
+    return 0
+
+
+def evaluate_parser() -> argparse.ArgumentParser:
+    """The parser of ``scripts/evaluate.py``."""
+    p = argparse.ArgumentParser(
+        prog="evaluate.py",
+        description="Score a trained model (conlleval P/R/F1 overall and per type).")
+    p.add_argument("--model", required=True, help="model directory written by train.py")
+    add_data_arguments(p)
+    p.add_argument("--split", choices=("dev", "test"), default="test")
+    p.add_argument("--data", default=None,
+                   help="a labelled CoNLL column file to score instead of a dataset split")
+    p.add_argument("--output-dir", default=None,
+                   help="where to write <name>_metrics.json and <name>_predictions.conll "
+                        "(default: the model directory)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    return p
+
+
+def evaluate_main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``scripts/evaluate.py``."""
+    from docgraph.checkpoint import CheckpointError, atomic_write_json
+    from docgraph.data.conll import read_conll, write_conll
+    from docgraph.data.errors import CorpusFormatError
+    from docgraph.data.registry import load_dataset
+    from docgraph.metrics import format_table
+    from docgraph.training import evaluate, load_model_dir, prepare_split, resolve_device
+
+    args = evaluate_parser().parse_args(argv)
+    setup_logging()
+    try:
+        device = resolve_device(args.device)
+        model, vocabs, config = load_model_dir(args.model, device)
+        if args.data:
+            name, documents = Path(args.data).stem, read_conll(args.data)
+        else:
+            dataset = args.dataset or config.dataset
+            data_dir = args.data_dir if args.data_dir is not None else (
+                config.data_dir if dataset == config.dataset else None)
+            name = args.split
+            documents = load_dataset(dataset, data_dir, splits=(args.split,))[args.split]
+        prepared = prepare_split(documents, vocabs, config)
+        scores, predictions = evaluate(model, prepared, vocabs,
+                                       config.train.eval_batch_tokens, device)
+    except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
+        fail(str(err))
+    out_dir = Path(args.output_dir or args.model)
+    print(format_table(scores, title=f"{name} ({len(documents)} documents)"))
+    atomic_write_json(out_dir / f"{name}_metrics.json", {name: scores.to_dict()})
+    write_conll(out_dir / f"{name}_predictions.conll", prepared.documents, predictions)
+    print(f"wrote {out_dir / f'{name}_metrics.json'} and {out_dir / f'{name}_predictions.conll'}")
+    return 0
+
+
+def predict_parser() -> argparse.ArgumentParser:
+    """The parser of ``scripts/predict.py``."""
+    p = argparse.ArgumentParser(
+        prog="predict.py",
+        description="Tag documents with a trained model. Inputs are CoNLL column files "
+                    "(documents split at -DOCSTART-) or plain-text files (one file = one "
+                    "document).")
+    p.add_argument("--model", required=True, help="model directory written by train.py")
+    p.add_argument("inputs", nargs="+", help="input files")
+    p.add_argument("--input-format", choices=("auto", "conll", "text"), default="auto",
+                   help="auto: CoNLL when the file has -DOCSTART- or tab/space columns "
+                        "on every non-blank line, else text")
+    p.add_argument("--tokenized", action="store_true",
+                   help="text input is pre-tokenised: one sentence per line, tokens split "
+                        "on whitespace")
+    p.add_argument("--format", choices=("conll", "jsonl"), default="jsonl",
+                   help="output: CoNLL columns (word, predicted tag) or JSON lines of spans")
+    p.add_argument("--output", default=None, help="output file (default: stdout)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    return p
+
+
+def _looks_like_conll(path: Path) -> bool:
+    with path.open(encoding="utf-8") as handle:
+        lines = [line.rstrip("\n") for _, line in zip(range(200), handle)]
+    content = [line for line in lines if line.strip()]
+    if any(line.startswith("-DOCSTART-") for line in content):
+        return True
+    return bool(content) and all(len(line.split()) >= 2 for line in content) and all(
+        len(line.split()) == len(content[0].split()) for line in content)
+
+
+def predict_main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``scripts/predict.py``."""
+    import json
+
+    from docgraph.checkpoint import CheckpointError, atomic_write_text
+    from docgraph.data.conll import read_conll
+    from docgraph.data.errors import CorpusFormatError
+    from docgraph.tagger import Tagger, as_document
+    from docgraph.training import resolve_device
+
+    args = predict_parser().parse_args(argv)
+    setup_logging(quiet=True)
+    try:
+        tagger = Tagger.load(args.model, resolve_device(args.device))
+        documents = []
+        for name in args.inputs:
+            path = Path(name)
+            if not path.is_file():
+                raise UsageError(f"{name}: input file not found")
+            kind = args.input_format
+            if kind == "auto":
+                kind = "conll" if _looks_like_conll(path) else "text"
+            if kind == "conll":
+                documents.extend(read_conll(path))
+            else:
+                documents.append(as_document(path.read_text(encoding="utf-8"), path.stem,
+                                             args.tokenized))
+        if args.format == "jsonl":
+            entities = tagger.predict(documents)
+        else:
+            docs, tags = tagger.tag(documents)
+    except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
+        fail(str(err))
+    lines: list[str] = []
+    if args.format == "jsonl":
+        lines = [json.dumps(e.to_dict()) for doc_entities in entities for e in doc_entities]
+    else:
+        for doc, doc_tags in zip(docs, tags):
+            lines.append("-DOCSTART- O")
+            lines.append("")
+            for sentence, sent_tags in zip(doc.sentences, doc_tags):
+                lines.extend(f"{w} {t}" for w, t in zip(sentence.tokens, sent_tags))
+                lines.append("")
+    text = "\n".join(lines) + ("\n" if lines else "")
+    if args.output:
+        atomic_write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,362 @@
+"""The GCDoc tagger: composes the building blocks of :mod:`docgraph.nn` and computes the losses.
+
+Data flow for one :class:`~torch_geometric.data.Batch` of document graphs
+(see :class:`docgraph.graph.DocumentGraph`)::
+
+    [w; c] ─► cross-sentence s' ─► x = [w; c; s'] ─► BiLSTM h ─► uncertainty (Drop)
+           ─► relation r_ij ─► DocGraphConv ĥ ─► linear ─► CRF
+
+Every switch of :class:`GCDocConfig` removes one component, so the paper's ablations
+(Tables 4, 5 and 6) and the plain BiLSTM-CRF baseline are the same code with flags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+import torch
+from torch import Tensor, nn
+
+from docgraph.nn import (
+    CharEncoder,
+    CRFDecoder,
+    CrossSentenceEncoder,
+    DocGraphConv,
+    RelationClassifier,
+    SequenceBiLSTM,
+    UncertaintyTagger,
+)
+from docgraph.nn.relation import relation_loss
+
+
+@dataclass
+class GCDocConfig:
+    """Hyper-parameters and module switches of :class:`GCDoc`.
+
+    The defaults are the paper's ("Network Training"); the choices the paper leaves open are
+    marked *(ours)*.
+
+    Args:
+        word_dim: Word embedding size (taken from the pretrained vectors when given).
+        char_dim: Character embedding size (30).
+        char_hidden: Character BiLSTM hidden size per direction (50).
+        hidden: Word-level context BiLSTM hidden size per direction (200).
+        sent_dim: Sentence representation size :math:`d_s` of the cross-sentence module (300).
+        window: Number :math:`k` of previous / next sentences (2); 0 disables the module.
+        use_previous: Use the previous-sentence window (Table 6).
+        use_next: Use the next-sentence window (Table 6).
+        cross_sentence: Enable the cross-sentence module.
+        graph: Enable the document graph module (:class:`~docgraph.nn.DocGraphConv`).
+        pruning: Prune neighbours in the uncertainty set *Drop* (Eq. aggre_neighbor_2).
+        edge_weights: Weight messages by the relation scores :math:`r_{ij}` (Eq. final_aggre)
+            and train the selective auxiliary classifier (Eq. loss_aui).
+        num_samples: Monte-Carlo dropout passes :math:`T` (8, *ours*; the paper does not say).
+        threshold: Uncertainty threshold :math:`\\mathcal{T}` (0.5).
+        uncertainty_hidden: Hidden size per direction of the uncertainty tagger's BiLSTM
+            (100, *ours*).
+        detach_uncertainty_input: Feed the uncertainty tagger a detached copy of the token
+            embeddings so its loss does not steer the shared embeddings (*ours*).
+        theta: Weight :math:`\\theta` of the auxiliary loss (0.1).
+        dropout: Dropout on the input and output of the BiLSTMs (0.5).
+        isolated: What the graph layer does with a token that has no neighbour at all:
+            ``"identity"`` (unchanged; the paper's graph holds only recurrent tokens) or
+            ``"gate"`` (goes through the gate with :math:`a_i = 0`).
+        constrained_decoding: Forbid invalid BIOES transitions in Viterbi decoding (*ours*,
+            off by default as in the paper).
+    """
+
+    word_dim: int = 50
+    char_dim: int = 30
+    char_hidden: int = 50
+    hidden: int = 200
+    sent_dim: int = 300
+    window: int = 2
+    use_previous: bool = True
+    use_next: bool = True
+    cross_sentence: bool = True
+    graph: bool = True
+    pruning: bool = True
+    edge_weights: bool = True
+    num_samples: int = 8
+    threshold: float = 0.5
+    uncertainty_hidden: int = 100
+    detach_uncertainty_input: bool = True
+    theta: float = 0.1
+    dropout: float = 0.5
+    isolated: str = "identity"
+    constrained_decoding: bool = False
+
+    @property
+    def uses_cross_sentence(self) -> bool:
+        """Whether the cross-sentence module is active."""
+        return self.cross_sentence and self.window > 0 and (self.use_previous or self.use_next)
+
+    @property
+    def uses_uncertainty(self) -> bool:
+        """Whether the uncertainty sub-module is built."""
+        return self.graph and self.pruning
+
+    @property
+    def uses_relation(self) -> bool:
+        """Whether the selective auxiliary classifier is built."""
+        return self.graph and self.edge_weights
+
+    @classmethod
+    def baseline(cls, **kwargs: object) -> GCDocConfig:
+        """The plain BiLSTM-CRF baseline: no cross-sentence module, no document graph."""
+        return cls(cross_sentence=False, graph=False, **kwargs)  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict:
+        """A JSON-serialisable copy."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> GCDocConfig:
+        """Build from a dictionary, rejecting unknown keys."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown model configuration keys: {', '.join(unknown)}")
+        return cls(**values)
+
+
+@dataclass
+class GCDocOutput:
+    """What one forward pass of :class:`GCDoc` computes.
+
+    ``loss`` is ``crf_loss + theta * relation_loss + uncertainty_loss``, each a sum (over
+    sentences, edges and tokens respectively); the optional fields are ``None`` when the
+    corresponding module is off.
+    """
+
+    loss: Tensor
+    crf_loss: Tensor
+    emissions: Tensor
+    relation_loss: Tensor | None = None
+    uncertainty_loss: Tensor | None = None
+    uncertainty: Tensor | None = None
+    drop: Tensor | None = None
+    edge_weight: Tensor | None = None
+    num_sentences: int = 0
+
+
+def bioes_transition_masks(labels: list[str]) -> tuple[Tensor, Tensor, Tensor]:
+    """Allowed BIOES transitions ``[C, C]``, start ``[C]`` and end ``[C]`` masks for ``labels``."""
+
+    def split(tag: str) -> tuple[str, str]:
+        return ("O", "") if tag == "O" else (tag[0], tag[2:])
+
+    C = len(labels)
+    trans = torch.zeros(C, C, dtype=torch.bool)
+    for a, la in enumerate(labels):
+        pa, ta = split(la)
+        for b, lb in enumerate(labels):
+            pb, tb = split(lb)
+            if pa in ("O", "E", "S"):
+                trans[a, b] = pb in ("O", "B", "S")
+            else:  # B or I must continue the same entity
+                trans[a, b] = pb in ("I", "E") and ta == tb
+    start = torch.tensor([split(lab)[0] in ("O", "B", "S") for lab in labels])
+    end = torch.tensor([split(lab)[0] in ("O", "E", "S") for lab in labels])
+    return trans, start, end
+
+
+class GCDoc(nn.Module):
+    r"""GCDoc: global-context enhanced document-level NER (Wang et al.).
+
+    Token representation (Eq. word-concatenation) :math:`x_i = [w_i; c_i; s'_c]`, a word-level
+    BiLSTM context encoder, the document graph module (uncertainty pruning, selective auxiliary
+    classifier and the gated graph layer :class:`~docgraph.nn.DocGraphConv`) and a CRF decoder.
+
+    Args:
+        config: Hyper-parameters and switches.
+        num_words: Size of the word vocabulary (index 0 is padding).
+        num_chars: Size of the character vocabulary (index 0 is padding).
+        num_labels: Number of BIOES labels.
+        label_to_type: Entity-type id of every label (two tokens are "same type" for the
+            auxiliary classifier when their label types are equal; ``O`` is a type).
+        pretrained: Optional ``[num_words, word_dim]`` initial word vectors (fine-tuned).
+        transition_masks: Optional ``(transitions, start, end)`` masks for constrained decoding.
+
+    Shapes:
+        - **input:** a :class:`~torch_geometric.data.Batch` of
+          :class:`~docgraph.graph.DocumentGraph` with :math:`N` tokens and :math:`S` sentences.
+        - **output:** :class:`GCDocOutput`; :meth:`predict` gives label ids :math:`(N,)`.
+    """
+
+    def __init__(
+        self,
+        config: GCDocConfig,
+        num_words: int,
+        num_chars: int,
+        num_labels: int,
+        label_to_type: list[int],
+        pretrained: Tensor | None = None,
+        transition_masks: tuple[Tensor, Tensor, Tensor] | None = None,
+    ) -> None:
+        super().__init__()
+        if pretrained is not None:
+            config.word_dim = int(pretrained.size(1))
+        self.config = config
+        self.num_labels = num_labels
+        self.word_embedding = nn.Embedding(num_words, config.word_dim, padding_idx=0)
+        self.char_encoder = CharEncoder(num_chars, config.char_dim, config.char_hidden)
+        token_dim = config.word_dim + 2 * config.char_hidden
+        self.dropout = nn.Dropout(config.dropout)
+
+        self.cross_sentence: CrossSentenceEncoder | None = None
+        context_in = token_dim
+        if config.uses_cross_sentence:
+            self.cross_sentence = CrossSentenceEncoder(
+                token_dim,
+                config.sent_dim,
+                window=config.window,
+                use_previous=config.use_previous,
+                use_next=config.use_next,
+            )
+            context_in += config.sent_dim
+        self.context_encoder = SequenceBiLSTM(context_in, config.hidden)
+        d = 2 * config.hidden
+
+        self.uncertainty: UncertaintyTagger | None = None
+        if config.uses_uncertainty:
+            self.uncertainty = UncertaintyTagger(
+                token_dim,
+                config.uncertainty_hidden,
+                num_labels=num_labels,
+                dropout=config.dropout,
+                num_samples=config.num_samples,
+                threshold=config.threshold,
+            )
+        self.relation: RelationClassifier | None = None
+        if config.uses_relation:
+            self.relation = RelationClassifier(d)
+        self.graph_conv: DocGraphConv | None = None
+        if config.graph:
+            self.graph_conv = DocGraphConv(d, isolated=config.isolated)
+
+        self.emission = nn.Linear(d, num_labels)
+        masks = transition_masks if config.constrained_decoding else None
+        self.crf = CRFDecoder(
+            num_labels,
+            *(masks if masks is not None else (None, None, None)),
+        )
+        self.register_buffer(
+            "label_to_type", torch.tensor(label_to_type, dtype=torch.long), persistent=True
+        )
+        self.reset_parameters(pretrained)
+
+    def reset_parameters(self, pretrained: Tensor | None = None) -> None:
+        """Glorot weights and zero biases (paper, "Initialization"); copy pretrained vectors."""
+        if pretrained is not None:
+            with torch.no_grad():
+                self.word_embedding.weight.copy_(pretrained)
+        else:
+            nn.init.uniform_(self.word_embedding.weight, -0.1, 0.1)
+            with torch.no_grad():
+                self.word_embedding.weight[0].zero_()
+        nn.init.xavier_uniform_(self.emission.weight)
+        nn.init.zeros_(self.emission.bias)
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def _sentence_doc(batch) -> Tensor:  # noqa: ANN001
+        sent_len = batch.sent_len
+        starts = torch.cumsum(sent_len, 0) - sent_len
+        doc_of_token = getattr(batch, "batch", None)
+        if doc_of_token is None:
+            return torch.zeros_like(sent_len)
+        return doc_of_token[starts]
+
+    def _token_features(self, batch) -> Tensor:  # noqa: ANN001
+        w = self.word_embedding(batch.word)
+        c = self.char_encoder(batch.chars, batch.char_len)
+        return torch.cat([w, c], dim=-1)
+
+    # ------------------------------------------------------------------ forward
+    def forward(self, batch, compute_loss: bool = True) -> GCDocOutput:  # noqa: ANN001
+        """Run the model on a batch of document graphs.
+
+        Args:
+            batch: :class:`~torch_geometric.data.Batch` (or a single graph).
+            compute_loss: Compute the CRF and auxiliary losses (needs ``batch.y``).
+        """
+        cfg = self.config
+        sent_len = batch.sent_len
+        token_x = self._token_features(batch)
+        x = self.dropout(token_x)
+        if self.cross_sentence is not None:
+            s_prime = self.cross_sentence(x, sent_len, self._sentence_doc(batch))
+            x = torch.cat([x, s_prime[batch.token_sentence]], dim=-1)
+        h = self.dropout(self.context_encoder(x, sent_len))
+
+        zero = h.new_zeros(())
+        out = GCDocOutput(
+            loss=zero, crf_loss=zero, emissions=h, num_sentences=int(sent_len.numel())
+        )
+        y = batch.y if compute_loss else None
+
+        if self.graph_conv is not None:
+            edge_index = batch.edge_index
+            source_mask = None
+            if self.uncertainty is not None:
+                unc_in = token_x.detach() if cfg.detach_uncertainty_input else token_x
+                u, _ = self.uncertainty.uncertainty(unc_in, sent_len)
+                out.uncertainty = u
+                out.drop = self.uncertainty.drop_mask(u)
+                source_mask = ~out.drop
+                if y is not None:
+                    logits = self.uncertainty(unc_in, sent_len)
+                    out.uncertainty_loss = self.uncertainty.loss(logits, y, reduction="sum")
+            edge_weight = None
+            if self.relation is not None:
+                rel_logits = self.relation(h, edge_index, return_logits=True)
+                edge_weight = torch.sigmoid(rel_logits)
+                out.edge_weight = edge_weight
+                if y is not None:
+                    types = self.label_to_type[y]
+                    same = (types[edge_index[0]] == types[edge_index[1]]).to(h.dtype)
+                    out.relation_loss = relation_loss(rel_logits, same, reduction="sum")
+            h = self.graph_conv(h, edge_index, edge_weight=edge_weight, source_mask=source_mask)
+
+        out.emissions = self.emission(h)
+        if y is not None:
+            out.crf_loss = self.crf.nll(out.emissions, sent_len, y, reduction="sum")
+            loss = out.crf_loss
+            if out.relation_loss is not None:
+                loss = loss + cfg.theta * out.relation_loss
+            if out.uncertainty_loss is not None:
+                loss = loss + out.uncertainty_loss
+            out.loss = loss
+        return out
+
+    @torch.no_grad()
+    def predict(self, batch) -> Tensor:  # noqa: ANN001
+        """Viterbi label ids ``[N]`` for every token of the batch (dropout off, MC dropout on)."""
+        was_training = self.training
+        self.eval()
+        try:
+            out = self.forward(batch, compute_loss=False)
+            return self.crf.decode(out.emissions, batch.sent_len)
+        finally:
+            self.train(was_training)
+
+    @torch.no_grad()
+    def inspect(self, batch) -> GCDocOutput:  # noqa: ANN001
+        """Forward pass in eval mode returning uncertainty, *Drop* and edge weights."""
+        was_training = self.training
+        self.eval()
+        try:
+            return self.forward(batch, compute_loss=False)
+        finally:
+            self.train(was_training)
+
+    def extra_repr(self) -> str:
+        c = self.config
+        parts = [
+            f"cross_sentence={c.uses_cross_sentence}(k={c.window})",
+            f"graph={c.graph}",
+            f"pruning={c.uses_uncertainty}(T={c.num_samples})",
+            f"edge_weights={c.uses_relation}",
+        ]
+        return ", ".join(parts)

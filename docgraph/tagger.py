@@ -1,0 +1,124 @@
+"""Tag new documents with a trained model directory, from Python.
+
+Example::
+
+    from docgraph import Tagger
+
+    tagger = Tagger.load("runs/sample")
+    for entity in tagger.predict(["Kestrel beat Harwick 2-0 on Sunday. Kestrel ..."])[0]:
+        print(entity.type, entity.text)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from docgraph.data.document import Document, make_document
+from docgraph.data.tags import spans
+from docgraph.tokenize import text_to_sentences
+
+DocumentInput = str | Sequence[Sequence[str]] | Document
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A predicted entity span: tokens ``start`` to ``end`` (exclusive) of one sentence."""
+
+    doc: str
+    sentence: int
+    start: int
+    end: int
+    type: str
+    text: str
+
+    def to_dict(self) -> dict:
+        """``{"doc", "sentence", "start", "end", "type", "text"}``."""
+        return asdict(self)
+
+
+def as_document(item: DocumentInput, doc_id: str, tokenized: bool = False) -> Document:
+    """Turn raw text, a list of token lists or a :class:`Document` into a :class:`Document`.
+
+    Raw text goes through :func:`docgraph.tokenize.text_to_sentences`; with
+    ``tokenized=True`` a string is read as one sentence per line, tokens split on whitespace.
+    """
+    if isinstance(item, Document):
+        return item
+    if isinstance(item, str):
+        if tokenized:
+            sentences = [line.split() for line in item.splitlines() if line.strip()]
+        else:
+            sentences = text_to_sentences(item)
+    else:
+        sentences = [list(s) for s in item if len(s) > 0]
+    return make_document(doc_id, [(s, ["O"] * len(s)) for s in sentences])
+
+
+class Tagger:
+    """A trained GCDoc model with its vocabularies, ready to tag documents.
+
+    Documents are tagged whole: the graph and the cross-sentence windows never mix the
+    sentences of two documents.
+    """
+
+    def __init__(self, model, vocabs, config, device: str | torch.device = "cpu") -> None:  # noqa: ANN001
+        self.model = model
+        self.vocabs = vocabs
+        self.config = config
+        self.device = torch.device(device)
+
+    @classmethod
+    def load(cls, path: str | Path, device: str | torch.device = "cpu") -> Tagger:
+        """Load a model directory written by ``scripts/train.py``."""
+        from docgraph.training import load_model_dir
+
+        model, vocabs, config = load_model_dir(path, device)
+        return cls(model, vocabs, config, device)
+
+    @property
+    def entity_types(self) -> list[str]:
+        """The entity types the model predicts."""
+        labels = self.vocabs.labels.lookup(list(range(len(self.vocabs.labels))))
+        return sorted({lab[2:] for lab in labels if lab != "O"})
+
+    def tag(self, documents: Sequence[DocumentInput], tokenized: bool = False
+            ) -> tuple[list[Document], list[list[list[str]]]]:
+        """IOB2 tags per document, per sentence, and the documents that were tagged."""
+        from docgraph.training import predict_graphs, prepare_split
+
+        docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
+        prepared = prepare_split(docs, self.vocabs, self.config)
+        tags = predict_graphs(self.model, prepared.graphs, self.vocabs,
+                              self.config.train.eval_batch_tokens, self.device)
+        # re-join chunks of long documents
+        merged: dict[str, list[list[str]]] = {d.doc_id: [] for d in docs}
+        for chunk, chunk_tags in zip(prepared.documents, tags):
+            merged[_parent_id(chunk.doc_id, merged)].extend(chunk_tags)
+        return docs, [merged[d.doc_id] for d in docs]
+
+    def predict(self, documents: Sequence[DocumentInput], tokenized: bool = False
+                ) -> list[list[Entity]]:
+        """Entity spans for each document (raw strings, token lists or Documents)."""
+        docs, tags = self.tag(documents, tokenized)
+        result = []
+        for doc, doc_tags in zip(docs, tags):
+            entities = []
+            for sentence, sent_tags in zip(doc.sentences, doc_tags):
+                for etype, start, end in spans(sent_tags):
+                    entities.append(Entity(doc.doc_id, sentence.index, start, end, etype,
+                                           " ".join(sentence.tokens[start:end])))
+            result.append(entities)
+        return result
+
+
+def _parent_id(chunk_id: str, known: dict) -> str:
+    if chunk_id in known:
+        return chunk_id
+    parent = chunk_id.rsplit("#", 1)[0]
+    if parent in known:
+        return parent
+    raise KeyError(f"cannot map chunk {chunk_id!r} back to its document")

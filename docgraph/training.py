@@ -1,0 +1,538 @@
+"""Training, evaluation and model directories.
+
+A *model directory* holds everything needed to tag new text: ``model.pt`` (weights, written
+atomically, read with ``weights_only=True``), ``config.json`` (the full
+:class:`~docgraph.config.ExperimentConfig`) and ``vocab.json``.
+A *run directory* additionally holds ``last.pt`` (the resumable state), ``train_log.jsonl``,
+``metrics.json`` and ``learning_curve.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch_geometric.data import Batch
+
+from docgraph.checkpoint import (
+    CheckpointError,
+    atomic_write_json,
+    load_checkpoint,
+    save_checkpoint,
+)
+from docgraph.config import ExperimentConfig, TrainConfig
+from docgraph.data.document import Document
+from docgraph.data.embeddings import (
+    build_embedding_matrix,
+    load_embeddings,
+    words_with_vectors,
+)
+from docgraph.data.registry import load_dataset
+from docgraph.data.tags import bioes_to_iob2
+from docgraph.data.vocab import Vocabularies, label_types
+from docgraph.graph import (
+    DocumentGraph,
+    TokenBudgetBatchSampler,
+    documents_to_graphs,
+    split_long_documents,
+)
+from docgraph.metrics import Scores, score
+from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks
+
+log = logging.getLogger("docgraph")
+
+
+class TrainingError(RuntimeError):
+    """Training cannot go on (e.g. the loss became non-finite)."""
+
+
+# ---------------------------------------------------------------------------- data
+@dataclass
+class PreparedSplit:
+    """Documents of one split (after chunking) and their graphs, index-aligned."""
+
+    documents: list[Document]
+    graphs: list[DocumentGraph]
+
+    @property
+    def num_tokens(self) -> int:
+        """Tokens in the split."""
+        return sum(int(g.num_nodes) for g in self.graphs)
+
+
+def build_vocabularies(
+    splits: dict[str, list[Document]], embeddings: str
+) -> tuple[Vocabularies, torch.Tensor | None, dict | None]:
+    """Vocabularies from the training split and the rows of the pretrained vectors they need.
+
+    Words of dev/test that have a pretrained vector are added to the word vocabulary (so
+    their vectors are usable); words of the training data without one get a random vector.
+    """
+    vectors = load_embeddings(embeddings)
+    extra: list[str] = []
+    if vectors is not None:
+        candidates = (w for name, docs in splits.items() if name != "train"
+                      for doc in docs for w in doc.tokens)
+        extra = words_with_vectors(candidates, vectors[0])
+    vocabs = Vocabularies.build(splits["train"], extra_words=extra)
+    if vectors is None:
+        return vocabs, None, None
+    matrix, coverage = build_embedding_matrix(vocabs.words, vectors[0], vectors[1], seed=0)
+    return vocabs, matrix, coverage
+
+
+def prepare_split(
+    documents: Sequence[Document], vocabs: Vocabularies, config: ExperimentConfig
+) -> PreparedSplit:
+    """Chunk long documents and build their graphs."""
+    docs = split_long_documents(list(documents), config.graph.max_doc_tokens)
+    return PreparedSplit(docs, documents_to_graphs(docs, vocabs, config.graph))
+
+
+def build_model(
+    config: GCDocConfig, vocabs: Vocabularies, pretrained: torch.Tensor | None = None
+) -> GCDoc:
+    """A :class:`GCDoc` sized for ``vocabs``."""
+    _, label_to_type = label_types(vocabs.labels)
+    labels = vocabs.labels.lookup(list(range(len(vocabs.labels))))
+    return GCDoc(
+        config,
+        num_words=len(vocabs.words),
+        num_chars=len(vocabs.chars),
+        num_labels=len(vocabs.labels),
+        label_to_type=label_to_type,
+        pretrained=pretrained,
+        transition_masks=bioes_transition_masks(labels),
+    )
+
+
+# ---------------------------------------------------------------------------- model dirs
+def save_model_dir(directory: str | Path, model: GCDoc, vocabs: Vocabularies,
+                   config: ExperimentConfig) -> None:
+    """Write ``model.pt``, ``config.json`` and ``vocab.json`` (each atomically)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    vocabs.save(directory)
+    atomic_write_json(directory / "config.json", config.to_dict())
+    save_checkpoint(directory / "model.pt", {"model": _unwrap(model).state_dict()})
+
+
+def load_model_dir(directory: str | Path, map_location: str | torch.device = "cpu"
+                   ) -> tuple[GCDoc, Vocabularies, ExperimentConfig]:
+    """Load a model directory written by :func:`save_model_dir`.
+
+    Raises:
+        CheckpointError: A file is missing, corrupt or incompatible.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise CheckpointError(f"{directory}: model directory not found")
+    try:
+        config = ExperimentConfig.from_dict(json.loads((directory / "config.json").read_text()))
+        vocabs = Vocabularies.load(directory)
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise CheckpointError(f"{directory}: unreadable model directory ({err})") from err
+    model = build_model(config.model, vocabs)
+    state = load_checkpoint(directory / "model.pt", map_location)
+    try:
+        model.load_state_dict(state["model"])
+    except (RuntimeError, KeyError) as err:
+        raise CheckpointError(f"{directory / 'model.pt'}: weights do not fit ({err})") from err
+    model.eval()
+    return model.to(map_location), vocabs, config
+
+
+def _unwrap(model: nn.Module) -> GCDoc:
+    return model.module if hasattr(model, "module") else model  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------- evaluation
+def iterate_batches(graphs: Sequence[DocumentGraph], sampler: Sequence[list[int]] | Any,
+                    device: torch.device):
+    """Yield ``(indices, batch)`` for every list of graph indices the sampler gives."""
+    for indices in sampler:
+        yield indices, Batch.from_data_list([graphs[i] for i in indices]).to(device)
+
+
+@torch.no_grad()
+def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabularies,
+                   batch_tokens: int = 8000, device: torch.device | str = "cpu"
+                   ) -> list[list[list[str]]]:
+    """IOB2 predictions per graph, per sentence, per token."""
+    model = _unwrap(model)
+    device = torch.device(device)
+    sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs], batch_tokens,
+                                      shuffle=False)
+    labels = vocabs.labels.lookup(list(range(len(vocabs.labels))))
+    out: list[list[list[str]] | None] = [None] * len(graphs)
+    for indices, batch in iterate_batches(graphs, sampler, device):
+        pred = model.predict(batch).tolist()
+        offset = 0
+        for i in indices:
+            sentences = []
+            for length in graphs[i].sent_len.tolist():
+                tags = [labels[t] for t in pred[offset:offset + length]]
+                sentences.append(bioes_to_iob2(tags))
+                offset += length
+            out[i] = sentences
+    return out  # type: ignore[return-value]
+
+
+def evaluate(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
+             batch_tokens: int = 8000, device: torch.device | str = "cpu"
+             ) -> tuple[Scores, list[list[list[str]]]]:
+    """Entity-level micro P/R/F1 (conlleval) of the model on a split, and its predictions."""
+    predictions = predict_graphs(model, split.graphs, vocabs, batch_tokens, device)
+    gold = [list(s.tags) for doc in split.documents for s in doc.sentences]
+    pred = [tags for doc_pred in predictions for tags in doc_pred]
+    return score(gold, pred), predictions
+
+
+# ---------------------------------------------------------------------------- training
+def resolve_device(name: str) -> torch.device:
+    """``"auto"`` -> CUDA when available, else CPU."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda was requested but CUDA is not available")
+    if name not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', not {name!r}")
+    return torch.device(name)
+
+
+def make_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Optimizer:
+    """SGD (the paper's) or Adam."""
+    if config.optimizer == "adam":
+        return torch.optim.Adam(model.parameters(), lr=config.lr,
+                                weight_decay=config.weight_decay)
+    return torch.optim.SGD(model.parameters(), lr=config.lr, momentum=config.momentum,
+                           weight_decay=config.weight_decay)
+
+
+def make_scheduler(optimizer: torch.optim.Optimizer, config: TrainConfig
+                   ) -> torch.optim.lr_scheduler.LRScheduler:
+    """Per-epoch learning-rate schedule."""
+    if config.lr_schedule == "inverse":
+        decay = config.lr_decay
+        return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda e: 1.0 / (1.0 + decay * e))
+    if config.lr_schedule == "cosine":
+        return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=config.epochs)
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda e: 1.0)
+
+
+@dataclass
+class TrainState:
+    """Early-stopping state and history, saved in every checkpoint."""
+
+    epoch: int = 0
+    best_f1: float = -1.0
+    best_epoch: int = 0
+    bad_epochs: int = 0
+    train_seconds: float = 0.0
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _rng_state() -> dict[str, Any]:
+    state: dict[str, Any] = {"torch": torch.get_rng_state(), "python": list(random.getstate()[1])}
+    state["python_version"] = random.getstate()[0]
+    state["python_pos"] = random.getstate()[2]
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_rng_state(state: dict[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    random.setstate((state["python_version"], tuple(state["python"]), state["python_pos"]))
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python and torch."""
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _is_main() -> bool:
+    return not dist.is_initialized() or dist.get_rank() == 0
+
+
+def _world() -> tuple[int, int]:
+    if dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return 1, 0
+
+
+@dataclass
+class Trainer:
+    """The training loop: early stopping on dev F1, atomic checkpoints, resume, DDP.
+
+    Args:
+        model: The model (wrapped in DDP by the trainer when a process group is up).
+        vocabs: Vocabularies (saved with the best model).
+        config: Full experiment configuration.
+        train: Training split.
+        dev: Development split (model selection).
+        output_dir: Run directory.
+        progress: Show a tqdm bar per epoch.
+        on_epoch_end: Optional callback receiving each epoch's log record.
+    """
+
+    model: GCDoc
+    vocabs: Vocabularies
+    config: ExperimentConfig
+    train: PreparedSplit
+    dev: PreparedSplit
+    output_dir: Path
+    progress: bool = False
+    on_epoch_end: Callable[[dict[str, Any]], None] | None = None
+
+    def __post_init__(self) -> None:
+        self.output_dir = Path(self.output_dir)
+        self.device = resolve_device(self.config.device)
+        self.model.to(self.device)
+        world, rank = _world()
+        self.network: nn.Module = self.model
+        if world > 1:
+            self.network = nn.parallel.DistributedDataParallel(
+                self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None
+            )
+        tc = self.config.train
+        self.optimizer = make_optimizer(self.model, tc)
+        self.scheduler = make_scheduler(self.optimizer, tc)
+        self.sampler = TokenBudgetBatchSampler(
+            [int(g.num_nodes) for g in self.train.graphs], tc.batch_tokens, shuffle=True,
+            seed=self.config.seed, num_replicas=world, rank=rank,
+        )
+        self.state = TrainState()
+
+    # -- checkpoints
+    @property
+    def checkpoint_path(self) -> Path:
+        """The resumable state of the run."""
+        return self.output_dir / "last.pt"
+
+    def save_checkpoint(self) -> None:
+        """Atomically write model, optimizer, scheduler, RNG and early-stopping state."""
+        save_checkpoint(self.checkpoint_path, {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "rng": _rng_state(),
+            "state": {k: v for k, v in vars(self.state).items()},
+        })
+
+    def load_checkpoint(self) -> None:
+        """Restore everything :meth:`save_checkpoint` wrote."""
+        ckpt = load_checkpoint(self.checkpoint_path, self.device)
+        self.model.load_state_dict(ckpt["model"])
+        self.optimizer.load_state_dict(ckpt["optimizer"])
+        self.scheduler.load_state_dict(ckpt["scheduler"])
+        self.state = TrainState(**ckpt["state"])
+        _set_rng_state(ckpt["rng"])
+
+    # -- loop
+    def _train_epoch(self, epoch: int) -> tuple[float, int, float]:
+        tc = self.config.train
+        self.network.train()
+        self.sampler.set_epoch(epoch)
+        total_loss, tokens = 0.0, 0
+        start = time.perf_counter()
+        batches = iterate_batches(self.train.graphs, self.sampler, self.device)
+        if self.progress and _is_main():
+            from tqdm import tqdm
+
+            batches = tqdm(batches, total=len(self.sampler), desc=f"epoch {epoch}",
+                           leave=False, file=sys.stderr)
+        for _, batch in batches:
+            out = self.network(batch)
+            loss = out.loss
+            if tc.loss_reduction == "sentence_mean":
+                loss = loss / max(out.num_sentences, 1)
+            if not torch.isfinite(loss):
+                raise TrainingError(
+                    f"non-finite loss ({loss.item()}) in epoch {epoch}; stopping. The last good "
+                    f"checkpoint is {self.checkpoint_path} (lower the learning rate or enable "
+                    "gradient clipping)"
+                )
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if tc.clip_norm > 0:
+                nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip_norm)
+            self.optimizer.step()
+            total_loss += float(out.loss.detach())
+            tokens += int(batch.num_nodes)
+        seconds = time.perf_counter() - start
+        return total_loss, tokens, seconds
+
+    def _log(self, record: dict[str, Any]) -> None:
+        with (self.output_dir / "train_log.jsonl").open("a") as handle:
+            handle.write(json.dumps(record) + "\n")
+        log.info(
+            "epoch %3d  loss %10.2f  dev P %.2f R %.2f F1 %.2f  %.1fs  %.0f tok/s%s",
+            record["epoch"], record["loss"], record["dev_precision"], record["dev_recall"],
+            record["dev_f1"], record["epoch_seconds"], record["tokens_per_s"],
+            "  *" if record["best"] else "",
+        )
+        if self.on_epoch_end is not None:
+            self.on_epoch_end(record)
+
+    def fit(self, resume: bool = False) -> TrainState:
+        """Train until ``epochs`` or early stopping; keep the best model (by dev F1)."""
+        tc = self.config.train
+        main = _is_main()
+        if main:
+            self.output_dir.mkdir(parents=True, exist_ok=True)
+        if resume:
+            self.load_checkpoint()
+        elif main:
+            (self.output_dir / "train_log.jsonl").unlink(missing_ok=True)
+        while self.state.epoch < tc.epochs and self.state.bad_epochs < tc.patience:
+            epoch = self.state.epoch + 1
+            loss, tokens, seconds = self._train_epoch(epoch)
+            self.scheduler.step()
+            stop = torch.zeros(1)
+            if main:
+                scores, _ = evaluate(self.model, self.dev, self.vocabs,
+                                     tc.eval_batch_tokens, self.device)
+                improved = scores.f1 > self.state.best_f1
+                self.state.epoch = epoch
+                self.state.train_seconds += seconds
+                if improved:
+                    self.state.best_f1, self.state.best_epoch = scores.f1, epoch
+                    self.state.bad_epochs = 0
+                    save_model_dir(self.output_dir, self.model, self.vocabs, self.config)
+                else:
+                    self.state.bad_epochs += 1
+                record = {
+                    "epoch": epoch, "loss": loss, "dev_precision": scores.precision,
+                    "dev_recall": scores.recall, "dev_f1": scores.f1,
+                    "epoch_seconds": seconds, "tokens_per_s": tokens / max(seconds, 1e-9),
+                    "lr": self.optimizer.param_groups[0]["lr"], "best": improved,
+                }
+                self.state.history.append(record)
+                self.save_checkpoint()
+                self._log(record)
+                stop[0] = float(self.state.bad_epochs >= tc.patience)
+            else:
+                self.state.epoch = epoch
+            if dist.is_initialized():
+                dist.broadcast(stop, src=0)
+                if stop.item():
+                    break
+        return self.state
+
+
+# ---------------------------------------------------------------------------- experiments
+def _command_line() -> str:
+    return " ".join([Path(sys.argv[0]).name if sys.argv else "python", *sys.argv[1:]])
+
+
+def learning_curve(history: list[dict[str, Any]], path: Path) -> None:
+    """Plot training loss and dev F1 per epoch to a PNG (atomically)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from docgraph.checkpoint import atomic_write_bytes
+
+    epochs = [r["epoch"] for r in history]
+    fig, ax1 = plt.subplots(figsize=(6, 3.5))
+    ax1.plot(epochs, [r["loss"] for r in history], color="tab:gray", label="train loss")
+    ax1.set_xlabel("epoch")
+    ax1.set_ylabel("train loss")
+    ax2 = ax1.twinx()
+    ax2.plot(epochs, [r["dev_f1"] for r in history], color="tab:blue", marker="o", ms=3,
+             label="dev F1")
+    ax2.set_ylabel("dev F1 (%)")
+    fig.legend(loc="lower center", ncol=2, frameon=False)
+    fig.tight_layout()
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    plt.close(fig)
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def run_experiment(config: ExperimentConfig, resume: bool = False, progress: bool = False
+                   ) -> dict[str, Any]:
+    """Train, select on dev, evaluate once on test, and write the run directory.
+
+    Returns:
+        The content of ``metrics.json``.
+    """
+    torch.set_num_threads(config.train.threads) if config.train.threads > 0 else None
+    output_dir = Path(config.output_dir)
+    if resume and not (output_dir / "last.pt").is_file():
+        raise ValueError(f"--resume {output_dir}: no checkpoint last.pt to resume from")
+    seed_everything(config.seed)
+    splits = load_dataset(config.dataset, config.data_dir)
+    vocabs, pretrained, coverage = build_vocabularies(splits, config.embeddings)
+    if coverage is not None and _is_main():
+        log.info("pretrained vector coverage: %s", coverage)
+    prepared = {name: prepare_split(docs, vocabs, config) for name, docs in splits.items()}
+    seed_everything(config.seed)
+    model = build_model(config.model, vocabs, pretrained)
+    trainer = Trainer(model, vocabs, config, prepared["train"], prepared["dev"], output_dir,
+                      progress=progress)
+    state = trainer.fit(resume=resume)
+    if not _is_main():
+        return {}
+    best, _, _ = load_model_dir(output_dir, trainer.device)
+    results: dict[str, Any] = {}
+    for name in ("dev", "test"):
+        if name in prepared:
+            scores, _ = evaluate(best, prepared[name], vocabs,
+                                 config.train.eval_batch_tokens, trainer.device)
+            results[name] = scores.to_dict()
+    metrics = {
+        **results,
+        "epochs": state.epoch,
+        "best_epoch": state.best_epoch,
+        "train_seconds": round(state.train_seconds, 2),
+        "seed": config.seed,
+        "config": config.to_dict(),
+        "command": _command_line(),
+        "embedding_coverage": coverage,
+        "torch": torch.__version__,
+        "device": str(trainer.device),
+    }
+    atomic_write_json(output_dir / "metrics.json", metrics)
+    learning_curve(state.history, output_dir / "learning_curve.png")
+    return metrics
+
+
+def run_seeds(config: ExperimentConfig, seeds: Sequence[int], progress: bool = False
+              ) -> dict[str, Any]:
+    """Run the same configuration with several seeds; write ``summary.json`` (mean ± std)."""
+    from dataclasses import replace
+
+    base = Path(config.output_dir)
+    runs = []
+    for seed in seeds:
+        cfg = replace(config, seed=seed, output_dir=str(base / f"seed-{seed}"))
+        runs.append(run_experiment(cfg, progress=progress))
+    summary: dict[str, Any] = {"seeds": list(seeds), "runs": [str(base / f"seed-{s}") for s in seeds]}
+    for split in ("dev", "test"):
+        for key in ("precision", "recall", "f1"):
+            values = [r[split][key] for r in runs if split in r]
+            if values:
+                summary[f"{split}_{key}_mean"] = statistics.fmean(values)
+                summary[f"{split}_{key}_std"] = statistics.stdev(values) if len(values) > 1 else 0.0
+    summary["command"] = _command_line()
+    atomic_write_json(base / "summary.json", summary)
+    return summary
