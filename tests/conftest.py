@@ -1,0 +1,94 @@
+"""Shared fixtures of the whole-model, training, CLI and tagger tests.
+
+Every training here is tiny (hidden 16, no pretrained vectors, a few epochs on the bundled
+sample corpus) so the whole suite stays fast on two CPU cores.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TINY_MODEL = {"hidden": 16, "char_hidden": 8, "sent_dim": 16, "uncertainty_hidden": 8,
+              "num_samples": 2}
+TINY_TRAIN = {"epochs": 3, "patience": 10, "optimizer": "adam", "lr": 0.03,
+              "batch_tokens": 1000, "loss_reduction": "sentence_mean", "threads": 1}
+TINY_FLAGS = ["--hidden", "16", "--char-hidden", "8", "--sent-dim", "16",
+              "--uncertainty-hidden", "8", "--samples", "2", "--embeddings", "none",
+              "--threads", "1", "--device", "cpu", "--quiet"]
+
+
+def tiny_config(output_dir: str | Path, model: dict | None = None, **train):
+    """A tiny :class:`~docgraph.config.ExperimentConfig` on the sample corpus."""
+    from docgraph.config import ExperimentConfig, apply_overrides
+
+    return apply_overrides(ExperimentConfig(), {
+        "dataset": "sample", "embeddings": "none", "output_dir": str(output_dir),
+        "device": "cpu", "seed": 1,
+        "model": {**TINY_MODEL, **(model or {})}, "train": {**TINY_TRAIN, **train},
+    })
+
+
+def script_env() -> dict[str, str]:
+    """Environment of a script subprocess: one thread, no ``DOCGRAPH_DATA_DIR``."""
+    env = {k: v for k, v in os.environ.items() if k != "DOCGRAPH_DATA_DIR"}
+    env["OMP_NUM_THREADS"] = "1"
+    env["PYTHONWARNINGS"] = "ignore"
+    return env
+
+
+def run_script(name: str, *args: str, timeout: float = 240, cwd: Path | None = None
+               ) -> subprocess.CompletedProcess:
+    """Run ``python scripts/<name>.py ARGS`` and capture its output."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / f"{name}.py"), *map(str, args)],
+        capture_output=True, text=True, timeout=timeout, env=script_env(), cwd=cwd or ROOT,
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_thread():
+    torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def sample_splits():
+    """The bundled sample corpus (train/dev/test documents)."""
+    from docgraph.data.registry import load_dataset
+
+    return load_dataset("sample")
+
+
+@pytest.fixture(scope="session")
+def sample_vocabs(sample_splits):
+    """Vocabularies of the sample corpus (no pretrained vectors)."""
+    from docgraph.training import build_vocabularies
+
+    vocabs, _, _ = build_vocabularies(sample_splits, "none")
+    return vocabs
+
+
+@pytest.fixture(scope="session")
+def trained_run(tmp_path_factory):
+    """A run directory trained ONCE with a tiny config for 3 epochs; returns (dir, metrics).
+
+    Tests must not write into it (use ``--output-dir`` elsewhere).
+    """
+    from docgraph.training import run_experiment
+
+    run_dir = tmp_path_factory.mktemp("trained") / "run"
+    metrics = run_experiment(tiny_config(run_dir))
+    return run_dir, metrics
+
+
+@pytest.fixture(scope="session")
+def model_dir(trained_run):
+    """The model directory of :func:`trained_run`."""
+    return trained_run[0]

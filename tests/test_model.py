@@ -1,0 +1,224 @@
+"""Tests of the whole :class:`docgraph.model.GCDoc` model on batches of the sample corpus."""
+
+import pytest
+import torch
+from torch_geometric.data import Batch
+
+from docgraph.config import ExperimentConfig
+from docgraph.data.tags import bioes_to_iob2
+from docgraph.metrics import score
+from docgraph.model import GCDoc, GCDocConfig, GCDocOutput, bioes_transition_masks
+from docgraph.training import build_model, prepare_split
+
+TINY = dict(hidden=16, char_hidden=8, sent_dim=16, uncertainty_hidden=8, num_samples=2)
+
+
+def _model(vocabs, seed=0, **kwargs) -> GCDoc:
+    torch.manual_seed(seed)
+    return build_model(GCDocConfig(**{**TINY, **kwargs}), vocabs)
+
+
+@pytest.fixture(scope="module")
+def batch(sample_splits, sample_vocabs):
+    prepared = prepare_split(sample_splits["train"][:4], sample_vocabs, ExperimentConfig())
+    return Batch.from_data_list(prepared.graphs)
+
+
+def _labels(vocabs) -> list[str]:
+    return vocabs.labels.lookup(list(range(len(vocabs.labels))))
+
+
+def test_forward_backward_every_parameter_gets_a_gradient(batch, sample_vocabs):
+    # threshold above log(C): no token is pruned, so the graph layer receives messages
+    model = _model(sample_vocabs, threshold=100.0)
+    assert model.cross_sentence is not None and model.uncertainty is not None
+    assert model.relation is not None and model.graph_conv is not None
+    out = model(batch)
+    assert isinstance(out, GCDocOutput)
+    N, C = batch.num_nodes, len(sample_vocabs.labels)
+    assert out.emissions.shape == (N, C)
+    assert out.uncertainty.shape == (N,) and out.drop.shape == (N,) and not out.drop.any()
+    assert out.edge_weight.shape == (batch.edge_index.size(1),)
+    assert ((out.edge_weight > 0) & (out.edge_weight < 1)).all()
+    assert out.num_sentences == int(batch.sent_len.numel())
+    for part in (out.loss, out.crf_loss, out.relation_loss, out.uncertainty_loss):
+        assert part.dim() == 0 and torch.isfinite(part) and part > 0
+    torch.testing.assert_close(
+        out.loss, out.crf_loss + model.config.theta * out.relation_loss + out.uncertainty_loss
+    )
+    out.loss.backward()
+    missing = [name for name, p in model.named_parameters()
+               if p.requires_grad and (p.grad is None or not p.grad.abs().sum() > 0)]
+    assert missing == []
+    prefixes = {name.split(".")[0] for name, p in model.named_parameters() if p.grad is not None}
+    assert {"word_embedding", "char_encoder", "cross_sentence", "context_encoder",
+            "uncertainty", "relation", "graph_conv", "emission", "crf"} <= prefixes
+
+
+def test_uncertainty_loss_does_not_reach_shared_embeddings(batch, sample_vocabs):
+    model = _model(sample_vocabs)
+    model(batch).uncertainty_loss.backward()
+    assert model.word_embedding.weight.grad is None
+    assert all(p.grad is not None for p in model.uncertainty.parameters())
+    attached = _model(sample_vocabs, detach_uncertainty_input=False)
+    attached(batch).uncertainty_loss.backward()
+    assert attached.word_embedding.weight.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("switch, present, absent", [
+    ({}, {"cross_sentence", "uncertainty", "relation", "graph_conv"}, set()),
+    ({"graph": False, "cross_sentence": False}, set(),
+     {"cross_sentence", "uncertainty", "relation", "graph_conv"}),
+    ({"pruning": False}, {"relation", "graph_conv", "cross_sentence"}, {"uncertainty"}),
+    ({"edge_weights": False}, {"uncertainty", "graph_conv"}, {"relation"}),
+    ({"window": 0}, {"uncertainty", "relation", "graph_conv"}, {"cross_sentence"}),
+    ({"use_previous": False, "use_next": False}, {"uncertainty", "relation", "graph_conv"},
+     {"cross_sentence"}),
+    ({"graph": False}, {"cross_sentence"}, {"uncertainty", "relation", "graph_conv"}),
+])
+def test_switches_remove_modules_and_losses(batch, sample_vocabs, switch, present, absent):
+    model = _model(sample_vocabs, **switch)
+    for name in present:
+        assert getattr(model, name) is not None, name
+    for name in absent:
+        assert getattr(model, name) is None, name
+        assert not any(n.startswith(name + ".") for n, _ in model.named_parameters())
+    out = model(batch)
+    assert (out.uncertainty_loss is None) == ("uncertainty" not in present)
+    assert (out.uncertainty is None) == ("uncertainty" not in present)
+    assert (out.relation_loss is None) == ("relation" not in present)
+    assert (out.edge_weight is None) == ("relation" not in present)
+    expected = out.crf_loss
+    if out.relation_loss is not None:
+        expected = expected + model.config.theta * out.relation_loss
+    if out.uncertainty_loss is not None:
+        expected = expected + out.uncertainty_loss
+    torch.testing.assert_close(out.loss, expected)
+    out.loss.backward()
+
+
+def test_baseline_config():
+    cfg = GCDocConfig.baseline(hidden=8)
+    assert not cfg.uses_cross_sentence and not cfg.uses_uncertainty and not cfg.uses_relation
+    assert cfg.hidden == 8
+    assert GCDocConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ValueError, match="unknown model configuration keys: nope"):
+        GCDocConfig.from_dict({"nope": 1})
+
+
+def test_no_loss_without_labels(batch, sample_vocabs):
+    out = _model(sample_vocabs)(batch, compute_loss=False)
+    assert out.relation_loss is None and out.uncertainty_loss is None
+    assert float(out.loss) == 0.0 and out.uncertainty is not None
+
+
+def test_predict_returns_label_ids_and_restores_mode(batch, sample_vocabs):
+    model = _model(sample_vocabs).train()
+    pred = model.predict(batch)
+    assert model.training
+    assert pred.shape == (batch.num_nodes,) and pred.dtype == torch.long
+    assert int(pred.min()) >= 0 and int(pred.max()) < len(sample_vocabs.labels)
+    torch.manual_seed(5)
+    again = model.predict(batch)
+    torch.manual_seed(5)
+    assert torch.equal(model.predict(batch), again)
+    inspected = model.inspect(batch)
+    assert model.training and inspected.drop is not None
+
+
+def test_deterministic_for_a_seed(batch, sample_vocabs):
+    a, b = _model(sample_vocabs, seed=3), _model(sample_vocabs, seed=3)
+    for (na, pa), (nb, pb) in zip(a.state_dict().items(), b.state_dict().items()):
+        assert na == nb and torch.equal(pa, pb), na
+    torch.manual_seed(11)
+    out_a = a(batch)
+    torch.manual_seed(11)
+    out_b = b(batch)
+    assert torch.equal(out_a.loss, out_b.loss)
+    assert torch.equal(out_a.uncertainty, out_b.uncertainty)
+    # MC-dropout uncertainty (eval mode) is random but reproducible under the same seed
+    torch.manual_seed(2)
+    u1 = a.inspect(batch).uncertainty
+    torch.manual_seed(2)
+    u2 = a.inspect(batch).uncertainty
+    assert torch.equal(u1, u2)
+    u3 = a.inspect(batch).uncertainty
+    assert not torch.equal(u1, u3)
+    c = _model(sample_vocabs, seed=4)
+    assert not torch.equal(c.emission.weight, a.emission.weight)
+
+
+def test_bioes_transition_masks():
+    labels = ["O", "B-PER", "I-PER", "E-PER", "S-PER", "B-LOC", "E-LOC", "S-LOC"]
+    trans, start, end = bioes_transition_masks(labels)
+    idx = {lab: i for i, lab in enumerate(labels)}
+    assert trans.shape == (8, 8) and trans.dtype == torch.bool
+    allowed = {("O", "O"), ("O", "B-PER"), ("B-PER", "I-PER"), ("B-PER", "E-PER"),
+               ("I-PER", "I-PER"), ("I-PER", "E-PER"), ("E-PER", "S-LOC"), ("S-PER", "B-LOC"),
+               ("B-LOC", "E-LOC"), ("E-LOC", "O"), ("S-LOC", "S-LOC")}
+    forbidden = {("O", "I-PER"), ("O", "E-PER"), ("B-PER", "O"), ("B-PER", "E-LOC"),
+                 ("I-PER", "B-PER"), ("E-PER", "I-PER"), ("S-PER", "E-PER"),
+                 ("B-LOC", "B-LOC"), ("B-PER", "B-PER"), ("I-PER", "S-PER")}
+    for a, b in allowed:
+        assert trans[idx[a], idx[b]], (a, b)
+    for a, b in forbidden:
+        assert not trans[idx[a], idx[b]], (a, b)
+    assert start.tolist() == [True, True, False, False, True, True, False, True]
+    assert end.tolist() == [True, False, False, True, True, False, True, True]
+
+
+def _valid_bioes(tags: list[str]) -> bool:
+    prev = "O"
+    for tag in tags + ["O"]:
+        p, t = (tag, "") if tag == "O" else (tag[0], tag[2:])
+        pp, pt = (prev, "") if prev == "O" else (prev[0], prev[2:])
+        if pp in ("B", "I"):
+            if not (p in ("I", "E") and t == pt):
+                return False
+        elif p in ("I", "E"):
+            return False
+        prev = tag
+    return True
+
+
+def test_constrained_decoding_only_outputs_valid_bioes(batch, sample_vocabs):
+    labels = _labels(sample_vocabs)
+    model = _model(sample_vocabs, seed=7, constrained_decoding=True)
+    with torch.no_grad():  # sharpen the random emissions so that they disagree with BIOES
+        model.emission.weight.mul_(20)
+    pred = model.predict(batch).tolist()
+    offset = 0
+    for length in batch.sent_len.tolist():
+        tags = [labels[i] for i in pred[offset:offset + length]]
+        assert _valid_bioes(tags), tags
+        offset += length
+    assert _valid_bioes(["B-PER", "E-PER", "S-LOC", "O"])
+    assert not _valid_bioes(["B-PER", "O"]) and not _valid_bioes(["I-PER"])
+    assert not _valid_bioes(["B-PER", "E-LOC"])
+
+
+def test_overfits_three_documents(sample_splits, sample_vocabs):
+    docs = sample_splits["train"][:3]
+    prepared = prepare_split(docs, sample_vocabs, ExperimentConfig())
+    batch = Batch.from_data_list(prepared.graphs)
+    labels = _labels(sample_vocabs)
+    gold = [list(s.tags) for d in docs for s in d.sentences]
+    model = _model(sample_vocabs, seed=0, dropout=0.0, hidden=32, num_samples=1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
+    f1, steps = 0.0, 0
+    for steps in range(1, 151):
+        model.train()
+        out = model(batch)
+        optimizer.zero_grad()
+        (out.loss / out.num_sentences).backward()
+        optimizer.step()
+        if steps % 10 == 0:
+            ids = model.predict(batch).tolist()
+            pred, offset = [], 0
+            for length in batch.sent_len.tolist():
+                pred.append(bioes_to_iob2([labels[i] for i in ids[offset:offset + length]]))
+                offset += length
+            f1 = score(gold, pred).f1
+            if f1 == 100.0:
+                break
+    assert f1 == 100.0, f"F1 {f1:.2f} after {steps} steps"
