@@ -112,17 +112,21 @@ def train_parser() -> argparse.ArgumentParser:
     return p
 
 
-def config_from_args(args: argparse.Namespace) -> ExperimentConfig:
-    """Defaults < preset < flags."""
+def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = None
+                     ) -> ExperimentConfig:
+    """Defaults < preset < flags; with ``base`` (the saved config of a resumed run), base < flags."""
     dataset = args.dataset or "sample"
-    config = ExperimentConfig(dataset=dataset, output_dir=f"runs/{dataset}")
-    preset = Path(args.config) if args.config else preset_path(dataset)
-    if args.config and not preset.is_file():
-        raise UsageError(f"--config {args.config}: file not found")
-    if preset is not None:
-        config = apply_overrides(config, load_toml(preset), where=str(preset))
-        if args.dataset and config.dataset != args.dataset:
-            config = apply_overrides(config, {"dataset": args.dataset})
+    if base is not None:
+        config = base
+    else:
+        config = ExperimentConfig(dataset=dataset, output_dir=f"runs/{dataset}")
+        preset = Path(args.config) if args.config else preset_path(dataset)
+        if args.config and not preset.is_file():
+            raise UsageError(f"--config {args.config}: file not found")
+        if preset is not None:
+            config = apply_overrides(config, load_toml(preset), where=str(preset))
+            if args.dataset and config.dataset != args.dataset:
+                config = apply_overrides(config, {"dataset": args.dataset})
     overrides: dict[str, Any] = {}
     for key in ("data_dir", "output_dir", "seed", "device", "embeddings"):
         value = getattr(args, key, None)
@@ -160,14 +164,17 @@ def train_main(argv: Sequence[str] | None = None) -> int:
             raise UsageError("--resume and --seeds cannot be combined")
         if args.resume and not Path(args.resume, "last.pt").is_file():
             raise UsageError(f"--resume {args.resume}: no checkpoint last.pt in that directory")
-        config = config_from_args(args)
+        base = None
         if args.resume:
-            from docgraph.config import ExperimentConfig
             import json
+
+            from docgraph.config import ExperimentConfig
 
             saved = Path(args.resume, "config.json")
             if saved.is_file():
-                config = ExperimentConfig.from_dict(json.loads(saved.read_text()))
+                # the run's own configuration; flags given now (e.g. --epochs) override it
+                base = ExperimentConfig.from_dict(json.loads(saved.read_text()))
+        config = config_from_args(args, base)
         if distributed:
             from docgraph.distributed import init_distributed
 

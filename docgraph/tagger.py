@@ -91,14 +91,19 @@ class Tagger:
         from docgraph.training import predict_graphs, prepare_split
 
         docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
-        prepared = prepare_split(docs, self.vocabs, self.config)
+        # Tag unlabelled copies under positional ids: gold tags of Document inputs (possibly
+        # with types the model does not know) are ignored, and documents sharing an id (two
+        # input files with the same name) are never merged.
+        inputs = [make_document(str(i), [(s.tokens, ["O"] * len(s)) for s in d.sentences])
+                  for i, d in enumerate(docs)]
+        prepared = prepare_split(inputs, self.vocabs, self.config)
         tags = predict_graphs(self.model, prepared.graphs, self.vocabs,
                               self.config.train.eval_batch_tokens, self.device)
         # re-join chunks of long documents
-        merged: dict[str, list[list[str]]] = {d.doc_id: [] for d in docs}
+        merged: dict[str, list[list[str]]] = {d.doc_id: [] for d in inputs}
         for chunk, chunk_tags in zip(prepared.documents, tags):
             merged[_parent_id(chunk.doc_id, merged)].extend(chunk_tags)
-        return docs, [merged[d.doc_id] for d in docs]
+        return docs, [merged[d.doc_id] for d in inputs]
 
     def predict(self, documents: Sequence[DocumentInput], tokenized: bool = False
                 ) -> list[list[Entity]]:

@@ -337,11 +337,16 @@ class Trainer:
     def load_checkpoint(self) -> None:
         """Restore everything :meth:`save_checkpoint` wrote."""
         ckpt = load_checkpoint(self.checkpoint_path, self.device)
-        self.model.load_state_dict(ckpt["model"])
-        self.optimizer.load_state_dict(ckpt["optimizer"])
-        self.scheduler.load_state_dict(ckpt["scheduler"])
-        self.state = TrainState(**ckpt["state"])
-        _set_rng_state(ckpt["rng"])
+        try:
+            self.model.load_state_dict(ckpt["model"])
+            self.optimizer.load_state_dict(ckpt["optimizer"])
+            self.scheduler.load_state_dict(ckpt["scheduler"])
+            self.state = TrainState(**ckpt["state"])
+            _set_rng_state(ckpt["rng"])
+        except (RuntimeError, KeyError, ValueError, TypeError) as err:
+            raise CheckpointError(
+                f"{self.checkpoint_path}: does not fit this model/configuration ({err})"
+            ) from err
 
     # -- loop
     def _train_epoch(self, epoch: int) -> tuple[float, int, float]:
