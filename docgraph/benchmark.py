@@ -1,0 +1,619 @@
+"""Speed benchmark of GCDoc against the BiLSTM-CRF baseline on real documents.
+
+Everything is measured in one process on the same list of batches:
+
+* graph construction (:func:`~docgraph.graph.documents_to_graphs` over the training split);
+* training throughput (forward + backward + Adam step) and inference throughput
+  (:meth:`~docgraph.model.GCDoc.predict`, including GCDoc's ``T`` Monte-Carlo passes) of both
+  models, and their cost ratios against the targets (train <= 3x, inference <= 4x);
+* a per-component breakdown of the GCDoc training step (each submodule's forward + backward
+  timed in isolation on the batch's real inputs);
+* the analytic forward FLOPs per token, the achieved GFLOP/s of the training step and the
+  machine's dense float32 matmul GFLOP/s on the same thread count.
+
+The FLOP counter is analytic (see :func:`lstm_flops`, :func:`linear_flops` and
+:func:`model_flops`); backward is counted as twice the forward.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch_geometric.data import Batch
+
+from docgraph.data.registry import load_dataset
+from docgraph.data.vocab import Vocabularies
+from docgraph.graph import GraphConfig, TokenBudgetBatchSampler, documents_to_graphs
+from docgraph.model import GCDoc, GCDocConfig
+from docgraph.nn.cross_sentence import sentence_windows
+from docgraph.nn.relation import relation_loss
+from docgraph.training import build_model
+
+TRAIN_RATIO_TARGET = 3.0
+INFER_RATIO_TARGET = 4.0
+BACKWARD_FACTOR = 2.0
+
+
+@dataclass
+class BenchmarkOptions:
+    """What to measure and how often.
+
+    Args:
+        dataset: Registry name (``conll03``, ``ontonotes``, ``sample``, ...).
+        data_dir: Directory of the split files (``None`` for ``sample``).
+        quick: Fewer batches and repeats, graph build timed once.
+        threads: Torch intra-op threads (``0`` keeps torch's current setting).
+        batch_tokens: Token budget per batch.
+        num_batches: Batches timed per repeat (``None``: 3 quick, 12 full).
+        repeats: Repeats of the batch list (``None``: 1 quick, 3 full).
+        warmup: Warm-up steps before timing.
+        graph_repeats: Repeats of the graph build (``None``: 1 quick, 3 full).
+        matmul_size: Side of the square float32 matmul of the hardware reference.
+        seed: Seed of the batch sampling and model initialisation.
+        model_overrides: Extra :class:`~docgraph.model.GCDocConfig` fields applied to both
+            models (e.g. tiny sizes in tests).
+    """
+
+    dataset: str = "conll03"
+    data_dir: str | None = None
+    quick: bool = False
+    threads: int = 0
+    batch_tokens: int = 1000
+    num_batches: int | None = None
+    repeats: int | None = None
+    warmup: int = 2
+    graph_repeats: int | None = None
+    matmul_size: int = 1024
+    seed: int = 0
+    model_overrides: dict[str, Any] = field(default_factory=dict)
+
+    def resolved(self) -> tuple[int, int, int]:
+        """``(num_batches, repeats, graph_repeats)`` after applying the quick defaults."""
+        return (
+            self.num_batches or (3 if self.quick else 12),
+            self.repeats or (1 if self.quick else 3),
+            self.graph_repeats or (1 if self.quick else 3),
+        )
+
+
+# ---------------------------------------------------------------------------- FLOP counting
+def lstm_flops(in_dim: int, hidden: int, steps: int, directions: int = 2) -> int:
+    """Forward FLOPs of an LSTM layer: ``directions * 4 gates * (in + hidden) * hidden * 2``
+    per token step (multiply-add = 2 FLOPs; element-wise gate arithmetic is not counted).
+
+    Args:
+        in_dim: Input size.
+        hidden: Hidden size per direction.
+        steps: Total number of token steps (sum of sequence lengths).
+        directions: 2 for a BiLSTM.
+    """
+    return directions * 4 * (in_dim + hidden) * hidden * 2 * steps
+
+
+def linear_flops(in_dim: int, out_dim: int, rows: int) -> int:
+    """Forward FLOPs of a linear layer applied to ``rows`` vectors (``2 * in * out`` each)."""
+    return 2 * in_dim * out_dim * rows
+
+
+def _unique_char_steps(batch: Batch) -> int:
+    """Character steps the :class:`~docgraph.nn.CharEncoder` runs (once per distinct word)."""
+    chars = batch.chars
+    char_len = batch.char_len.clamp(min=1, max=chars.size(1))
+    key = torch.cat([chars, char_len.view(-1, 1).to(chars.dtype)], dim=1)
+    uniq = torch.unique(key, dim=0)
+    return int(uniq[:, -1].sum())
+
+
+def _sentence_doc(batch: Batch) -> Tensor:
+    return GCDoc._sentence_doc(batch)
+
+
+def model_flops(model: GCDoc, batch: Batch, training: bool = True) -> dict[str, int]:
+    """Analytic forward FLOPs of ``model`` on ``batch``, per component.
+
+    BiLSTMs count their real number of token steps on the batch (the cross-sentence windows
+    by their total length, the character LSTM once per distinct word as the encoder runs it);
+    linear layers ``2 * in * out`` per row; the graph layer per node (its 7 ``d x d`` blocks)
+    and per edge (``2 d`` for scaling and summing a message); the CRF ``3 C^2`` per token.
+
+    Args:
+        model: The model.
+        batch: A batch of document graphs.
+        training: Count the uncertainty tagger's training pass (only run with a loss).
+
+    Returns:
+        Component name -> FLOPs; ``"total"`` is their sum.
+    """
+    cfg = model.config
+    n = int(batch.num_nodes)
+    sent_len = batch.sent_len
+    num_sents = int(sent_len.numel())
+    num_edges = int(batch.edge_index.size(1))
+    C = model.num_labels
+    token_dim = cfg.word_dim + 2 * cfg.char_hidden
+    out: dict[str, int] = {
+        "char_encoder": lstm_flops(cfg.char_dim, cfg.char_hidden, _unique_char_steps(batch))
+    }
+    context_in = token_dim
+    if model.cross_sentence is not None:
+        cs = model.cross_sentence
+        _, prev_len, _, next_len = sentence_windows(sent_len, _sentence_doc(batch), cs.window)
+        steps = n
+        steps += int(prev_len.sum()) if cs.enc_previous is not None else 0
+        steps += int(next_len.sum()) if cs.enc_next is not None else 0
+        d = cfg.sent_dim
+        fuse = 2 * (2 * linear_flops(d, d, 1) + linear_flops(d, 1, 1)) + 3 * linear_flops(d, d, 1)
+        out["cross_sentence"] = lstm_flops(token_dim, d // 2, steps) + fuse * num_sents
+        context_in += d
+    out["context_bilstm"] = lstm_flops(context_in, cfg.hidden, n)
+    d = 2 * cfg.hidden
+    if model.uncertainty is not None:
+        u = model.uncertainty
+        one_pass = lstm_flops(token_dim, u.hidden_channels, n) + linear_flops(
+            2 * u.hidden_channels, C, n
+        )
+        out["uncertainty_mc"] = u.num_samples * one_pass
+        if training:
+            out["uncertainty_train"] = one_pass
+    if model.graph_conv is not None:
+        graph = 7 * linear_flops(d, d, n) + 2 * d * num_edges
+        if model.relation is not None:
+            graph += 2 * linear_flops(d, 1, n) + 2 * num_edges
+        out["relation_graph"] = graph
+    out["emission_crf"] = linear_flops(d, C, n) + 3 * C * C * n
+    out["total"] = sum(out.values())
+    return out
+
+
+# ---------------------------------------------------------------------------- timing helpers
+def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def matmul_gflops(size: int = 1024, repeats: int = 5) -> float:
+    """Measured dense float32 ``size x size`` matmul GFLOP/s on the current thread count."""
+    a = torch.randn(size, size)
+    b = torch.randn(size, size)
+    torch.mm(a, b)
+    seconds = _median_seconds(lambda: torch.mm(a, b), repeats)
+    return 2 * size**3 / seconds / 1e9
+
+
+def train_step(model: GCDoc, optimizer: torch.optim.Optimizer, batch: Batch) -> float:
+    """One training step (forward, backward, Adam step); returns the loss."""
+    out = model(batch)
+    loss = out.loss / max(out.num_sentences, 1)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    return float(loss.detach())
+
+
+def _timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """``(wall seconds, process CPU seconds)`` of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def time_interleaved(
+    passes: dict[str, Callable[[], object]], repeats: int
+) -> dict[str, tuple[float, float]]:
+    """Median ``(wall, CPU)`` seconds of each pass, the passes interleaved repeat by repeat.
+
+    Interleaving (A B A B ...) exposes every pass to the same drift of the machine's load, so
+    ratios between passes stay meaningful on a shared machine.
+    """
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in passes}
+    for _ in range(repeats):
+        for name, fn in passes.items():
+            samples[name].append(_timed(fn))
+    return {
+        name: (statistics.median(w for w, _ in s), statistics.median(c for _, c in s))
+        for name, s in samples.items()
+    }
+
+
+def training_pass(model: GCDoc, batches: Sequence[Batch], warmup: int) -> Callable[[], object]:
+    """A closure running one training step per batch, after ``warmup`` warm-up steps."""
+    model.train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for k in range(warmup):
+        train_step(model, optimizer, batches[k % len(batches)])
+
+    def run() -> None:
+        model.train()
+        for b in batches:
+            train_step(model, optimizer, b)
+
+    return run
+
+
+def inference_pass(model: GCDoc, batches: Sequence[Batch], warmup: int) -> Callable[[], object]:
+    """A closure running :meth:`GCDoc.predict` on every batch, after ``warmup`` calls."""
+    for k in range(warmup):
+        model.predict(batches[k % len(batches)])
+    return lambda: [model.predict(b) for b in batches]
+
+
+def _fwd_bwd(fn: Callable[[], Tensor]) -> Callable[[], None]:
+    def run() -> None:
+        fn().sum().backward()
+
+    return run
+
+
+def component_parts(model: GCDoc, batch: Batch) -> dict[str, Callable[[], None]]:
+    """Closures running each GCDoc submodule's forward (+ backward) on ``batch``'s real inputs.
+
+    The inputs of each submodule are computed once with the full model and detached (with
+    ``requires_grad``), so every closure times its submodule alone. The uncertainty MC passes
+    run without gradient, as in the model.
+    """
+    model.train()
+    sent_len = batch.sent_len
+    with torch.no_grad():
+        token_x = model._token_features(batch)
+        x = token_x
+        if model.cross_sentence is not None:
+            s_prime = model.cross_sentence(x, sent_len, _sentence_doc(batch))
+            x = torch.cat([x, s_prime[batch.token_sentence]], dim=-1)
+        h = model.context_encoder(x, sent_len)
+
+    def leaf(t: Tensor) -> Tensor:
+        return t.detach().clone().requires_grad_(True)
+
+    parts: dict[str, Callable[[], None]] = {
+        "char_encoder": _fwd_bwd(lambda: model.char_encoder(batch.chars, batch.char_len)),
+    }
+    if model.cross_sentence is not None:
+        cs, tx, doc = model.cross_sentence, leaf(token_x), _sentence_doc(batch)
+        parts["cross_sentence"] = _fwd_bwd(lambda: cs(tx, sent_len, doc))
+    cx = leaf(x)
+    parts["context_bilstm"] = _fwd_bwd(lambda: model.context_encoder(cx, sent_len))
+    unc = model.uncertainty
+    if unc is not None:
+        ux = token_x.detach()
+        parts["uncertainty_mc"] = lambda: unc.uncertainty(ux, sent_len)
+        parts["uncertainty_train"] = lambda: unc.loss(unc(ux, sent_len), batch.y, "sum").backward()
+    hh = leaf(h)
+    if model.graph_conv is not None:
+        graph_conv, relation = model.graph_conv, model.relation
+        edge_index = batch.edge_index
+        source_mask = None
+        if unc is not None:
+            source_mask = ~unc.drop_mask(unc.uncertainty(token_x.detach(), sent_len)[0])
+        types = model.label_to_type[batch.y]
+        same = (types[edge_index[0]] == types[edge_index[1]]).to(h.dtype)
+
+        def relation_graph() -> None:
+            loss = hh.new_zeros(())
+            weight = None
+            if relation is not None:
+                logits = relation(hh, edge_index, return_logits=True)
+                weight = torch.sigmoid(logits)
+                loss = loss + relation_loss(logits, same)
+            out = graph_conv(hh, edge_index, edge_weight=weight, source_mask=source_mask)
+            (loss + out.sum()).backward()
+
+        parts["relation_graph"] = relation_graph
+    parts["emission_crf"] = lambda: model.crf.nll(
+        model.emission(hh), sent_len, batch.y, reduction="sum"
+    ).backward()
+    return parts
+
+
+def time_components(model: GCDoc, batches: Sequence[Batch], repeats: int) -> dict[str, float]:
+    """Median ms per batch of each component's forward + backward (see :func:`component_parts`)."""
+    totals: dict[str, list[float]] = {}
+    for batch in batches:
+        for name, fn in component_parts(model, batch).items():
+            fn()  # warm-up
+            totals.setdefault(name, []).append(_median_seconds(fn, repeats))
+            model.zero_grad(set_to_none=True)
+    return {name: 1000 * statistics.fmean(values) for name, values in totals.items()}
+
+
+# ---------------------------------------------------------------------------- environment
+def cpu_model() -> str:
+    """The CPU model name from ``/proc/cpuinfo`` (or :func:`platform.processor`)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process in MiB (``ru_maxrss`` is KiB on Linux)."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
+
+
+# ---------------------------------------------------------------------------- the benchmark
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else float("inf")
+
+
+def select_batches(graphs: Sequence, batch_tokens: int, count: int, seed: int) -> list[Batch]:
+    """``count`` collated batches of the training sampler's first shuffled epoch."""
+    sampler = TokenBudgetBatchSampler(
+        [int(g.num_nodes) for g in graphs], batch_tokens, shuffle=True, seed=seed
+    )
+    chosen = sampler.all_batches()[:count]
+    return [Batch.from_data_list([graphs[i] for i in idx]) for idx in chosen]
+
+
+def _model_result(
+    model: GCDoc,
+    batches: Sequence[Batch],
+    tokens: int,
+    train: tuple[float, float],
+    infer: tuple[float, float],
+) -> dict[str, Any]:
+    (train_s, train_cpu), (infer_s, infer_cpu) = train, infer
+    flops_train = sum(model_flops(model, b, training=True)["total"] for b in batches)
+    flops_infer = sum(model_flops(model, b, training=False)["total"] for b in batches)
+    fwd_bwd = flops_train * (1 + BACKWARD_FACTOR)
+    return {
+        "config": model.config.to_dict(),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "train_seconds_per_pass": train_s,
+        "train_cpu_seconds_per_pass": train_cpu,
+        "train_ms_per_batch": 1000 * train_s / len(batches),
+        "train_tokens_per_s": tokens / train_s,
+        "train_tokens_per_cpu_s": tokens / train_cpu,
+        "infer_seconds_per_pass": infer_s,
+        "infer_cpu_seconds_per_pass": infer_cpu,
+        "infer_tokens_per_s": tokens / infer_s,
+        "infer_tokens_per_cpu_s": tokens / infer_cpu,
+        "forward_flops_per_token": flops_train / tokens,
+        "infer_flops_per_token": flops_infer / tokens,
+        "train_gflops_per_s": fwd_bwd / train_s / 1e9,
+        "infer_gflops_per_s": flops_infer / infer_s / 1e9,
+    }
+
+
+def run_benchmark(options: BenchmarkOptions, command: str = "") -> dict[str, Any]:
+    """Run the whole benchmark and return the JSON-serialisable result.
+
+    Args:
+        options: What to measure.
+        command: The command line to record.
+    """
+    if options.threads > 0:
+        torch.set_num_threads(options.threads)
+    num_batches, repeats, graph_repeats = options.resolved()
+    start = time.perf_counter()
+    splits = load_dataset(options.dataset, options.data_dir, splits=("train",))
+    read_seconds = time.perf_counter() - start
+    train_docs = splits["train"]
+    vocabs = Vocabularies.build(train_docs)
+    graph_config = GraphConfig()
+    graphs: list = []
+
+    def build() -> None:
+        graphs[:] = documents_to_graphs(train_docs, vocabs, graph_config)
+
+    graph_seconds = _median_seconds(build, graph_repeats)
+    num_tokens = sum(int(g.num_nodes) for g in graphs)
+
+    start = time.perf_counter()
+    batches = select_batches(graphs, options.batch_tokens, num_batches, options.seed)
+    collate_ms = 1000 * (time.perf_counter() - start) / len(batches)
+    tokens = sum(int(b.num_nodes) for b in batches)
+
+    models: dict[str, GCDoc] = {}
+    for name, cfg in (
+        ("baseline", GCDocConfig.baseline(**options.model_overrides)),
+        ("gcdoc", GCDocConfig(**options.model_overrides)),
+    ):
+        torch.manual_seed(options.seed)
+        models[name] = build_model(cfg, vocabs)
+    warm = options.warmup
+    train = time_interleaved(
+        {n: training_pass(m, batches, warm) for n, m in models.items()}, repeats
+    )
+    infer = time_interleaved(
+        {n: inference_pass(m, batches, warm) for n, m in models.items()}, repeats
+    )
+    results = {n: _model_result(m, batches, tokens, train[n], infer[n]) for n, m in models.items()}
+
+    gcdoc = models["gcdoc"]
+    components = time_components(gcdoc, batches, repeats)
+    flops_parts = {
+        k: v / tokens for k, v in _sum_dicts([model_flops(gcdoc, b) for b in batches]).items()
+    }
+    # Residual of the whole step (embeddings, dropout, Adam, glue); negative = timing noise.
+    components["other (step - sum of parts)"] = results["gcdoc"]["train_ms_per_batch"] - sum(
+        components.values()
+    )
+    train_ratio = _ratio(
+        results["baseline"]["train_tokens_per_s"], results["gcdoc"]["train_tokens_per_s"]
+    )
+    infer_ratio = _ratio(
+        results["baseline"]["infer_tokens_per_s"], results["gcdoc"]["infer_tokens_per_s"]
+    )
+    cpu_ratios = {
+        f"{kind}_cost_ratio_cpu_time": _ratio(
+            results["baseline"][f"{kind}_tokens_per_cpu_s"],
+            results["gcdoc"][f"{kind}_tokens_per_cpu_s"],
+        )
+        for kind in ("train", "infer")
+    }
+    hardware = matmul_gflops(options.matmul_size)
+    return {
+        "dataset": options.dataset,
+        "data_dir": options.data_dir,
+        "quick": options.quick,
+        "read_seconds": read_seconds,
+        "graph_build_seconds": graph_seconds,
+        "graph_build_repeats": graph_repeats,
+        "train_documents": len(train_docs),
+        "train_graphs": len(graphs),
+        "train_tokens": num_tokens,
+        "graph_build_tokens_per_s": num_tokens / graph_seconds,
+        "batch_tokens": options.batch_tokens,
+        "num_batches": len(batches),
+        "batch_token_counts": [int(b.num_nodes) for b in batches],
+        "timed_tokens_per_pass": tokens,
+        "repeats": repeats,
+        "warmup_batches": options.warmup,
+        "collate_ms_per_batch": collate_ms,
+        "optimizer": "Adam",
+        "baseline": results["baseline"],
+        "gcdoc": results["gcdoc"],
+        "train_cost_ratio": train_ratio,
+        "train_cost_ratio_target": TRAIN_RATIO_TARGET,
+        "train_cost_ratio_met": train_ratio <= TRAIN_RATIO_TARGET,
+        "infer_cost_ratio": infer_ratio,
+        "infer_cost_ratio_target": INFER_RATIO_TARGET,
+        "infer_cost_ratio_met": infer_ratio <= INFER_RATIO_TARGET,
+        **cpu_ratios,
+        "timing_note": (
+            "ratios use wall-clock medians; the models' repeats are interleaved; the *_cpu_*"
+            " fields use process CPU time, less sensitive to other jobs on a loaded machine"
+        ),
+        "gcdoc_components_ms_per_batch": components,
+        "gcdoc_forward_flops_per_token_by_component": flops_parts,
+        "flops_note": (
+            "analytic forward FLOPs (multiply-add = 2); LSTMs 2 dirs x 4 gates x (in + hidden)"
+            " x hidden x 2 per real token step; backward counted as 2x forward, so a training"
+            " step is 3x the forward FLOPs (the uncertainty MC passes run without gradient but"
+            " are counted the same way)"
+        ),
+        "matmul_size": options.matmul_size,
+        "matmul_gflops_per_s": hardware,
+        "gcdoc_train_fraction_of_matmul_peak": results["gcdoc"]["train_gflops_per_s"] / hardware,
+        "baseline_train_fraction_of_matmul_peak": (
+            results["baseline"]["train_gflops_per_s"] / hardware
+        ),
+        "peak_rss_mib": peak_rss_mib(),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "cpu": cpu_model(),
+        "python": platform.python_version(),
+        "date": _dt.datetime.now().isoformat(timespec="seconds"),
+        "command": command,
+    }
+
+
+def _sum_dicts(items: Sequence[dict[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        for key, value in item.items():
+            out[key] = out.get(key, 0) + value
+    return out
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """A readable plain-text summary of a :func:`run_benchmark` result."""
+    b, g = result["baseline"], result["gcdoc"]
+    lines = [
+        f"dataset {result['dataset']}  threads {result['threads']}  torch {result['torch']}  "
+        f"cpu {result['cpu']}",
+        f"read {result['read_seconds']:.2f}s  graph build {result['graph_build_seconds']:.2f}s "
+        f"({result['train_graphs']} graphs, {result['train_tokens']} tokens, "
+        f"median of {result['graph_build_repeats']})",
+        f"{result['num_batches']} batches x {result['repeats']} repeats, "
+        f"{result['timed_tokens_per_pass']} tokens per pass (budget {result['batch_tokens']})",
+        "",
+        f"{'':24}{'baseline':>14}{'gcdoc':>14}{'ratio':>9}{'target':>8}",
+        f"{'train tokens/s':24}{b['train_tokens_per_s']:14.1f}{g['train_tokens_per_s']:14.1f}"
+        f"{result['train_cost_ratio']:9.2f}{'<=' + str(TRAIN_RATIO_TARGET):>8}"
+        f"  {'met' if result['train_cost_ratio_met'] else 'NOT met'}",
+        f"{'infer tokens/s':24}{b['infer_tokens_per_s']:14.1f}{g['infer_tokens_per_s']:14.1f}"
+        f"{result['infer_cost_ratio']:9.2f}{'<=' + str(INFER_RATIO_TARGET):>8}"
+        f"  {'met' if result['infer_cost_ratio_met'] else 'NOT met'}",
+        f"{'ratio by CPU time':24}{'':28}{result['train_cost_ratio_cpu_time']:9.2f}"
+        f"  (train)  {result['infer_cost_ratio_cpu_time']:.2f} (infer)",
+        f"{'fwd MFLOP/token':24}{b['forward_flops_per_token'] / 1e6:14.2f}"
+        f"{g['forward_flops_per_token'] / 1e6:14.2f}",
+        f"{'train GFLOP/s':24}{b['train_gflops_per_s']:14.2f}{g['train_gflops_per_s']:14.2f}",
+        f"{'matmul GFLOP/s':24}{result['matmul_gflops_per_s']:14.2f}"
+        f"  ({result['matmul_size']}x{result['matmul_size']} float32)",
+        "",
+        "GCDoc train step by component (fwd+bwd, ms/batch; fwd MFLOP/token):",
+    ]
+    flops = result["gcdoc_forward_flops_per_token_by_component"]
+    for name, ms in result["gcdoc_components_ms_per_batch"].items():
+        extra = f"{flops[name] / 1e6:10.2f}" if name in flops else ""
+        lines.append(f"  {name:40}{ms:10.1f}{extra}")
+    lines.append(f"  {'total train step':40}{g['train_ms_per_batch']:10.1f}")
+    lines.append(f"peak RSS {result['peak_rss_mib']:.0f} MiB")
+    return "\n".join(lines)
+
+
+def default_output(today: _dt.date | None = None) -> Path:
+    """``benchmarks/results/speed-<YYYY-MM-DD>.json``."""
+    today = today or _dt.date.today()
+    return Path("benchmarks/results") / f"speed-{today.isoformat()}.json"
+
+
+def parse_args(argv: Sequence[str] | None = None) -> Any:
+    """Command-line options of ``scripts/benchmark.py``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description="Speed of GCDoc vs the BiLSTM-CRF baseline on the same real batches."
+    )
+    parser.add_argument("--dataset", default="conll03")
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument(
+        "--quick", action="store_true", help="3 batches, 1 repeat, graph build once (< 60 s)"
+    )
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--batch-tokens", type=int, default=1000)
+    parser.add_argument("--batches", type=int, default=None, help="batches timed per repeat")
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument(
+        "--out", default=None, help="JSON output (default benchmarks/results/speed-<date>.json)"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark from the command line, print the table and write the JSON."""
+    from docgraph.checkpoint import atomic_write_json
+    from docgraph.data.errors import CorpusFormatError
+
+    args = parse_args(argv)
+    options = BenchmarkOptions(
+        dataset=args.dataset,
+        data_dir=args.data_dir,
+        quick=args.quick,
+        threads=args.threads,
+        batch_tokens=args.batch_tokens,
+        num_batches=args.batches,
+        repeats=args.repeats,
+    )
+    argv_list = list(sys.argv[1:] if argv is None else argv)
+    command = " ".join(["python scripts/benchmark.py", *argv_list])
+    try:
+        result = run_benchmark(options, command=command)
+    except (ValueError, FileNotFoundError, CorpusFormatError) as exc:
+        print(f"benchmark.py: error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else default_output()
+    atomic_write_json(out, result)
+    print(format_table(result))
+    print(f"wrote {out}")
+    return 0
