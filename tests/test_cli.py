@@ -1,0 +1,144 @@
+"""End-to-end tests of ``scripts/train.py``, ``scripts/evaluate.py`` and ``scripts/predict.py``."""
+
+import json
+
+import pytest
+
+from conftest import TINY_FLAGS, run_script
+from docgraph.cli import evaluate_main, predict_main, train_main
+from docgraph.data.conll import read_conll, write_conll
+from docgraph.data.registry import load_dataset
+
+
+@pytest.mark.slow
+def test_train_and_resume_through_the_cli(tmp_path):
+    out = tmp_path / "run"
+    res = run_script("train", "--dataset", "sample", "--output-dir", out, *TINY_FLAGS,
+                     "--epochs", "1", "--lr", "0.03")
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr
+    assert "dev F1" in res.stdout and "test F1" in res.stdout
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["epochs"] == 1 and metrics["config"]["model"]["hidden"] == 16
+    assert "train.py" in metrics["command"] and "--hidden 16" in metrics["command"]
+
+    res = run_script("train", "--resume", out, "--epochs", "2", "--quiet")
+    assert res.returncode == 0, res.stderr
+    assert "test F1" in res.stdout
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["epochs"] == 2  # continued from epoch 1, with the saved tiny model config
+    assert metrics["config"]["model"]["hidden"] == 16
+    log = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in log] == [1, 2]
+
+
+def test_evaluate_writes_metrics_and_predictions(model_dir, tmp_path):
+    res = run_script("evaluate", "--model", model_dir, "--split", "test",
+                     "--output-dir", tmp_path, "--device", "cpu")
+    assert res.returncode == 0, res.stderr
+    saved = json.loads((tmp_path / "test_metrics.json").read_text())
+    run_metrics = json.loads((model_dir / "metrics.json").read_text())
+    assert set(saved) == {"test"}
+    assert set(saved["test"]) == set(run_metrics["test"])
+    assert saved["test"]["f1"] == pytest.approx(run_metrics["test"]["f1"])
+    assert f"{saved['test']['f1']:.2f}" in res.stdout
+    test_docs = load_dataset("sample", splits=("test",))["test"]
+    lines = (tmp_path / "test_predictions.conll").read_text().splitlines()
+    assert sum(line.startswith("-DOCSTART-") for line in lines) == len(test_docs)
+    rows = [line.split() for line in lines if line and not line.startswith("-DOCSTART-")]
+    assert len(rows) == sum(d.num_tokens for d in test_docs)
+    assert all(len(r) == 3 for r in rows)  # word gold pred
+    assert [r[0] for r in rows] == [t for d in test_docs for t in d.tokens]
+    assert [r[1] for r in rows] == [t for d in test_docs for t in d.tags]
+
+
+def test_evaluate_on_a_conll_file(model_dir, tmp_path, capsys):
+    docs = load_dataset("sample", splits=("dev",))["dev"][:2]
+    write_conll(tmp_path / "mine.conll", docs)
+    assert evaluate_main(["--model", str(model_dir), "--data", str(tmp_path / "mine.conll"),
+                          "--output-dir", str(tmp_path), "--device", "cpu"]) == 0
+    assert "mine" in json.loads((tmp_path / "mine_metrics.json").read_text())
+    assert (tmp_path / "mine_predictions.conll").is_file()
+
+
+def test_predict_raw_text_jsonl(model_dir, tmp_path):
+    test_docs = load_dataset("sample", splits=("test",))["test"]
+    text = "\n\n".join(" ".join(s.tokens) for s in test_docs[0].sentences)
+    (tmp_path / "story.txt").write_text(text)
+    res = run_script("predict", "--model", model_dir, tmp_path / "story.txt", "--device", "cpu")
+    assert res.returncode == 0, res.stderr
+    assert "F1" not in res.stdout and "F1" not in res.stderr
+    records = [json.loads(line) for line in res.stdout.splitlines()]
+    assert records, "the trained model finds entities in a sample document"
+    for r in records:
+        assert set(r) == {"doc", "sentence", "start", "end", "type", "text"}
+        assert r["doc"] == "story" and 0 <= r["start"] < r["end"]
+        assert r["type"] in {"PER", "LOC", "ORG", "MISC"}
+        assert r["text"] in text
+
+
+def test_predict_conll_keeps_documents(model_dir, tmp_path, capsys):
+    docs = load_dataset("sample", splits=("dev",))["dev"][:3]
+    write_conll(tmp_path / "in.conll", docs)
+    out = tmp_path / "out.conll"
+    assert predict_main(["--model", str(model_dir), str(tmp_path / "in.conll"),
+                         "--format", "conll", "--output", str(out), "--device", "cpu"]) == 0
+    tagged = read_conll(out)
+    assert len(tagged) == 3
+    for got, ref in zip(tagged, docs):
+        assert [s.tokens for s in got.sentences] == [s.tokens for s in ref.sentences]
+    assert capsys.readouterr().out == ""
+
+
+def test_predict_tokenized_text_and_unknown_labels(model_dir, tmp_path, capsys):
+    # gold tags in an input CoNLL file are ignored, even of types the model does not know
+    (tmp_path / "odd.conll").write_text("-DOCSTART- O\n\nAcme B-FOO\nbeat O\nBrennock B-ORG\n\n")
+    (tmp_path / "tok.txt").write_text("Tavistre beat Brennock .\nVeldania won .\n")
+    assert predict_main(["--model", str(model_dir), str(tmp_path / "odd.conll"),
+                         str(tmp_path / "tok.txt"), "--tokenized", "--device", "cpu"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {r["doc"] for r in records} <= {"odd-0", "tok"}
+    for r in records:
+        assert r["sentence"] in (0, 1)
+
+
+def _expect_usage_error(main, argv, capsys, match):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: "), err
+    assert match in err[0]
+
+
+def test_bad_arguments_exit_2_with_one_line(model_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("DOCGRAPH_DATA_DIR", raising=False)
+    _expect_usage_error(train_main, ["--dataset", "conll03", "--output-dir", str(tmp_path),
+                                     "--quiet"], capsys, "DOCGRAPH_DATA_DIR")
+    _expect_usage_error(train_main, ["--dataset", "conll03", "--data-dir",
+                                     str(tmp_path / "nope"), "--quiet"], capsys, "nope")
+    _expect_usage_error(train_main, ["--config", str(tmp_path / "missing.toml"), "--quiet"],
+                        capsys, "missing.toml")
+    _expect_usage_error(train_main, ["--resume", str(tmp_path), "--quiet"], capsys, "last.pt")
+    _expect_usage_error(evaluate_main, ["--model", str(tmp_path / "nomodel")], capsys,
+                        "nomodel")
+    _expect_usage_error(predict_main, ["--model", str(tmp_path / "nomodel"), "x.txt"], capsys,
+                        "nomodel")
+    _expect_usage_error(predict_main, ["--model", str(model_dir), str(tmp_path / "no.txt"),
+                                       "--device", "cpu"], capsys, "no.txt")
+    (tmp_path / "foreign.conll").write_text("-DOCSTART- O\n\nAcme B-FOO\nwins O\n\n")
+    _expect_usage_error(evaluate_main, ["--model", str(model_dir), "--data",
+                                        str(tmp_path / "foreign.conll"), "--device", "cpu"],
+                        capsys, "FOO")
+    (tmp_path / "bad.toml").write_text("[train\nepochs = 1\n")
+    _expect_usage_error(train_main, ["--config", str(tmp_path / "bad.toml"), "--quiet"],
+                        capsys, "invalid TOML")
+    (tmp_path / "unknown.toml").write_text("[train]\nepoch = 1\n")
+    _expect_usage_error(train_main, ["--config", str(tmp_path / "unknown.toml"), "--quiet"],
+                        capsys, "epoch")
+
+
+def test_unknown_dataset_through_subprocess(tmp_path):
+    res = run_script("train", "--dataset", "imdb", "--output-dir", tmp_path)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "invalid choice" in res.stderr
