@@ -167,26 +167,40 @@ def iterate_batches(graphs: Sequence[DocumentGraph], sampler: Sequence[list[int]
 
 @torch.no_grad()
 def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabularies,
-                   batch_tokens: int = 8000, device: torch.device | str = "cpu"
-                   ) -> list[list[list[str]]]:
-    """IOB2 predictions per graph, per sentence, per token."""
+                   batch_tokens: int = 8000, device: torch.device | str = "cpu",
+                   seed: int = 0) -> list[list[list[str]]]:
+    """IOB2 predictions per graph, per sentence, per token (reproducible for ``seed``)."""
     model = _unwrap(model)
     device = torch.device(device)
     sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs], batch_tokens,
                                       shuffle=False)
     labels = vocabs.labels.lookup(list(range(len(vocabs.labels))))
     out: list[list[list[str]] | None] = [None] * len(graphs)
-    for indices, batch in iterate_batches(graphs, sampler, device):
-        pred = model.predict(batch).tolist()
-        offset = 0
-        for i in indices:
-            sentences = []
-            for length in graphs[i].sent_len.tolist():
-                tags = [labels[t] for t in pred[offset:offset + length]]
-                sentences.append(bioes_to_iob2(tags))
-                offset += length
-            out[i] = sentences
+    # The MC-dropout uncertainty is random even in eval mode: draw it from a fixed seed so that
+    # predictions are reproducible, and leave the caller's (training) RNG stream untouched.
+    cuda = device.type == "cuda"
+    index = (device.index if device.index is not None else torch.cuda.current_device()
+             ) if cuda else None
+    with torch.random.fork_rng(devices=[index] if cuda else []):
+        torch.default_generator.manual_seed(seed)
+        if cuda:
+            with torch.cuda.device(index):
+                torch.cuda.manual_seed(seed)
+        for indices, batch in iterate_batches(graphs, sampler, device):
+            _store_predictions(model.predict(batch).tolist(), indices, graphs, labels, out)
     return out  # type: ignore[return-value]
+
+
+def _store_predictions(pred: list[int], indices: list[int], graphs: Sequence[DocumentGraph],
+                       labels: list[str], out: list) -> None:
+    offset = 0
+    for i in indices:
+        sentences = []
+        for length in graphs[i].sent_len.tolist():
+            tags = [labels[t] for t in pred[offset:offset + length]]
+            sentences.append(bioes_to_iob2(tags))
+            offset += length
+        out[i] = sentences
 
 
 def evaluate(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,

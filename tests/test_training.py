@@ -218,3 +218,17 @@ def test_run_seeds_writes_summary(tmp_path):
             assert saved[f"{split}_{key}_std"] == pytest.approx(statistics.stdev(values))
             assert math.isfinite(saved[f"{split}_{key}_std"])
     assert os.path.isdir(tmp_path / "seeds" / "seed-2")
+
+
+def test_evaluation_is_reproducible_and_leaves_the_rng_alone(model_dir, sample_splits):
+    from docgraph.training import evaluate, prepare_split
+
+    model, vocabs, config = load_model_dir(model_dir)
+    dev = prepare_split(sample_splits["dev"], vocabs, config)
+    torch.manual_seed(0)
+    state = torch.get_rng_state()
+    scores, pred = evaluate(model, dev, vocabs)
+    assert torch.equal(torch.get_rng_state(), state)  # MC dropout draws from its own stream
+    torch.manual_seed(123)
+    again, pred_again = evaluate(model, dev, vocabs)
+    assert pred_again == pred and again == scores
