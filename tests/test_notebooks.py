@@ -1,0 +1,51 @@
+"""Execute the notebooks in ``notebooks/`` end to end; a failing cell fails the test."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = sorted(p.name for p in NOTEBOOK_DIR.glob("*.ipynb"))
+
+
+def test_notebooks_are_committed_without_outputs():
+    assert NOTEBOOKS == [
+        "01_document_graphs.ipynb",
+        "02_edge_weights_and_pruning.ipynb",
+        "03_reuse_the_graph_layer.ipynb",
+    ]
+    for name in NOTEBOOKS:
+        book = nbformat.read(NOTEBOOK_DIR / name, as_version=4)
+        nbformat.validate(book)
+        for cell in book.cells:
+            if cell.cell_type == "code":
+                assert cell.outputs == [] and cell.execution_count is None, name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs(name, monkeypatch):
+    monkeypatch.delenv("DOCGRAPH_MODEL_DIR", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    book = nbformat.read(NOTEBOOK_DIR / name, as_version=4)
+    client = nbclient.NotebookClient(
+        book,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
+    )
+    start = time.perf_counter()
+    client.execute()  # raises CellExecutionError on the first failing cell
+    elapsed = time.perf_counter() - start
+    errors = [o for c in book.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert not errors
+    print(f"{name}: {elapsed:.1f} s")
