@@ -331,6 +331,7 @@ class Trainer:
             seed=self.config.seed, num_replicas=world, rank=rank,
         )
         self.state = TrainState()
+        self.last_drop_rate = 0.0
 
     # -- checkpoints
     @property
@@ -367,7 +368,7 @@ class Trainer:
         tc = self.config.train
         self.network.train()
         self.sampler.set_epoch(epoch)
-        total_loss, tokens = 0.0, 0
+        total_loss, tokens, dropped = 0.0, 0, 0
         start = time.perf_counter()
         batches = iterate_batches(self.train.graphs, self.sampler, self.device)
         if self.progress and _is_main():
@@ -392,17 +393,21 @@ class Trainer:
                 nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip_norm)
             self.optimizer.step()
             total_loss += float(out.loss.detach())
+            if out.drop is not None:
+                dropped += int(out.drop.sum())
             tokens += int(batch.num_nodes)
         seconds = time.perf_counter() - start
+        self.last_drop_rate = dropped / max(tokens, 1)
         return total_loss, tokens, seconds
 
     def _log(self, record: dict[str, Any]) -> None:
         with (self.output_dir / "train_log.jsonl").open("a") as handle:
             handle.write(json.dumps(record) + "\n")
         log.info(
-            "epoch %3d  loss %10.2f  dev P %.2f R %.2f F1 %.2f  %.1fs  %.0f tok/s%s",
+            "epoch %3d  loss %10.2f  dev P %.2f R %.2f F1 %.2f  %.1fs  %.0f tok/s  drop %.2f%s",
             record["epoch"], record["loss"], record["dev_precision"], record["dev_recall"],
             record["dev_f1"], record["epoch_seconds"], record["tokens_per_s"],
+            record["drop_rate"],
             "  *" if record["best"] else "",
         )
         if self.on_epoch_end is not None:
@@ -439,6 +444,7 @@ class Trainer:
                     "epoch": epoch, "loss": loss, "dev_precision": scores.precision,
                     "dev_recall": scores.recall, "dev_f1": scores.f1,
                     "epoch_seconds": seconds, "tokens_per_s": tokens / max(seconds, 1e-9),
+                    "drop_rate": self.last_drop_rate,
                     "lr": self.optimizer.param_groups[0]["lr"], "best": improved,
                 }
                 self.state.history.append(record)
