@@ -72,7 +72,7 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
         raise CheckpointError(f"{path}: checkpoint not found")
     try:
         state = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as err:  # noqa: BLE001 - any unpickling failure means a bad file
+    except Exception as err:
         raise CheckpointError(f"{path}: not a readable docgraph checkpoint ({err})") from err
     if not isinstance(state, dict) or "format_version" not in state:
         raise CheckpointError(f"{path}: not a docgraph checkpoint (no format_version)")

@@ -1,4 +1,4 @@
-"""Argument parsing shared by the scripts: flags map onto :class:`~docgraph.config.ExperimentConfig`.
+"""Scripts' argument parsing; flags map onto :class:`~docgraph.config.ExperimentConfig`.
 
 Precedence: built-in defaults < the TOML preset (``--config FILE``, or ``configs/<dataset>.toml``
 when it exists) < command-line flags.
@@ -114,7 +114,7 @@ def train_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = None
                      ) -> ExperimentConfig:
-    """Defaults < preset < flags; with ``base`` (the saved config of a resumed run), base < flags."""
+    """Defaults < preset < flags; with ``base`` (a resumed run's saved config), base < flags."""
     dataset = args.dataset or "sample"
     if base is not None:
         config = base

@@ -260,7 +260,7 @@ class GCDoc(nn.Module):
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
-    def _sentence_doc(batch) -> Tensor:  # noqa: ANN001
+    def _sentence_doc(batch) -> Tensor:
         sent_len = batch.sent_len
         starts = torch.cumsum(sent_len, 0) - sent_len
         doc_of_token = getattr(batch, "batch", None)
@@ -268,13 +268,13 @@ class GCDoc(nn.Module):
             return torch.zeros_like(sent_len)
         return doc_of_token[starts]
 
-    def _token_features(self, batch) -> Tensor:  # noqa: ANN001
+    def _token_features(self, batch) -> Tensor:
         w = self.word_embedding(batch.word)
         c = self.char_encoder(batch.chars, batch.char_len)
         return torch.cat([w, c], dim=-1)
 
     # ------------------------------------------------------------------ forward
-    def forward(self, batch, compute_loss: bool = True) -> GCDocOutput:  # noqa: ANN001
+    def forward(self, batch, compute_loss: bool = True) -> GCDocOutput:
         """Run the model on a batch of document graphs.
 
         Args:
@@ -331,7 +331,7 @@ class GCDoc(nn.Module):
         return out
 
     @torch.no_grad()
-    def predict(self, batch) -> Tensor:  # noqa: ANN001
+    def predict(self, batch) -> Tensor:
         """Viterbi label ids ``[N]`` for every token of the batch (dropout off, MC dropout on)."""
         was_training = self.training
         self.eval()
@@ -342,7 +342,7 @@ class GCDoc(nn.Module):
             self.train(was_training)
 
     @torch.no_grad()
-    def inspect(self, batch) -> GCDocOutput:  # noqa: ANN001
+    def inspect(self, batch) -> GCDocOutput:
         """Forward pass in eval mode returning uncertainty, *Drop* and edge weights."""
         was_training = self.training
         self.eval()

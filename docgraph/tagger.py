@@ -65,7 +65,7 @@ class Tagger:
     sentences of two documents.
     """
 
-    def __init__(self, model, vocabs, config, device: str | torch.device = "cpu") -> None:  # noqa: ANN001
+    def __init__(self, model, vocabs, config, device: str | torch.device = "cpu") -> None:
         self.model = model
         self.vocabs = vocabs
         self.config = config

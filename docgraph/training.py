@@ -551,7 +551,9 @@ def run_seeds(config: ExperimentConfig, seeds: Sequence[int], progress: bool = F
     for seed in seeds:
         cfg = replace(config, seed=seed, output_dir=str(base / f"seed-{seed}"))
         runs.append(run_experiment(cfg, progress=progress))
-    summary: dict[str, Any] = {"seeds": list(seeds), "runs": [str(base / f"seed-{s}") for s in seeds]}
+    summary: dict[str, Any] = {
+        "seeds": list(seeds), "runs": [str(base / f"seed-{s}") for s in seeds]
+    }
     for split in ("dev", "test"):
         for key in ("precision", "recall", "f1"):
             values = [r[split][key] for r in runs if split in r]

@@ -3,8 +3,8 @@
 import json
 
 import pytest
-
 from conftest import TINY_FLAGS, run_script
+
 from docgraph.cli import evaluate_main, predict_main, train_main
 from docgraph.data.conll import read_conll, write_conll
 from docgraph.data.registry import load_dataset

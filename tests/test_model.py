@@ -169,7 +169,7 @@ def test_bioes_transition_masks():
 
 def _valid_bioes(tags: list[str]) -> bool:
     prev = "O"
-    for tag in tags + ["O"]:
+    for tag in [*tags, "O"]:
         p, t = (tag, "") if tag == "O" else (tag[0], tag[2:])
         pp, pt = (prev, "") if prev == "O" else (prev[0], prev[2:])
         if pp in ("B", "I"):

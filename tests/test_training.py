@@ -8,6 +8,7 @@ import statistics
 
 import pytest
 import torch
+from conftest import tiny_config
 
 import docgraph.checkpoint as checkpoint
 from docgraph.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -19,8 +20,6 @@ from docgraph.training import (
     run_experiment,
     run_seeds,
 )
-
-from conftest import tiny_config
 
 
 def _state(path):
