@@ -167,16 +167,20 @@ class DocGraphConv(MessagePassing):
         agg = self.propagate(edge_index, x=m, edge_weight=weight)
         a = F.relu(agg / count.clamp(min=1.0).view(-1, 1))
 
+        if self.isolated == "identity":
+            # Only nodes with incoming edges go through the gate; the rest pass unchanged.
+            index = (in_degree > 0).nonzero().view(-1)
+            gated = self._gate(a.index_select(0, index), x.index_select(0, index))
+            return x.index_copy(0, index, gated)
+        return self._gate(a, x)
+
+    def _gate(self, a: Tensor, x: Tensor) -> Tensor:
         wz, wr, wo = self.lin_w(a).chunk(3, dim=-1)
         uz, ur = self.lin_u(x).chunk(2, dim=-1)
         z = torch.sigmoid(wz + uz)
         r = torch.sigmoid(wr + ur)
         h_tilde = torch.tanh(wo + self.lin_uo(r * x))
-        out = (1.0 - z) * x + z * h_tilde
-
-        if self.isolated == "identity":
-            out = torch.where((in_degree > 0).view(-1, 1), out, x)
-        return out
+        return (1.0 - z) * x + z * h_tilde
 
     def message(self, x_j: Tensor, edge_weight: OptTensor) -> Tensor:
         """Scale the transformed source features by the edge weight."""
