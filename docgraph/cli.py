@@ -33,6 +33,10 @@ _VALUE_FLAGS: dict[str, tuple[str | None, str, Callable[[str], Any], str]] = {
     "--dropout": ("model", "dropout", float, "dropout on BiLSTM inputs and outputs"),
     "--isolated": ("model", "isolated", str, "graph layer on tokens without neighbours: "
                    "identity|gate"),
+    "--window-encoding": ("model", "window_encoding", str, "cross-sentence windows: "
+                          "concat (paper) | per_sentence (faster approximation)"),
+    "--mc-dropout": ("model", "mc_dropout", str, "Monte-Carlo dropout passes: "
+                     "full (paper) | output (faster approximation, one BiLSTM pass)"),
     "--neighbours": ("graph", "max_neighbours", int,
                      "neighbours p sampled per token (0 keeps all)"),
     "--graph-seed": ("graph", "seed", int, "seed of the neighbour sampling"),
@@ -51,6 +55,8 @@ _VALUE_FLAGS: dict[str, tuple[str | None, str, Callable[[str], Any], str]] = {
     "--eval-batch-tokens": ("train", "eval_batch_tokens", int, "token budget when evaluating"),
     "--loss-reduction": ("train", "loss_reduction", str, "sum|sentence_mean"),
     "--threads": ("train", "threads", int, "torch threads (0: torch default)"),
+    "--max-minutes": ("train", "max_minutes", float,
+                      "stop after the epoch that ends past this many minutes (0: no limit)"),
 }
 
 _SWITCHES: dict[str, dict[str, dict[str, Any]]] = {
@@ -63,6 +69,7 @@ _SWITCHES: dict[str, dict[str, dict[str, Any]]] = {
     "--baseline": {"model": {"cross_sentence": False, "graph": False}},
     "--constrained-decoding": {"model": {"constrained_decoding": True}},
     "--attach-uncertainty-input": {"model": {"detach_uncertainty_input": False}},
+    "--fast": {"model": {"window_encoding": "per_sentence", "mc_dropout": "output"}},
 }
 
 

@@ -46,6 +46,8 @@ class TrainConfig:
         eval_batch_tokens: Token budget of an evaluation batch.
         loss_reduction: ``"sum"`` or ``"sentence_mean"``.
         threads: Torch intra-op threads (0 keeps torch's default).
+        max_minutes: Stop after the first epoch that ends past this many minutes of
+            training (0: no limit); the best model so far is then evaluated as usual.
     """
 
     epochs: int = 50
@@ -61,6 +63,7 @@ class TrainConfig:
     eval_batch_tokens: int = 8000
     loss_reduction: str = "sum"
     threads: int = 0
+    max_minutes: float = 0.0
 
     def __post_init__(self) -> None:
         if self.optimizer not in ("sgd", "adam"):

@@ -26,7 +26,9 @@ from docgraph.nn import (
     SequenceBiLSTM,
     UncertaintyTagger,
 )
+from docgraph.nn.cross_sentence import WINDOW_ENCODINGS
 from docgraph.nn.relation import relation_loss
+from docgraph.nn.uncertainty import MC_DROPOUT_MODES
 
 
 @dataclass
@@ -63,6 +65,15 @@ class GCDocConfig:
             ``"gate"`` (goes through the gate with :math:`a_i = 0`).
         constrained_decoding: Forbid invalid BIOES transitions in Viterbi decoding (*ours*,
             off by default as in the paper).
+        window_encoding: How the cross-sentence windows are encoded (*ours*): ``"concat"``
+            (paper: the :math:`k` sentences of a window read as one sequence) or
+            ``"per_sentence"`` (faster approximation: each sentence read once, windows
+            mean-pooled from per-sentence sums; see
+            :class:`~docgraph.nn.CrossSentenceEncoder`).
+        mc_dropout: What the Monte-Carlo passes of the uncertainty tagger re-sample (*ours*):
+            ``"full"`` (paper: input dropout, BiLSTM and output dropout, :math:`T` times) or
+            ``"output"`` (faster approximation: one BiLSTM pass, only the output dropout and
+            the dense layer :math:`T` times; see :class:`~docgraph.nn.UncertaintyTagger`).
     """
 
     word_dim: int = 50
@@ -85,6 +96,16 @@ class GCDocConfig:
     dropout: float = 0.5
     isolated: str = "identity"
     constrained_decoding: bool = False
+    window_encoding: str = "concat"
+    mc_dropout: str = "full"
+
+    def __post_init__(self) -> None:
+        if self.window_encoding not in WINDOW_ENCODINGS:
+            raise ValueError(f"window_encoding must be one of {WINDOW_ENCODINGS}, "
+                             f"not {self.window_encoding!r}")
+        if self.mc_dropout not in MC_DROPOUT_MODES:
+            raise ValueError(f"mc_dropout must be one of {MC_DROPOUT_MODES}, "
+                             f"not {self.mc_dropout!r}")
 
     @property
     def uses_cross_sentence(self) -> bool:
@@ -213,6 +234,7 @@ class GCDoc(nn.Module):
                 window=config.window,
                 use_previous=config.use_previous,
                 use_next=config.use_next,
+                window_encoding=config.window_encoding,
             )
             context_in += config.sent_dim
         self.context_encoder = SequenceBiLSTM(context_in, config.hidden)
@@ -227,6 +249,7 @@ class GCDoc(nn.Module):
                 dropout=config.dropout,
                 num_samples=config.num_samples,
                 threshold=config.threshold,
+                mc_dropout=config.mc_dropout,
             )
         self.relation: RelationClassifier | None = None
         if config.uses_relation:

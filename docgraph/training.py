@@ -279,6 +279,13 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far, in MiB (Linux ``ru_maxrss`` is KiB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _is_main() -> bool:
     return not dist.is_initialized() or dist.get_rank() == 0
 
@@ -423,7 +430,11 @@ class Trainer:
             self.load_checkpoint()
         elif main:
             (self.output_dir / "train_log.jsonl").unlink(missing_ok=True)
-        while self.state.epoch < tc.epochs and self.state.bad_epochs < tc.patience:
+        def out_of_time() -> bool:
+            return tc.max_minutes > 0 and self.state.train_seconds >= 60 * tc.max_minutes
+
+        while (self.state.epoch < tc.epochs and self.state.bad_epochs < tc.patience
+               and not out_of_time()):
             epoch = self.state.epoch + 1
             loss, tokens, seconds = self._train_epoch(epoch)
             self.scheduler.step()
@@ -445,12 +456,13 @@ class Trainer:
                     "dev_recall": scores.recall, "dev_f1": scores.f1,
                     "epoch_seconds": seconds, "tokens_per_s": tokens / max(seconds, 1e-9),
                     "drop_rate": self.last_drop_rate,
+                    "peak_rss_mb": peak_rss_mb(),
                     "lr": self.optimizer.param_groups[0]["lr"], "best": improved,
                 }
                 self.state.history.append(record)
                 self.save_checkpoint()
                 self._log(record)
-                stop[0] = float(self.state.bad_epochs >= tc.patience)
+                stop[0] = float(self.state.bad_epochs >= tc.patience or out_of_time())
             else:
                 self.state.epoch = epoch
             if dist.is_initialized():

@@ -113,3 +113,74 @@ def test_gradients_and_errors():
         CrossSentenceEncoder(7, use_previous=False, use_next=False)
     with pytest.raises(ValueError):
         CrossSentenceEncoder(7, sent_channels=7)
+
+
+def _per_sentence_reference(enc: CrossSentenceEncoder, x, sent_len, sentence_doc):
+    """Loop over sentences: every sentence read alone, windows pooled over their tokens."""
+    sents = list(x.split(sent_len.tolist()))
+    docs = sentence_doc.tolist()
+    zero = x.new_zeros(enc.sent_channels)
+
+    def states(lstm, q):
+        return lstm(sents[q].unsqueeze(0))[0][0]  # [len, d_s]
+
+    def window_mean(lstm, qs):
+        if lstm is None or not qs:
+            return zero, False
+        return torch.cat([states(lstm, q) for q in qs]).mean(0), True
+
+    out, attn, lam = [], [], []
+    for s in range(len(sents)):
+        s_c = _pool(enc.enc_current, sents[s])
+        prev = [q for q in range(s - enc.window, s) if q >= 0 and docs[q] == docs[s]]
+        nxt = [q for q in range(s + 1, s + 1 + enc.window) if q < len(sents) and docs[q] == docs[s]]
+        s_p, has_p = window_mean(enc.enc_previous, prev)
+        s_f, has_f = window_mean(enc.enc_next, nxt)
+        o, a, g = enc.fuse(s_c[None], s_p[None], s_f[None], torch.tensor([has_p]),
+                           torch.tensor([has_f]))
+        out.append(o[0])
+        attn.append(a[0])
+        lam.append(g[0])
+    return torch.stack(out), torch.stack(attn), torch.stack(lam)
+
+
+@pytest.mark.parametrize("window", [1, 2, 3])
+@pytest.mark.parametrize("sides", [(True, True), (True, False), (False, True)])
+def test_per_sentence_matches_reference(window, sides):
+    x, sent_len, sentence_doc = _batch()
+    enc = CrossSentenceEncoder(
+        7, sent_channels=8, window=window, use_previous=sides[0], use_next=sides[1],
+        window_encoding="per_sentence",
+    ).eval()
+    assert "window_encoding=per_sentence" in str(enc)
+    out, attn, lam = enc(x, sent_len, sentence_doc, return_attention=True)
+    ref_out, ref_attn, ref_lam = _per_sentence_reference(enc, x, sent_len, sentence_doc)
+    torch.testing.assert_close(out, ref_out)
+    torch.testing.assert_close(attn, ref_attn)
+    torch.testing.assert_close(lam, ref_lam)
+    # The current-sentence side and the masking are those of "concat".
+    enc.window_encoding = "concat"
+    _, attn_concat, _ = enc(x, sent_len, sentence_doc, return_attention=True)
+    assert torch.equal(attn > 0, attn_concat > 0)
+
+
+def test_per_sentence_single_sentence_windows_equal_concat():
+    """With k = 1 each window is one sentence: both encodings coincide."""
+    x, sent_len, sentence_doc = _batch()
+    enc = CrossSentenceEncoder(7, sent_channels=8, window=1).eval()
+    out = enc(x, sent_len, sentence_doc)
+    enc.window_encoding = "per_sentence"
+    torch.testing.assert_close(enc(x, sent_len, sentence_doc), out)
+
+
+def test_per_sentence_gradients_and_errors():
+    x, sent_len, sentence_doc = _batch()
+    enc = CrossSentenceEncoder(7, sent_channels=8, window=2, dropout=0.1,
+                               window_encoding="per_sentence")
+    x = x.requires_grad_()
+    enc(x, sent_len, sentence_doc).sum().backward()
+    for name, p in enc.named_parameters():
+        assert p.grad is not None, name
+    assert x.grad is not None
+    with pytest.raises(ValueError):
+        CrossSentenceEncoder(7, window_encoding="mean")

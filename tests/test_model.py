@@ -222,3 +222,19 @@ def test_overfits_three_documents(sample_splits, sample_vocabs):
             if f1 == 100.0:
                 break
     assert f1 == 100.0, f"F1 {f1:.2f} after {steps} steps"
+
+
+def test_fast_approximations_train_and_validate(batch, sample_vocabs):
+    model = _model(sample_vocabs, threshold=100.0, window_encoding="per_sentence",
+                   mc_dropout="output")
+    assert model.cross_sentence.window_encoding == "per_sentence"
+    assert model.uncertainty.mc_dropout == "output"
+    out = model(batch)
+    assert torch.isfinite(out.loss) and out.uncertainty.shape == (batch.num_nodes,)
+    out.loss.backward()
+    assert all(p.grad is not None for p in model.parameters() if p.requires_grad)
+    assert GCDocConfig.from_dict(model.config.to_dict()) == model.config
+    with pytest.raises(ValueError, match="window_encoding"):
+        GCDocConfig(window_encoding="mean")
+    with pytest.raises(ValueError, match="mc_dropout"):
+        GCDocConfig(mc_dropout="input")

@@ -84,3 +84,50 @@ def test_drop_mask():
     tagger = UncertaintyTagger(6, num_labels=4, threshold=0.5)
     u = torch.tensor([0.1, 0.5, 0.51, 1.2])
     assert tagger.drop_mask(u).tolist() == [False, False, True, True]
+
+
+def test_output_mc_dropout_runs_the_bilstm_once(monkeypatch):
+    x, sent_len = _batch()
+    tagger = UncertaintyTagger(6, 5, num_labels=4, num_samples=7, mc_dropout="output").eval()
+    assert "mc_dropout=output" in str(tagger)
+    calls = []
+    real = encoders.run_packed_lstm
+
+    def counting(lstm, padded, lengths):
+        calls.append(padded)
+        return real(lstm, padded, lengths)
+
+    monkeypatch.setattr(encoders, "run_packed_lstm", counting)
+    torch.manual_seed(3)
+    u, probs = tagger.uncertainty(x, sent_len)
+    assert len(calls) == 1
+    assert calls[0].size(0) == 4  # the 4 sentences, once
+    assert u.shape == (13,) and probs.shape == (13, 4)
+    torch.testing.assert_close(probs.sum(-1), torch.ones(13))
+    torch.testing.assert_close(u, -torch.special.xlogy(probs, probs).sum(-1))
+
+    # One input mask and BiLSTM pass, then T output masks: reproduce by hand.
+    torch.manual_seed(3)
+    h = tagger.encoder(F.dropout(x, 0.5, True), sent_len)
+    logits = tagger.lin(F.dropout(h.repeat(7, 1), 0.5, True))
+    ref_p = logits.softmax(-1).view(7, 13, 4).mean(0)
+    torch.testing.assert_close(probs, ref_p)
+
+    # The passes differ (the output masks are re-sampled), and training is unchanged.
+    assert not torch.allclose(logits[:13], logits[13:26])
+    tagger.train()
+    tagger.mc_dropout = "full"
+    torch.manual_seed(5)
+    full = tagger(x, sent_len)
+    tagger.mc_dropout = "output"
+    torch.manual_seed(5)
+    assert torch.equal(tagger(x, sent_len), full)
+
+
+def test_output_mc_dropout_without_dropout_and_errors():
+    x, sent_len = _batch()
+    tagger = UncertaintyTagger(6, 5, num_labels=4, dropout=0.0, mc_dropout="output").eval()
+    _, probs = tagger.uncertainty(x, sent_len)
+    torch.testing.assert_close(probs, tagger(x, sent_len).softmax(-1))
+    with pytest.raises(ValueError):
+        UncertaintyTagger(6, 5, num_labels=4, mc_dropout="input")

@@ -8,7 +8,9 @@ from torch import Tensor
 
 from docgraph.nn.encoders import SequenceBiLSTM
 
-__all__ = ["UncertaintyTagger"]
+__all__ = ["MC_DROPOUT_MODES", "UncertaintyTagger"]
+
+MC_DROPOUT_MODES = ("full", "output")
 
 
 class UncertaintyTagger(torch.nn.Module):
@@ -40,6 +42,21 @@ class UncertaintyTagger(torch.nn.Module):
     run as *one* batched Bi-LSTM call (the sentences are repeated :math:`T`
     times in the batch dimension, each copy drawing its own masks).
 
+    ``mc_dropout`` *(ours)* chooses what the Monte-Carlo passes re-sample:
+
+    * ``"full"`` (default, faithful): the :math:`T` passes each draw their own
+      input and output dropout masks and run the Bi-LSTM (cost of :math:`T`
+      Bi-LSTM passes, batched into one call).
+    * ``"output"`` (faster approximation): the input dropout mask is drawn
+      once, the Bi-LSTM runs *once*, and only the output dropout and the
+      dense layer are re-sampled :math:`T` times (cost of one Bi-LSTM pass
+      plus :math:`T` cheap dense layers). The predictive distribution then
+      only reflects the uncertainty of the dense layer's input units given
+      one sample of the input mask (the variability that the input masks
+      induce through the Bi-LSTM is ignored), so the entropies -- and the
+      share of pruned tokens at a given threshold -- differ from the full
+      estimate. Training (:meth:`forward`, :meth:`loss`) is unchanged.
+
     The sub-module is trained on its own with :meth:`loss` (token-level
     cross-entropy; the paper does not specify it).
 
@@ -53,6 +70,8 @@ class UncertaintyTagger(torch.nn.Module):
             (not given in the paper). (default: ``8``)
         threshold (float, optional): Uncertainty threshold :math:`\mathcal{T}`.
             (default: ``0.5``)
+        mc_dropout (str, optional): ``"full"`` (paper) or ``"output"``
+            (approximation, see above). (default: ``"full"``)
 
     Shapes:
         - **input:** token features :math:`(N, F_{in})`, sentence lengths :math:`(S)`
@@ -70,16 +89,20 @@ class UncertaintyTagger(torch.nn.Module):
         dropout: float = 0.5,
         num_samples: int = 8,
         threshold: float = 0.5,
+        mc_dropout: str = "full",
     ) -> None:
         super().__init__()
         if num_samples < 1:
             raise ValueError(f"num_samples must be >= 1 (got {num_samples})")
+        if mc_dropout not in MC_DROPOUT_MODES:
+            raise ValueError(f"mc_dropout must be one of {MC_DROPOUT_MODES} (got {mc_dropout!r})")
         self.in_channels = in_channels
         self.hidden_channels = hidden_channels
         self.num_labels = num_labels
         self.dropout = dropout
         self.num_samples = num_samples
         self.threshold = threshold
+        self.mc_dropout = mc_dropout
         # Dropout is applied here (not inside the encoder) so that it can be
         # forced on for Monte-Carlo sampling.
         self.encoder = SequenceBiLSTM(in_channels, hidden_channels, dropout=0.0)
@@ -128,8 +151,13 @@ class UncertaintyTagger(torch.nn.Module):
         """
         T = self.num_samples
         num_tokens = x.size(0)
-        # The flat layout of T copies of the batch is again a valid flat layout.
-        logits = self._logits(x.repeat(T, 1), sent_len.repeat(T), stochastic=True)
+        if self.mc_dropout == "output":
+            # One input mask and one Bi-LSTM pass; T output masks and dense layers.
+            h = self.encoder(F.dropout(x, self.dropout, True), sent_len)
+            logits = self.lin(F.dropout(h.repeat(T, 1), self.dropout, True))
+        else:
+            # The flat layout of T copies of the batch is again a valid flat layout.
+            logits = self._logits(x.repeat(T, 1), sent_len.repeat(T), stochastic=True)
         probs = logits.softmax(dim=-1).view(T, num_tokens, -1).mean(dim=0)
         u = -torch.special.xlogy(probs, probs).sum(dim=-1)
         return u, probs
@@ -155,5 +183,7 @@ class UncertaintyTagger(torch.nn.Module):
         return (
             f"{self.__class__.__name__}({self.in_channels}, {self.hidden_channels}, "
             f"num_labels={self.num_labels}, num_samples={self.num_samples}, "
-            f"threshold={self.threshold})"
+            f"threshold={self.threshold}"
+            + ("" if self.mc_dropout == "full" else f", mc_dropout={self.mc_dropout}")
+            + ")"
         )
