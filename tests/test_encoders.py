@@ -84,3 +84,17 @@ def test_char_encoder_gradients():
     enc(chars, char_len).sum().backward()
     assert enc.embedding.weight.grad is not None
     assert enc.embedding.weight.grad[0].abs().sum() == 0  # padding row
+
+
+def test_run_packed_lstm_exact_over_many_length_buckets():
+    from docgraph.nn.encoders import run_packed_lstm
+
+    torch.manual_seed(0)
+    lengths = torch.tensor([1, 2, 57, 3, 120, 9, 10, 118, 1])
+    lstm = torch.nn.LSTM(4, 3, batch_first=True, bidirectional=True)
+    padded = torch.randn(lengths.numel(), int(lengths.max()), 4)
+    out = run_packed_lstm(lstm, padded, lengths)
+    for s, n in enumerate(lengths.tolist()):
+        ref, _ = lstm(padded[s : s + 1, :n])
+        torch.testing.assert_close(out[s, :n], ref[0], atol=1e-5, rtol=1e-5)
+        assert out[s, n:].abs().sum() == 0
