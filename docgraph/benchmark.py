@@ -479,6 +479,7 @@ def run_benchmark(options: BenchmarkOptions, command: str = "") -> dict[str, Any
         "warmup_batches": options.warmup,
         "collate_ms_per_batch": collate_ms,
         "optimizer": "Adam",
+        "model_overrides": dict(options.model_overrides),
         "baseline": results["baseline"],
         "gcdoc": results["gcdoc"],
         "train_cost_ratio": train_ratio,
@@ -585,6 +586,12 @@ def parse_args(argv: Sequence[str] | None = None) -> Any:
     parser.add_argument("--batches", type=int, default=None, help="batches timed per repeat")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument(
+        "--fast",
+        action="store_true",
+        help="benchmark GCDoc with the --fast approximations "
+        "(window_encoding=per_sentence, mc_dropout=output)",
+    )
+    parser.add_argument(
         "--out", default=None, help="JSON output (default benchmarks/results/speed-<date>.json)"
     )
     return parser.parse_args(argv)
@@ -604,6 +611,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch_tokens=args.batch_tokens,
         num_batches=args.batches,
         repeats=args.repeats,
+        model_overrides=(
+            {"window_encoding": "per_sentence", "mc_dropout": "output"} if args.fast else {}
+        ),
     )
     argv_list = list(sys.argv[1:] if argv is None else argv)
     command = " ".join(["python scripts/benchmark.py", *argv_list])
