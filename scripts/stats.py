@@ -53,8 +53,14 @@ def format_split(split: str, stats: dict[str, Any]) -> str:
         The text, one quantity per line.
     """
     lines = [f"[{split}]"]
-    for key in ("documents", "source_documents", "sentences", "tokens"):
-        lines.append(f"  {key:<18}{stats[key]:>10,}")
+    labels = {
+        "documents": "documents/parts",  # the graph unit: an OntoNotes part, a CoNLL document
+        "source_documents": "source documents",
+        "sentences": "sentences",
+        "tokens": "tokens",
+    }
+    for key, label in labels.items():
+        lines.append(f"  {label:<18}{stats[key]:>10,}")
     total = sum(stats["entities"].values())
     lines.append(f"  {'entities':<18}{total:>10,}")
     for typ, count in stats["entities"].items():
