@@ -134,6 +134,11 @@ class Scores:
             str(name): TypeScores.from_dict(values)
             for name, values in data.get("per_type", {}).items()
         }
+        return cls.from_overall(overall, per_type)
+
+    @classmethod
+    def from_overall(cls, overall: TypeScores, per_type: dict[str, TypeScores]) -> Scores:
+        """Combine the overall counts and the per-type scores."""
         return cls(
             precision=overall.precision,
             recall=overall.recall,
@@ -232,15 +237,7 @@ def score(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> Score
         for name in sorted(set(support) | set(predicted))
     }
     overall = _type_scores(len(gold_entities), len(pred_entities), len(correct_entities))
-    return Scores(
-        precision=overall.precision,
-        recall=overall.recall,
-        f1=overall.f1,
-        per_type=per_type,
-        support=overall.support,
-        predicted=overall.predicted,
-        correct=overall.correct,
-    )
+    return Scores.from_overall(overall, per_type)
 
 
 def format_table(scores: Scores, title: str | None = None) -> str:
