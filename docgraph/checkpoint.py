@@ -3,13 +3,17 @@ read back with ``torch.load(..., weights_only=True)`` so no arbitrary object is 
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
+
+from docgraph.atomic import (  # noqa: F401 - re-exported for callers
+    atomic_write,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+)
 
 FORMAT_VERSION = 1
 
@@ -18,46 +22,9 @@ class CheckpointError(RuntimeError):
     """A checkpoint or model directory is missing, corrupt or from an incompatible version."""
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same directory and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Atomically write UTF-8 text."""
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_json(path: str | Path, obj: Any) -> None:
-    """Atomically write ``obj`` as indented JSON."""
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
-
-
 def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
     """Atomically save a dictionary of tensors and plain Python values with ``torch.save``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        torch.save({"format_version": FORMAT_VERSION, **state}, tmp)
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda tmp: torch.save({"format_version": FORMAT_VERSION, **state}, tmp))
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:

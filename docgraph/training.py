@@ -478,16 +478,19 @@ def _command_line() -> str:
 
 
 def learning_curve(history: list[dict[str, Any]], path: Path) -> None:
-    """Plot training loss and dev F1 per epoch to a PNG (atomically)."""
-    import matplotlib
+    """Plot training loss and dev F1 per epoch to a PNG (atomically).
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    Uses a bare :class:`matplotlib.figure.Figure`, so the caller's pyplot backend is untouched.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    from docgraph.checkpoint import atomic_write_bytes
+    from docgraph.atomic import atomic_write
 
     epochs = [r["epoch"] for r in history]
-    fig, ax1 = plt.subplots(figsize=(6, 3.5))
+    fig = Figure(figsize=(6, 3.5))
+    FigureCanvasAgg(fig)
+    ax1 = fig.add_subplot()
     ax1.plot(epochs, [r["loss"] for r in history], color="tab:gray", label="train loss")
     ax1.set_xlabel("epoch")
     ax1.set_ylabel("train loss")
@@ -497,12 +500,7 @@ def learning_curve(history: list[dict[str, Any]], path: Path) -> None:
     ax2.set_ylabel("dev F1 (%)")
     fig.legend(loc="lower center", ncol=2, frameon=False)
     fig.tight_layout()
-    import io
-
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
-    plt.close(fig)
-    atomic_write_bytes(path, buffer.getvalue())
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
 
 
 def run_experiment(config: ExperimentConfig, resume: bool = False, progress: bool = False

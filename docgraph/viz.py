@@ -24,8 +24,6 @@ Figures are built on :class:`matplotlib.figure.Figure` (Agg canvas), never throu
 from __future__ import annotations
 
 import itertools
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,6 +41,7 @@ from matplotlib.lines import Line2D
 from torch import Tensor
 from torch_geometric.data import Batch
 
+from docgraph.atomic import atomic_write
 from docgraph.data.document import Document
 from docgraph.data.tags import bioes_to_iob2, entity_type
 from docgraph.data.vocab import Vocabularies
@@ -313,15 +312,9 @@ def save_figure(fig: Figure, path: str | Path, dpi: float | None = None) -> Path
     fmt = _FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise ValueError(f"{path}: unsupported figure format (use .png or .svg)")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            fig.savefig(handle, format=fmt, dpi=dpi if dpi is not None else fig.dpi)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(
+        path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=dpi if dpi is not None else fig.dpi)
+    )
     return path
 
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 from conftest import tiny_config
 
+import docgraph.atomic as atomic
 import docgraph.checkpoint as checkpoint
 from docgraph.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from docgraph.model import GCDoc
@@ -95,7 +96,7 @@ def test_interrupted_checkpoint_write_keeps_previous(tmp_path, monkeypatch, wher
         monkeypatch.setattr(checkpoint.torch, "save", broken_save)
         expected = KeyboardInterrupt
     else:
-        monkeypatch.setattr(checkpoint.os, "replace", broken_replace)
+        monkeypatch.setattr(atomic.os, "replace", broken_replace)
         expected = OSError
     with pytest.raises(expected):
         save_checkpoint(path, {"model": {"w": torch.zeros(3)}, "step": 2})
@@ -116,7 +117,7 @@ def test_trainer_checkpoint_survives_failed_write(tmp_path, monkeypatch, sample_
     before = _state(trainer.checkpoint_path)
     with torch.no_grad():
         trainer.model.emission.weight.add_(1.0)
-    monkeypatch.setattr(checkpoint.os, "replace", lambda *a: (_ for _ in ()).throw(OSError("x")))
+    monkeypatch.setattr(atomic.os, "replace", lambda *a: (_ for _ in ()).throw(OSError("x")))
     with pytest.raises(OSError):
         trainer.save_checkpoint()
     monkeypatch.undo()

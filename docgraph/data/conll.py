@@ -7,11 +7,10 @@ columns in between (the same number on every line of a file). Blank lines separa
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from docgraph.atomic import atomic_write_text
 from docgraph.data.document import Document, make_document
 from docgraph.data.errors import format_error
 from docgraph.data.tags import SCHEMES, convert, detect_scheme, to_iob2, validate_tag
@@ -162,17 +161,6 @@ def write_conll(
                 columns.append(convert(pred, "iob2", scheme))
             lines += [" ".join(row) for row in zip(*columns)]
             lines.append("")
-    _atomic_write(path, "\n".join(lines) + "\n")
+    atomic_write_text(path, "\n".join(lines) + "\n")
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -18,15 +18,14 @@ index 0, no padding or unknown entries.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from docgraph.atomic import atomic_write_text
 from docgraph.data.document import Document
 from docgraph.data.tags import entity_type, iob2_to_bioes
 
@@ -230,7 +229,7 @@ class Vocab:
 
     def save(self, path: str | Path) -> None:
         """Write the vocabulary as JSON, atomically (temporary file + ``os.replace``)."""
-        _atomic_write_json(Path(path), self.to_dict())
+        atomic_write_text(path, json.dumps(self.to_dict(), ensure_ascii=False))
 
     @classmethod
     def load(cls, path: str | Path) -> Vocab:
@@ -245,19 +244,6 @@ class Vocab:
             return cls.from_dict(_read_json(path))
         except VocabFileError as err:
             raise VocabFileError(f"{path}: corrupt vocabulary file: {err}") from err
-
-
-def _atomic_write_json(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` through a temporary file in the same directory."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, ensure_ascii=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _read_json(path: Path) -> Any:
@@ -381,7 +367,7 @@ class Vocabularies:
     def save(self, directory: str | Path) -> Path:
         """Write ``directory/vocab.json`` atomically and return its path."""
         path = Path(directory) / VOCAB_FILE
-        _atomic_write_json(path, self.to_dict())
+        atomic_write_text(path, json.dumps(self.to_dict(), ensure_ascii=False))
         return path
 
     @classmethod

@@ -1,0 +1,47 @@
+"""Atomic file writes: a temporary file in the target's directory, fsynced, then renamed.
+
+A crash or an exception at any point leaves the target as it was and no temporary file behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
+    """Let ``write`` fill a temporary file next to ``path``, fsync it, then ``os.replace`` it.
+
+    A crash or an exception at any point leaves ``path`` as it was and no temporary file.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Atomically write ``data`` to ``path``."""
+    atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Atomically write UTF-8 text."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | Path, obj: Any) -> None:
+    """Atomically write ``obj`` as indented JSON."""
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
