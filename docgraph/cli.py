@@ -56,7 +56,7 @@ _VALUE_FLAGS: dict[str, tuple[str | None, str, Callable[[str], Any], str]] = {
     "--loss-reduction": ("train", "loss_reduction", str, "sum|sentence_mean"),
     "--threads": ("train", "threads", int, "torch threads (0: torch default)"),
     "--max-minutes": ("train", "max_minutes", float,
-                      "stop after the epoch that ends past this many minutes (0: no limit)"),
+                      "wall-clock budget: start no epoch that would end past it (0: no limit)"),
 }
 
 _SWITCHES: dict[str, dict[str, dict[str, Any]]] = {

@@ -46,8 +46,10 @@ class TrainConfig:
         eval_batch_tokens: Token budget of an evaluation batch.
         loss_reduction: ``"sum"`` or ``"sentence_mean"``.
         threads: Torch intra-op threads (0 keeps torch's default).
-        max_minutes: Stop after the first epoch that ends past this many minutes of
-            training (0: no limit); the best model so far is then evaluated as usual.
+        max_minutes: Wall-clock budget of the training loop in minutes (0: no limit). No epoch
+            starts that would end past it, judging by the length of the last epoch (training,
+            dev evaluation and checkpoint); the first epoch always runs. The best model so far
+            is then evaluated as usual.
     """
 
     epochs: int = 50

@@ -254,6 +254,7 @@ class TrainState:
     best_epoch: int = 0
     bad_epochs: int = 0
     train_seconds: float = 0.0
+    wall_seconds: float = 0.0
     history: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -431,11 +432,17 @@ class Trainer:
         elif main:
             (self.output_dir / "train_log.jsonl").unlink(missing_ok=True)
         def out_of_time() -> bool:
-            return tc.max_minutes > 0 and self.state.train_seconds >= 60 * tc.max_minutes
+            # Predictive: stop before an epoch that would end past the budget, judging its
+            # length (training, dev evaluation and checkpoint) by the last epoch's.
+            if tc.max_minutes <= 0 or not self.state.history:
+                return False
+            last = self.state.history[-1].get("wall_seconds", 0.0)
+            return self.state.wall_seconds + last > 60 * tc.max_minutes
 
         while (self.state.epoch < tc.epochs and self.state.bad_epochs < tc.patience
                and not out_of_time()):
             epoch = self.state.epoch + 1
+            epoch_start = time.perf_counter()
             loss, tokens, seconds = self._train_epoch(epoch)
             self.scheduler.step()
             stop = torch.zeros(1)
@@ -460,6 +467,8 @@ class Trainer:
                     "lr": self.optimizer.param_groups[0]["lr"], "best": improved,
                 }
                 self.state.history.append(record)
+                record["wall_seconds"] = time.perf_counter() - epoch_start
+                self.state.wall_seconds += record["wall_seconds"]
                 self.save_checkpoint()
                 self._log(record)
                 stop[0] = float(self.state.bad_epochs >= tc.patience or out_of_time())

@@ -1,0 +1,64 @@
+"""Pack what a GPU machine without network access needs into one folder (``.devcarry/``).
+
+The device machine has PyTorch and PyG but not pytorch-crf, seqeval or the GloVe package, and
+cannot download anything. This copies the corpora, the pure-Python packages, and a GloVe 6B 50d
+subset holding every row that a word of the corpora can look up (exact, lowercase, lowercase with
+digits normalised) -- so vocabularies and initial embeddings are identical to using the full
+table, at a fraction of its size.
+
+Usage::
+
+    python benchmarks/gpu/prepare_carry.py --data-dir ../shared/data --out .devcarry
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import shutil
+from pathlib import Path
+
+import numpy as np
+import seqeval
+import torchcrf
+
+from docgraph.data.embeddings import load_glove_6b_50d
+from docgraph.data.registry import load_dataset
+from docgraph.data.vocab import lookup_keys
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default="../shared/data")
+    parser.add_argument("--out", default=".devcarry")
+    args = parser.parse_args()
+    out = Path(args.out)
+    data_out = out / "data"
+    for name, pattern in (("conll2003", "*.txt"), ("ontonotes", "*.gold_conll.gz")):
+        (data_out / name).mkdir(parents=True, exist_ok=True)
+        for f in sorted((Path(args.data_dir) / name).glob(pattern)):
+            shutil.copy(f, data_out / name / f.name)
+    lib = out / "pylib"
+    for module in (seqeval, torchcrf):
+        root = Path(module.__file__).parent
+        shutil.copytree(root, lib / root.name, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    keys: set[str] = set()
+    for dataset, folder in (("conll03", "conll2003"), ("ontonotes", "ontonotes")):
+        for docs in load_dataset(dataset, Path(args.data_dir) / folder).values():
+            for doc in docs:
+                for word in doc.tokens:
+                    keys.update(lookup_keys(word))
+    words, matrix = load_glove_6b_50d()
+    kept = 0
+    with gzip.open(out / "glove.6B.50d.subset.txt.gz", "wt", encoding="utf-8") as f:
+        for word, row in zip(words, matrix):
+            if word in keys:
+                values = " ".join(np.format_float_positional(v) for v in np.asarray(row))
+                f.write(f"{word} {values}\n")
+                kept += 1
+    print(f"kept {kept} of {len(words)} GloVe rows; wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Runs on the lent GPU machine (device tool) from the repository root, with .devcarry/ (made by
+# benchmarks/gpu/prepare_carry.py) carried along. Trains every run of JOBS below side by side on
+# one GPU, each process with one CPU thread, under a wall-clock budget, then packs the run
+# directories (without weights) into $OUT/gpu-runs.tgz.
+#
+#   bash benchmarks/gpu/run.sh [HARD_STOP_SECONDS]
+#
+# Each run's --max-minutes is what is left of HARD_STOP after the smoke test, less 110 s for
+# loading the data and the final evaluation.
+set -u
+START=$(date +%s)
+HARD_STOP=${1:-560}   # seconds after START by which every process must have ended
+C=.devcarry
+export PYTHONPATH=$PWD:$PWD/$C/pylib PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT" logs runs/gpu
+nvidia-smi -L
+python3 -c "import torch, torch_geometric as g; print('torch', torch.__version__, 'pyg', g.__version__, torch.cuda.get_device_name())"
+
+smoke() {
+  timeout 90 python3 scripts/train.py --dataset sample --device cuda --epochs 1 --quiet \
+    --embeddings none --threads 1 --output-dir /tmp/smoke > logs/smoke.log 2>&1
+}
+if nvidia-cuda-mps-control -d 2>/dev/null; then echo "MPS daemon started"; fi
+if ! smoke; then
+  echo "smoke run failed with MPS; retrying without"; tail -20 logs/smoke.log
+  echo quit | nvidia-cuda-mps-control 2>/dev/null; sleep 2
+  if ! smoke; then echo "SMOKE FAILED"; cat logs/smoke.log; exit 1; fi
+fi
+tail -2 logs/smoke.log
+echo "smoke ok after $(( $(date +%s) - START )) s"
+
+GLOVE=$C/glove.6B.50d.subset.txt.gz
+CONLL="--dataset conll03 --data-dir $C/data/conll2003"
+ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
+JOBS=(
+  "conll03-gcdoc-s1|$CONLL --seed 1"
+  "conll03-gcdoc-s2|$CONLL --seed 2"
+  "conll03-gcdoc-s3|$CONLL --seed 3"
+  "ontonotes-gcdoc-s1|$ONTO --seed 1"
+  "ontonotes-baseline-s1|$ONTO --seed 1 --baseline"
+  "conll03-baseline-s1|$CONLL --seed 1 --baseline"
+  "conll03-baseline-s2|$CONLL --seed 2 --baseline"
+  "conll03-baseline-s3|$CONLL --seed 3 --baseline"
+  "conll03-gcdoc-fast-s1|$CONLL --seed 1 --fast"
+  "sweep-baseline-lr0.001|$CONLL --seed 1 --baseline --lr 0.001"
+  "sweep-baseline-lr0.004|$CONLL --seed 1 --baseline --lr 0.004"
+  "sweep-baseline-bt500|$CONLL --seed 1 --baseline --batch-tokens 500"
+  "sweep-baseline-bt2000|$CONLL --seed 1 --baseline --batch-tokens 2000"
+  "sweep-baseline-sgd-paper|$CONLL --seed 1 --baseline --optimizer sgd --lr 0.01 --loss-reduction sum --batch-tokens 300"
+)
+LEFT=$(( HARD_STOP - ($(date +%s) - START) ))
+MINUTES=$(python3 -c "print(round(($LEFT - 110) / 60, 2))")
+echo "budget per run: $MINUTES min (hard stop in $LEFT s)"
+for job in "${JOBS[@]}"; do
+  name=${job%%|*}; flags=${job#*|}
+  # shellcheck disable=SC2086
+  timeout "$LEFT" python3 scripts/train.py $flags --embeddings "$GLOVE" --device cuda \
+    --threads 1 --quiet --max-minutes "$MINUTES" \
+    --output-dir "runs/gpu/$name" > "logs/$name.log" 2>&1 &
+done
+wait
+echo "all runs ended after $(( $(date +%s) - START )) s"
+for job in "${JOBS[@]}"; do name=${job%%|*}; echo "== $name"; tail -2 "logs/$name.log"; done
+nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv
+cp logs/*.log runs/gpu/ 2>/dev/null
+tar czf "$OUT/gpu-runs.tgz" --exclude='*.pt' runs/gpu
+echo quit | nvidia-cuda-mps-control 2>/dev/null
+true
