@@ -7,7 +7,7 @@
 #   bash benchmarks/gpu/run.sh [HARD_STOP_SECONDS]
 #
 # Each run's --max-minutes is what is left of HARD_STOP after the smoke test, less 110 s for
-# loading the data and the final evaluation.
+# loading the data and the final evaluation (RESERVE).
 set -u
 START=$(date +%s)
 HARD_STOP=${1:-560}   # seconds after START by which every process must have ended
@@ -23,7 +23,7 @@ smoke() {
     --embeddings none --threads 1 --output-dir /tmp/smoke > logs/smoke.log 2>&1
 }
 if nvidia-cuda-mps-control -d 2>/dev/null; then echo "MPS daemon started"; fi
-if ! smoke; then
+if [ "${SMOKE:-1}" = 1 ] && ! smoke; then
   echo "smoke run failed with MPS; retrying without"; tail -20 logs/smoke.log
   echo quit | nvidia-cuda-mps-control 2>/dev/null; sleep 2
   if ! smoke; then echo "SMOKE FAILED"; cat logs/smoke.log; exit 1; fi
@@ -34,7 +34,18 @@ echo "smoke ok after $(( $(date +%s) - START )) s"
 GLOVE=$C/glove.6B.50d.subset.txt.gz
 CONLL="--dataset conll03 --data-dir $C/data/conll2003"
 ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
-JOBS=(
+# JOBSET=main: seeds, OntoNotes and the baseline sweep (first call, 2026-11-26);
+# JOBSET=bt2000: the larger batch that won the sweep, on GCDoc too (second call).
+if [ "${JOBSET:-main}" = bt2000 ]; then JOBS=(
+  "conll03-gcdoc-bt2000-s1|$CONLL --seed 1 --batch-tokens 2000"
+  "conll03-gcdoc-bt2000-s2|$CONLL --seed 2 --batch-tokens 2000"
+  "conll03-gcdoc-bt2000-s3|$CONLL --seed 3 --batch-tokens 2000"
+  "conll03-gcdoc-bt4000-s1|$CONLL --seed 1 --batch-tokens 4000"
+  "sweep-baseline-bt2000-s2|$CONLL --seed 2 --baseline --batch-tokens 2000"
+  "sweep-baseline-bt2000-s3|$CONLL --seed 3 --baseline --batch-tokens 2000"
+  "sweep-baseline-bt4000|$CONLL --seed 1 --baseline --batch-tokens 4000"
+)
+else JOBS=(
   "conll03-gcdoc-s1|$CONLL --seed 1"
   "conll03-gcdoc-s2|$CONLL --seed 2"
   "conll03-gcdoc-s3|$CONLL --seed 3"
@@ -50,8 +61,9 @@ JOBS=(
   "sweep-baseline-bt2000|$CONLL --seed 1 --baseline --batch-tokens 2000"
   "sweep-baseline-sgd-paper|$CONLL --seed 1 --baseline --optimizer sgd --lr 0.01 --loss-reduction sum --batch-tokens 300"
 )
+fi
 LEFT=$(( HARD_STOP - ($(date +%s) - START) ))
-MINUTES=$(python3 -c "print(round(($LEFT - 110) / 60, 2))")
+MINUTES=$(python3 -c "print(round(($LEFT - ${RESERVE:-110}) / 60, 2))")
 echo "budget per run: $MINUTES min (hard stop in $LEFT s)"
 for job in "${JOBS[@]}"; do
   name=${job%%|*}; flags=${job#*|}
