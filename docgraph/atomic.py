@@ -13,16 +13,26 @@ from pathlib import Path
 from typing import Any
 
 
+def _default_mode() -> int:
+    """``0o666`` less the process umask: the mode ``open()`` would have given a new file."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
     """Let ``write`` fill a temporary file next to ``path``, fsync it, then ``os.replace`` it.
 
-    A crash or an exception at any point leaves ``path`` as it was and no temporary file.
+    A crash or an exception at any point leaves ``path`` as it was and no temporary file. The
+    file gets the permissions a plain ``open(path, "w")`` would give it (``mkstemp`` alone would
+    leave it readable by its owner only).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
+        os.chmod(tmp, _default_mode())
         write(tmp)
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())

@@ -150,8 +150,11 @@ def model_flops(model: GCDoc, batch: Batch, training: bool = True) -> dict[str, 
         cs = model.cross_sentence
         _, prev_len, _, next_len = sentence_windows(sent_len, _sentence_doc(batch), cs.window)
         steps = n
-        steps += int(prev_len.sum()) if cs.enc_previous is not None else 0
-        steps += int(next_len.sum()) if cs.enc_next is not None else 0
+        if cs.window_encoding == "per_sentence":  # every sentence once per enabled side
+            steps += n * ((cs.enc_previous is not None) + (cs.enc_next is not None))
+        else:
+            steps += int(prev_len.sum()) if cs.enc_previous is not None else 0
+            steps += int(next_len.sum()) if cs.enc_next is not None else 0
         d = cfg.sent_dim
         fuse = 2 * (2 * linear_flops(d, d, 1) + linear_flops(d, 1, 1)) + 3 * linear_flops(d, d, 1)
         out["cross_sentence"] = lstm_flops(token_dim, d // 2, steps) + fuse * num_sents
@@ -160,10 +163,13 @@ def model_flops(model: GCDoc, batch: Batch, training: bool = True) -> dict[str, 
     d = 2 * cfg.hidden
     if model.uncertainty is not None:
         u = model.uncertainty
-        one_pass = lstm_flops(token_dim, u.hidden_channels, n) + linear_flops(
-            2 * u.hidden_channels, C, n
-        )
-        out["uncertainty_mc"] = u.num_samples * one_pass
+        bilstm = lstm_flops(token_dim, u.hidden_channels, n)
+        classifier = linear_flops(2 * u.hidden_channels, C, n)
+        one_pass = bilstm + classifier
+        if u.mc_dropout == "output":  # one BiLSTM pass, T dropout masks on its output
+            out["uncertainty_mc"] = bilstm + u.num_samples * classifier
+        else:
+            out["uncertainty_mc"] = u.num_samples * one_pass
         if training:
             out["uncertainty_train"] = one_pass
     if model.graph_conv is not None:

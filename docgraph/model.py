@@ -39,7 +39,8 @@ class GCDocConfig:
     marked *(ours)*.
 
     Args:
-        word_dim: Word embedding size (taken from the pretrained vectors when given).
+        word_dim: Word embedding size; must equal the size of the pretrained vectors when
+            they are given (:func:`~docgraph.training.run_experiment` sets it from them).
         char_dim: Character embedding size (30).
         char_hidden: Character BiLSTM hidden size per direction (50).
         hidden: Word-level context BiLSTM hidden size per direction (200).
@@ -216,8 +217,11 @@ class GCDoc(nn.Module):
         transition_masks: tuple[Tensor, Tensor, Tensor] | None = None,
     ) -> None:
         super().__init__()
-        if pretrained is not None:
-            config.word_dim = int(pretrained.size(1))
+        if pretrained is not None and pretrained.size(1) != config.word_dim:
+            raise ValueError(
+                f"pretrained vectors have {pretrained.size(1)} dimensions but "
+                f"config.word_dim is {config.word_dim}"
+            )
         self.config = config
         self.num_labels = num_labels
         self.word_embedding = nn.Embedding(num_words, config.word_dim, padding_idx=0)

@@ -16,7 +16,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -528,6 +528,8 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
     vocabs, pretrained, coverage = build_vocabularies(splits, config.embeddings)
     if coverage is not None and _is_main():
         log.info("pretrained vector coverage: %s", coverage)
+    if pretrained is not None and pretrained.size(1) != config.model.word_dim:
+        config = replace(config, model=replace(config.model, word_dim=int(pretrained.size(1))))
     prepared = {name: prepare_split(docs, vocabs, config) for name, docs in splits.items()}
     seed_everything(config.seed)
     model = build_model(config.model, vocabs, pretrained)

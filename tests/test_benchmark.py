@@ -79,6 +79,20 @@ def test_model_flops_counts_real_window_lengths() -> None:
     assert set(baseline) == {"char_encoder", "context_bilstm", "emission_crf", "total"}
 
 
+
+def test_model_flops_counts_the_fast_approximations() -> None:
+    vocabs, batch = _tiny_batch()
+    fast = GCDocConfig(**TINY, window_encoding="per_sentence", mc_dropout="output")
+    flops = model_flops(build_model(fast, vocabs), batch)
+    n, token_dim, d_s = 9, 8 + 2 * 4, 8
+    fuse = 2 * (2 * 2 * d_s * d_s + 2 * d_s) + 3 * 2 * d_s * d_s
+    # Each sentence runs once through each of the three sentence encoders.
+    assert flops["cross_sentence"] == lstm_flops(token_dim, d_s // 2, 3 * n) + 3 * fuse
+    C = len(vocabs.labels)
+    # One BiLSTM pass; only the classifier runs once per Monte-Carlo sample (T = 2).
+    assert flops["uncertainty_mc"] == lstm_flops(token_dim, 4, n) + 2 * linear_flops(8, C, n)
+    assert flops["uncertainty_train"] == lstm_flops(token_dim, 4, n) + linear_flops(8, C, n)
+
 def test_component_parts_run() -> None:
     vocabs, batch = _tiny_batch()
     model = build_model(GCDocConfig(**TINY), vocabs)

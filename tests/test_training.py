@@ -232,3 +232,37 @@ def test_evaluation_is_reproducible_and_leaves_the_rng_alone(model_dir, sample_s
     torch.manual_seed(123)
     again, pred_again = evaluate(model, dev, vocabs)
     assert pred_again == pred and again == scores
+
+
+def test_time_budget_starts_no_epoch_that_would_overrun(tmp_path):
+    # A budget far shorter than one epoch: the first epoch runs, no second one starts.
+    metrics = run_experiment(tiny_config(tmp_path / "run", epochs=3, max_minutes=1e-6))
+    assert metrics["epochs"] == 1
+    log = [json.loads(line) for line in (tmp_path / "run" / "train_log.jsonl").open()]
+    assert len(log) == 1 and log[0]["wall_seconds"] >= log[0]["epoch_seconds"] > 0
+
+
+def test_time_budget_lets_epochs_run_that_fit(tmp_path):
+    metrics = run_experiment(tiny_config(tmp_path / "run", epochs=2, max_minutes=60))
+    assert metrics["epochs"] == 2
+
+
+def test_word_dim_follows_the_pretrained_vectors(tmp_path, sample_splits):
+    words = sorted({w.lower() for d in sample_splits["train"] for w in d.tokens})[:40]
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("".join(f"{w} 0.1 -0.2 0.3\n" for w in words))
+    config = tiny_config(tmp_path / "run", epochs=1)
+    config.embeddings = str(vectors)
+    metrics = run_experiment(config)
+    assert config.model.word_dim == 50  # the caller's configuration is left alone
+    assert metrics["config"]["model"]["word_dim"] == 3
+    model, _, saved = load_model_dir(tmp_path / "run")
+    assert saved.model.word_dim == 3 and model.word_embedding.embedding_dim == 3
+
+
+def test_model_rejects_vectors_of_another_size(sample_vocabs):
+    from docgraph.model import GCDocConfig
+    from docgraph.training import build_model
+
+    with pytest.raises(ValueError, match="3 dimensions but config.word_dim is 50"):
+        build_model(GCDocConfig(), sample_vocabs, torch.zeros(len(sample_vocabs.words), 3))
