@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -235,6 +236,83 @@ def recall_rows(dataset: str, groups: Mapping[str, list[Run]]) -> list[list[str]
     return rows
 
 
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularised incomplete beta function (modified Lentz)."""
+    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        for num in (m * (b - m) * x / ((qam + m2) * (a + m2)),
+                    -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def regularized_beta(a: float, b: float, x: float) -> float:
+    """The regularised incomplete beta function :math:`I_x(a, b)` for ``0 <= x <= 1``."""
+    if x <= 0.0 or x >= 1.0:
+        return 0.0 if x <= 0.0 else 1.0
+    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                 + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
+
+
+def welch_t_test(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """Welch's unequal-variance t-test of ``mean(a) != mean(b)``.
+
+    Args:
+        a: One sample (at least two values).
+        b: The other sample (at least two values).
+
+    Returns:
+        ``(t, df, p)``: the statistic, the Welch-Satterthwaite degrees of freedom and the
+        two-sided p-value. Two samples without any spread give ``p = 0`` when their means
+        differ and ``p = 1`` otherwise.
+
+    Raises:
+        ValueError: If a sample has fewer than two values.
+    """
+    if len(a) < 2 or len(b) < 2:
+        raise ValueError("welch_t_test needs at least two values per sample")
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    diff = statistics.fmean(a) - statistics.fmean(b)
+    if va + vb == 0.0:
+        return (math.copysign(math.inf, diff) if diff else 0.0), math.inf, float(diff == 0)
+    t = diff / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    return t, df, regularized_beta(df / 2.0, 0.5, df / (df + t * t))
+
+
+def significance_rows(groups: Mapping[str, list[Run]]) -> list[list[str]]:
+    """GCDoc groups against the baseline group of the same name, by Welch's t-test on test F1.
+
+    A group ``X-gcdoc-Y`` is compared with ``X-baseline-Y`` when both have at least two seeds.
+    """
+    rows = []
+    for name, runs in groups.items():
+        partner = groups.get(name.replace("gcdoc", "baseline")) if "gcdoc" in name else None
+        if partner is None or len(runs) < 2 or len(partner) < 2:
+            continue
+        ours, theirs = _values(runs, "test", "f1"), _values(partner, "test", "f1")
+        t, df, p = welch_t_test(ours, theirs)
+        rows.append([
+            f"{name} vs {name.replace('gcdoc', 'baseline')}", f"{len(runs)} / {len(partner)}",
+            f"{statistics.fmean(ours) - statistics.fmean(theirs):+.2f}",
+            f"{t:.2f}", f"{df:.1f}", f"{p:.3f}",
+        ])
+    return rows
+
+
 def run_rows(runs: Iterable[Run]) -> list[list[str]]:
     """One row per run: directory, seed, command, date, device/torch, embeddings."""
     return [
@@ -328,6 +406,13 @@ def render(runs: Sequence[Run], speed: Sequence[tuple[str, dict[str, Any]]] = ()
         lines += ["", f"## {dataset}: per-type test recall", ""]
         lines += _table(["Configuration", "n", *types], recall_rows(dataset, groups))
         lines.append("")
+        significance = significance_rows(groups)
+        if significance:
+            lines += [f"## {dataset}: GCDoc against the baseline (Welch's t-test on test F1)",
+                      ""]
+            lines += _table(["Comparison", "Seeds", "Δ test F1", "t", "df", "p (two-sided)"],
+                            significance)
+            lines.append("")
     if runs:
         lines += ["## Runs", ""]
         lines += _table(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,10 @@ from docgraph.report import (
     overall_rows,
     paper_row,
     recall_rows,
+    regularized_beta,
+    significance_rows,
     split_run_name,
+    welch_t_test,
 )
 
 
@@ -144,3 +148,38 @@ def test_main_writes_markdown(runs_dir: Path, tmp_path: Path) -> None:
     assert "| conll03-gcdoc | 3 |" in text
     assert "train.py --seed 2" in text  # command from command.txt
     assert "speed-2024-01-01.json" in text and "1.00 (≤ 3: met)" in text
+
+
+@pytest.mark.parametrize("t", [0.3, 1.0, 2.5, 7.0])
+def test_t_distribution_tails_match_closed_forms(t: float) -> None:
+    # Two-sided p of Student's t: I_{df/(df+t^2)}(df/2, 1/2). Closed forms for df = 1 (Cauchy)
+    # and df = 2.
+    assert regularized_beta(0.5, 0.5, 1 / (1 + t * t)) == pytest.approx(
+        1 - 2 / math.pi * math.atan(t), rel=1e-10)
+    assert regularized_beta(1.0, 0.5, 2 / (2 + t * t)) == pytest.approx(
+        1 - t / math.sqrt(t * t + 2), rel=1e-10)
+
+
+def test_welch_t_test_by_hand() -> None:
+    # Equal variances (1 and 1) and sizes: t = -3 / sqrt(2/3), df = 4, p = 0.021311 (tables).
+    t, df, p = welch_t_test([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
+    assert t == pytest.approx(-3 / math.sqrt(2 / 3))
+    assert df == pytest.approx(4.0)
+    assert p == pytest.approx(0.021311, abs=1e-6)
+    # Unequal variances: df by Welch-Satterthwaite.
+    _, df, _ = welch_t_test([1.0, 3.0], [0.0, 0.5, 1.0])
+    va, vb = 2.0 / 2, 0.25 / 3
+    assert df == pytest.approx((va + vb) ** 2 / (va**2 / 1 + vb**2 / 2))
+    assert welch_t_test([2.0, 2.0], [1.0, 1.0])[2] == 0.0
+    with pytest.raises(ValueError, match="at least two"):
+        welch_t_test([1.0], [1.0, 2.0])
+
+
+def test_significance_rows_pair_gcdoc_with_its_baseline(runs_dir: Path) -> None:
+    groups = {g: r for (_, g), r in group_runs(find_runs([runs_dir])).items()}
+    rows = significance_rows(groups)
+    assert [r[0] for r in rows] == ["conll03-gcdoc vs conll03-baseline"]
+    _, seeds, delta, t, _, p = rows[0]
+    assert seeds == "3 / 2" and delta == "+1.50"
+    expected = welch_t_test([92.0, 92.5, 91.5], [91.0, 90.0])
+    assert (t, p) == (f"{expected[0]:.2f}", f"{expected[2]:.3f}")
