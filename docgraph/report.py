@@ -328,10 +328,17 @@ def run_rows(runs: Iterable[Run]) -> list[list[str]]:
     ]
 
 
+def _pretty_embeddings(name: str) -> str:
+    """``GloVe 6B 50d`` for the package and for text files cut from it (``glove.6B.50d*``)."""
+    if name == "glove-6b-50d" or Path(name).name.startswith("glove.6B.50d"):
+        return "GloVe 6B 50d"
+    return name
+
+
 def embeddings_note(runs: Iterable[Run]) -> str:
     """The note line comparing our word embeddings with the paper's."""
-    names = sorted({r.embeddings for r in runs})
-    pretty = ", ".join("GloVe 6B 50d" if n == "glove-6b-50d" else n for n in names)
+    names = sorted({_pretty_embeddings(r.embeddings) for r in runs})
+    pretty = ", ".join(names)
     return (
         f"Note: our runs use {pretty or 'unknown'} word embeddings (config.embeddings) "
         f"where the paper used {PAPER_EMBEDDINGS}."

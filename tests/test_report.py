@@ -183,3 +183,15 @@ def test_significance_rows_pair_gcdoc_with_its_baseline(runs_dir: Path) -> None:
     assert seeds == "3 / 2" and delta == "+1.50"
     expected = welch_t_test([92.0, 92.5, 91.5], [91.0, 90.0])
     assert (t, p) == (f"{expected[0]:.2f}", f"{expected[2]:.3f}")
+
+
+def test_embeddings_note_names_glove_subsets_as_glove() -> None:
+    from docgraph.report import embeddings_note
+
+    class _Run:
+        def __init__(self, embeddings: str) -> None:
+            self.embeddings = embeddings
+
+    note = embeddings_note([_Run("glove-6b-50d"), _Run(".devcarry/glove.6B.50d.subset.txt.gz")])
+    assert "use GloVe 6B 50d word embeddings" in note
+    assert "vectors.300d.txt" in embeddings_note([_Run("vectors.300d.txt")])
