@@ -70,6 +70,7 @@ _SWITCHES: dict[str, dict[str, dict[str, Any]]] = {
     "--constrained-decoding": {"model": {"constrained_decoding": True}},
     "--attach-uncertainty-input": {"model": {"detach_uncertainty_input": False}},
     "--fast": {"model": {"window_encoding": "per_sentence", "mc_dropout": "output"}},
+    "--freeze-embeddings": {"model": {"freeze_embeddings": True}},
 }
 
 

@@ -41,6 +41,8 @@ class GCDocConfig:
     Args:
         word_dim: Word embedding size; must equal the size of the pretrained vectors when
             they are given (:func:`~docgraph.training.run_experiment` sets it from them).
+        freeze_embeddings: Keep the word embeddings fixed at their initial (pretrained) values
+            instead of fine-tuning them as the paper does (*ours*, off by default).
         char_dim: Character embedding size (30).
         char_hidden: Character BiLSTM hidden size per direction (50).
         hidden: Word-level context BiLSTM hidden size per direction (200).
@@ -78,6 +80,7 @@ class GCDocConfig:
     """
 
     word_dim: int = 50
+    freeze_embeddings: bool = False
     char_dim: int = 30
     char_hidden: int = 50
     hidden: int = 200
@@ -225,6 +228,7 @@ class GCDoc(nn.Module):
         self.config = config
         self.num_labels = num_labels
         self.word_embedding = nn.Embedding(num_words, config.word_dim, padding_idx=0)
+        self.word_embedding.weight.requires_grad_(not config.freeze_embeddings)
         self.char_encoder = CharEncoder(num_chars, config.char_dim, config.char_hidden)
         token_dim = config.word_dim + 2 * config.char_hidden
         self.dropout = nn.Dropout(config.dropout)

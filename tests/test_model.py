@@ -238,3 +238,15 @@ def test_fast_approximations_train_and_validate(batch, sample_vocabs):
         GCDocConfig(window_encoding="mean")
     with pytest.raises(ValueError, match="mc_dropout"):
         GCDocConfig(mc_dropout="input")
+
+
+def test_frozen_embeddings_stay_put_while_the_rest_learns(batch, sample_vocabs):
+    model = _model(sample_vocabs, freeze_embeddings=True)
+    before = model.word_embedding.weight.detach().clone()
+    optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=0.1)
+    emission = model.emission.weight.detach().clone()
+    model(batch).loss.backward()
+    optimizer.step()
+    assert model.word_embedding.weight.grad is None
+    torch.testing.assert_close(model.word_embedding.weight, before)
+    assert not torch.equal(model.emission.weight, emission)
