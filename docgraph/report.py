@@ -142,11 +142,14 @@ def find_runs(directories: Iterable[str | Path]) -> list[Run]:
 
 
 def group_runs(runs: Iterable[Run]) -> dict[tuple[str, str], list[Run]]:
-    """``(dataset, configuration name) -> runs`` in first-seen order, runs sorted by seed."""
+    """``(dataset, configuration name) -> runs``, data sets in first-seen order and their
+    configurations by name; runs sorted by seed."""
     groups: dict[tuple[str, str], list[Run]] = {}
     for run in runs:
         groups.setdefault((run.dataset, run.group), []).append(run)
-    return {k: sorted(v, key=lambda r: (r.seed is None, r.seed or 0)) for k, v in groups.items()}
+    datasets = list(dict.fromkeys(dataset for dataset, _ in groups))
+    order = sorted(groups, key=lambda key: (datasets.index(key[0]), key[1]))
+    return {k: sorted(groups[k], key=lambda r: (r.seed is None, r.seed or 0)) for k in order}
 
 
 def mean_std(values: Sequence[float]) -> tuple[float, float]:
