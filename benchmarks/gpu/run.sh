@@ -28,8 +28,10 @@ if [ "${SMOKE:-1}" = 1 ] && ! smoke; then
   echo quit | nvidia-cuda-mps-control 2>/dev/null; sleep 2
   if ! smoke; then echo "SMOKE FAILED"; cat logs/smoke.log; exit 1; fi
 fi
-tail -2 logs/smoke.log
-echo "smoke ok after $(( $(date +%s) - START )) s"
+if [ "${SMOKE:-1}" = 1 ]; then
+  tail -2 logs/smoke.log
+  echo "smoke ok after $(( $(date +%s) - START )) s"
+fi
 
 GLOVE=$C/glove.6B.50d.subset.txt.gz
 CONLL="--dataset conll03 --data-dir $C/data/conll2003"
