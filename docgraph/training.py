@@ -254,7 +254,6 @@ class TrainState:
     best_epoch: int = 0
     bad_epochs: int = 0
     train_seconds: float = 0.0
-    wall_seconds: float = 0.0
     history: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -436,8 +435,8 @@ class Trainer:
             # length (training, dev evaluation and checkpoint) by the last epoch's.
             if tc.max_minutes <= 0 or not self.state.history:
                 return False
-            last = self.state.history[-1].get("wall_seconds", 0.0)
-            return self.state.wall_seconds + last > 60 * tc.max_minutes
+            walls = [r.get("wall_seconds", 0.0) for r in self.state.history]
+            return sum(walls) + walls[-1] > 60 * tc.max_minutes
 
         while (self.state.epoch < tc.epochs and self.state.bad_epochs < tc.patience
                and not out_of_time()):
@@ -466,9 +465,8 @@ class Trainer:
                     "peak_rss_mb": peak_rss_mb(),
                     "lr": self.optimizer.param_groups[0]["lr"], "best": improved,
                 }
-                self.state.history.append(record)
                 record["wall_seconds"] = time.perf_counter() - epoch_start
-                self.state.wall_seconds += record["wall_seconds"]
+                self.state.history.append(record)
                 self.save_checkpoint()
                 self._log(record)
                 stop[0] = float(self.state.bad_epochs >= tc.patience or out_of_time())
