@@ -37,8 +37,28 @@ GLOVE=$C/glove.6B.50d.subset.txt.gz
 CONLL="--dataset conll03 --data-dir $C/data/conll2003"
 ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
 # JOBSET=main: seeds, OntoNotes and the baseline sweep (first call, 2026-11-26);
-# JOBSET=bt2000: the larger batch that won the sweep, on GCDoc too (second call).
-if [ "${JOBSET:-main}" = bt2000 ]; then JOBS=(
+# JOBSET=bt2000: the larger batch that won the sweep, on GCDoc too (second call);
+# JOBSET=preset: 3 seeds of both models with the presets (4000-token batches), fine-tuned and
+# frozen embeddings, and OntoNotes at 4000 and 8000 tokens per batch (third call, session 3).
+if [ "${JOBSET:-main}" = preset ]; then JOBS=(
+  "conll03-gcdoc-bt4000-s1|$CONLL --seed 1"
+  "conll03-gcdoc-bt4000-s2|$CONLL --seed 2"
+  "conll03-gcdoc-bt4000-s3|$CONLL --seed 3"
+  "conll03-baseline-bt4000-s1|$CONLL --seed 1 --baseline"
+  "conll03-baseline-bt4000-s2|$CONLL --seed 2 --baseline"
+  "conll03-baseline-bt4000-s3|$CONLL --seed 3 --baseline"
+  "conll03-gcdoc-frozen-bt4000-s1|$CONLL --seed 1 --freeze-embeddings"
+  "conll03-gcdoc-frozen-bt4000-s2|$CONLL --seed 2 --freeze-embeddings"
+  "conll03-gcdoc-frozen-bt4000-s3|$CONLL --seed 3 --freeze-embeddings"
+  "conll03-baseline-frozen-bt4000-s1|$CONLL --seed 1 --baseline --freeze-embeddings"
+  "conll03-baseline-frozen-bt4000-s2|$CONLL --seed 2 --baseline --freeze-embeddings"
+  "conll03-baseline-frozen-bt4000-s3|$CONLL --seed 3 --baseline --freeze-embeddings"
+  "ontonotes-gcdoc-bt4000-s1|$ONTO --seed 1"
+  "ontonotes-baseline-bt4000-s1|$ONTO --seed 1 --baseline"
+  "ontonotes-gcdoc-bt8000-s1|$ONTO --seed 1 --batch-tokens 8000"
+  "ontonotes-baseline-bt8000-s1|$ONTO --seed 1 --baseline --batch-tokens 8000"
+)
+elif [ "${JOBSET:-main}" = bt2000 ]; then JOBS=(
   "conll03-gcdoc-bt2000-s1|$CONLL --seed 1 --batch-tokens 2000"
   "conll03-gcdoc-bt2000-s2|$CONLL --seed 2 --batch-tokens 2000"
   "conll03-gcdoc-bt2000-s3|$CONLL --seed 3 --batch-tokens 2000"
