@@ -358,7 +358,10 @@ class Trainer:
 
     def load_checkpoint(self) -> None:
         """Restore everything :meth:`save_checkpoint` wrote."""
-        ckpt = load_checkpoint(self.checkpoint_path, self.device)
+        # On the CPU first: the RNG states must stay CPU byte tensors (a CUDA map_location
+        # moved them and broke resuming on the GPU); load_state_dict copies the weights and the
+        # optimizer state onto the parameters' device.
+        ckpt = load_checkpoint(self.checkpoint_path, "cpu")
         try:
             self.model.load_state_dict(ckpt["model"])
             self.optimizer.load_state_dict(ckpt["optimizer"])

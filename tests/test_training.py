@@ -1,6 +1,7 @@
 """Tests of :mod:`docgraph.training` and :mod:`docgraph.checkpoint`: run directories, resume,
 atomic checkpoints, clear errors."""
 
+import dataclasses
 import json
 import math
 import os
@@ -72,6 +73,18 @@ def test_resume_equals_uninterrupted(trained_run, tmp_path):
     _assert_same_weights(_state(out / "model.pt"), _state(straight_dir / "model.pt"))
     log = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in log] == [1, 2, 3]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="resuming on the GPU needs CUDA")
+def test_resume_on_cuda(tmp_path):
+    # The RNG states in last.pt must be restored as CPU byte tensors even when the run is on
+    # the GPU (a CUDA map_location used to break every resume there).
+    out = tmp_path / "cuda"
+    config = tiny_config(out, epochs=1)
+    run_experiment(dataclasses.replace(config, device="cuda"))
+    resumed = run_experiment(dataclasses.replace(tiny_config(out, epochs=2), device="cuda"),
+                             resume=True)
+    assert resumed["epochs"] == 2
 
 
 def test_resume_without_checkpoint_is_an_error(tmp_path):
