@@ -7,7 +7,7 @@ passes). Each T is drawn ``--draws`` times with different seeds; the script repo
 of tokens whose decision differs from the reference, the share dropped, the mean absolute error
 of the entropy, and the wall time of the passes on this machine.
 
-    python benchmarks/mc_samples.py RUN_DIR --data-dir DIR --out benchmarks/results/mc-samples.json
+    python benchmarks/mc_samples.py RUN_DIR --data-dir DIR --out OUT.json
 """
 from __future__ import annotations
 
@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("run_dir", help="a trained GCDoc run directory (model.pt, config.json)")
-    p.add_argument("--data-dir", required=True, help="corpus directory of the run's data set")
+    p.add_argument("--data-dir", default=None,
+                   help="corpus directory of the run's data set (default: DOCGRAPH_DATA_DIR)")
     p.add_argument("--samples", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
     p.add_argument("--reference", type=int, default=256, help="passes of the reference")
     p.add_argument("--draws", type=int, default=3, help="independent draws per T")
