@@ -296,20 +296,25 @@ def welch_t_test(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, 
     return t, df, regularized_beta(df / 2.0, 0.5, df / (df + t * t))
 
 
-def significance_rows(groups: Mapping[str, list[Run]]) -> list[list[str]]:
+def significance_rows(groups: Mapping[str, list[Run]],
+                      compare: Sequence[tuple[str, str]] = ()) -> list[list[str]]:
     """GCDoc groups against the baseline group of the same name, by Welch's t-test on test F1.
 
     A group ``X-gcdoc-Y`` is compared with ``X-baseline-Y`` when both have at least two seeds.
+    ``compare`` adds pairs ``(A, B)`` of group names of this data set (e.g. GCDoc against a
+    baseline trained differently); pairs naming a group that is absent here are skipped.
     """
+    pairs = [(name, name.replace("gcdoc", "baseline")) for name in groups if "gcdoc" in name]
+    pairs += [pair for pair in compare if pair not in pairs]
     rows = []
-    for name, runs in groups.items():
-        partner = groups.get(name.replace("gcdoc", "baseline")) if "gcdoc" in name else None
-        if partner is None or len(runs) < 2 or len(partner) < 2:
+    for name, other in pairs:
+        runs, partner = groups.get(name), groups.get(other)
+        if runs is None or partner is None or len(runs) < 2 or len(partner) < 2:
             continue
         ours, theirs = _values(runs, "test", "f1"), _values(partner, "test", "f1")
         t, df, p = welch_t_test(ours, theirs)
         rows.append([
-            f"{name} vs {name.replace('gcdoc', 'baseline')}", f"{len(runs)} / {len(partner)}",
+            f"{name} vs {other}", f"{len(runs)} / {len(partner)}",
             f"{statistics.fmean(ours) - statistics.fmean(theirs):+.2f}",
             f"{t:.2f}", f"{df:.1f}", f"{p:.3f}",
         ])
@@ -383,8 +388,9 @@ def speed_rows(results: Iterable[tuple[str, dict[str, Any]]]) -> list[list[str]]
     return rows
 
 
-def render(runs: Sequence[Run], speed: Sequence[tuple[str, dict[str, Any]]] = ()) -> str:
-    """The whole markdown report."""
+def render(runs: Sequence[Run], speed: Sequence[tuple[str, dict[str, Any]]] = (),
+           compare: Sequence[tuple[str, str]] = ()) -> str:
+    """The whole markdown report (``compare``: extra pairs for :func:`significance_rows`)."""
     lines = [
         "# Results",
         "",
@@ -416,7 +422,7 @@ def render(runs: Sequence[Run], speed: Sequence[tuple[str, dict[str, Any]]] = ()
         lines += ["", f"## {dataset}: per-type test recall", ""]
         lines += _table(["Configuration", "n", *types], recall_rows(dataset, groups))
         lines.append("")
-        significance = significance_rows(groups)
+        significance = significance_rows(groups, compare)
         if significance:
             lines += [f"## {dataset}: GCDoc against the baseline (Welch's t-test on test F1)",
                       ""]
@@ -468,9 +474,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("directories", nargs="+", help="directories searched for metrics.json")
     parser.add_argument("--out", required=True, help="markdown file to write (atomically)")
     parser.add_argument("--speed", nargs="*", default=[], help="benchmark JSON files")
+    parser.add_argument("--compare", nargs=2, action="append", default=[], metavar=("A", "B"),
+                        help="also test group A against group B (repeatable); both need 2+ seeds")
     args = parser.parse_args(argv)
     runs = find_runs(args.directories)
-    text = render(runs, load_speed(args.speed))
+    groups = {group for _, group in group_runs(runs)}
+    unknown = sorted({name for pair in args.compare for name in pair} - groups)
+    if unknown:
+        parser.error(f"--compare: no runs form the group(s) {', '.join(unknown)} "
+                     f"(groups are run directory names without -s<seed>)")
+    text = render(runs, load_speed(args.speed), [tuple(pair) for pair in args.compare])
     atomic_write_text(args.out, text)
     print(
         f"wrote {args.out}: {len(runs)} runs in {len(group_runs(runs))} groups, "

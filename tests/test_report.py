@@ -195,3 +195,27 @@ def test_embeddings_note_names_glove_subsets_as_glove() -> None:
     note = embeddings_note([_Run("glove-6b-50d"), _Run(".devcarry/glove.6B.50d.subset.txt.gz")])
     assert "use GloVe 6B 50d word embeddings" in note
     assert "vectors.300d.txt" in embeddings_note([_Run("vectors.300d.txt")])
+
+
+def test_significance_rows_extra_comparisons(runs_dir: Path) -> None:
+    groups = {g: r for (_, g), r in group_runs(find_runs([runs_dir])).items()}
+    rows = significance_rows(groups, [("conll03-baseline", "conll03-gcdoc"),
+                                      ("conll03-gcdoc", "conll03-baseline"),  # already there
+                                      ("conll03-gcdoc", "conll03-ablation")])  # one seed
+    assert [r[0] for r in rows] == ["conll03-gcdoc vs conll03-baseline",
+                                    "conll03-baseline vs conll03-gcdoc"]
+    assert rows[1][2] == "-1.50" and rows[1][5] == rows[0][5]
+
+
+def test_main_compare_names_unknown_groups(runs_dir: Path, tmp_path: Path, capsys) -> None:
+    from docgraph.report import main
+
+    out = tmp_path / "R.md"
+    assert main([str(runs_dir), "--out", str(out), "--compare", "conll03-baseline",
+                 "conll03-gcdoc"]) == 0
+    assert "conll03-baseline vs conll03-gcdoc" in out.read_text()
+    with pytest.raises(SystemExit):
+        main([str(runs_dir), "--out", str(tmp_path / "x.md"), "--compare", "conll03-gcdoc",
+              "conll03-nope"])
+    assert "conll03-nope" in capsys.readouterr().err
+    assert not (tmp_path / "x.md").exists()
