@@ -39,8 +39,20 @@ ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
 # JOBSET=main: seeds, OntoNotes and the baseline sweep (first call, 2026-11-26);
 # JOBSET=bt2000: the larger batch that won the sweep, on GCDoc too (second call);
 # JOBSET=preset: 3 seeds of both models with the presets (4000-token batches), fine-tuned and
-# frozen embeddings, and OntoNotes at 4000 and 8000 tokens per batch (third call, session 3).
-if [ "${JOBSET:-main}" = preset ]; then JOBS=(
+# frozen embeddings, and OntoNotes at 4000 and 8000 tokens per batch (third call, session 3);
+# JOBSET=onto-large (not yet run): OntoNotes with 16000/32000-token batches, where a GPU epoch
+# costs little more than at 4000, so more epochs fit the budget; lr scaled up to keep pace.
+if [ "${JOBSET:-main}" = onto-large ]; then JOBS=(
+  "ontonotes-gcdoc-bt16000-s1|$ONTO --seed 1 --batch-tokens 16000"
+  "ontonotes-gcdoc-bt16000-lr0.004-s1|$ONTO --seed 1 --batch-tokens 16000 --lr 0.004"
+  "ontonotes-gcdoc-bt32000-lr0.004-s1|$ONTO --seed 1 --batch-tokens 32000 --lr 0.004"
+  "ontonotes-gcdoc-bt32000-lr0.008-s1|$ONTO --seed 1 --batch-tokens 32000 --lr 0.008"
+  "ontonotes-baseline-bt16000-s1|$ONTO --seed 1 --baseline --batch-tokens 16000"
+  "ontonotes-baseline-bt16000-lr0.004-s1|$ONTO --seed 1 --baseline --batch-tokens 16000 --lr 0.004"
+  "ontonotes-baseline-bt32000-lr0.004-s1|$ONTO --seed 1 --baseline --batch-tokens 32000 --lr 0.004"
+  "ontonotes-baseline-bt32000-lr0.008-s1|$ONTO --seed 1 --baseline --batch-tokens 32000 --lr 0.008"
+)
+elif [ "${JOBSET:-main}" = preset ]; then JOBS=(
   "conll03-gcdoc-bt4000-s1|$CONLL --seed 1"
   "conll03-gcdoc-bt4000-s2|$CONLL --seed 2"
   "conll03-gcdoc-bt4000-s3|$CONLL --seed 3"
