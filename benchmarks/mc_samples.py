@@ -25,23 +25,27 @@ from docgraph.graph import TokenBudgetBatchSampler
 from docgraph.training import iterate_batches, load_model_dir, prepare_split
 
 
-def uncertainty_with(model, batches, samples: int, seed: int) -> tuple[torch.Tensor, float]:
-    """Entropies of every token of ``batches`` with ``samples`` MC passes, and the seconds taken."""
+def mc_passes(model, batches, samples: int, seed: int
+              ) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """Entropies ``[N]`` and mean distributions ``[N, C]`` of every token of ``batches`` with
+    ``samples`` Monte-Carlo passes, and the seconds the passes took."""
     unc = model.uncertainty
     saved = unc.num_samples
     unc.num_samples = samples
     torch.manual_seed(seed)
-    out, seconds = [], 0.0
+    entropies, probs, seconds = [], [], 0.0
     try:
         with torch.no_grad():
             for batch in batches:
                 x = model._token_features(batch)
                 start = time.perf_counter()
-                out.append(unc.uncertainty(x, batch.sent_len)[0])
+                u, p = unc.uncertainty(x, batch.sent_len)
                 seconds += time.perf_counter() - start
+                entropies.append(u)
+                probs.append(p)
     finally:
         unc.num_samples = saved
-    return torch.cat(out), seconds
+    return torch.cat(entropies), torch.cat(probs), seconds
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -70,18 +74,8 @@ def main(argv: list[str] | None = None) -> None:
 
     # The reference averages the predictive distributions of many passes (entropies do not
     # average), drawn 32 passes at a time to keep memory bounded.
-    probs = []
-    unc = model.uncertainty
-    saved = unc.num_samples
-    unc.num_samples = 32
-    try:
-        with torch.no_grad():
-            for k in range(max(1, args.reference // 32)):
-                torch.manual_seed(10_000 + k)
-                probs.append(torch.cat([unc.uncertainty(model._token_features(b), b.sent_len)[1]
-                                        for b in batches]))
-    finally:
-        unc.num_samples = saved
+    probs = [mc_passes(model, batches, 32, seed=10_000 + k)[1]
+             for k in range(max(1, args.reference // 32))]
     p_ref = torch.stack(probs).mean(0)
     u_ref = -torch.special.xlogy(p_ref, p_ref).sum(-1)
     drop_ref = u_ref > threshold
@@ -90,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     for samples in args.samples:
         flips, dropped, mae, secs = [], [], [], []
         for draw in range(args.draws):
-            u, seconds = uncertainty_with(model, batches, samples, seed=draw)
+            u, _, seconds = mc_passes(model, batches, samples, seed=draw)
             drop = u > threshold
             flips.append(100.0 * (drop != drop_ref).float().mean().item())
             dropped.append(100.0 * drop.float().mean().item())
