@@ -16,7 +16,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -366,7 +366,10 @@ class Trainer:
             self.model.load_state_dict(ckpt["model"])
             self.optimizer.load_state_dict(ckpt["optimizer"])
             self.scheduler.load_state_dict(ckpt["scheduler"])
-            self.state = TrainState(**ckpt["state"])
+            # Checkpoints of earlier versions may hold state since derived from the history
+            # (``wall_seconds``); only the fields TrainState still has are restored.
+            known = {f.name for f in fields(TrainState)}
+            self.state = TrainState(**{k: v for k, v in ckpt["state"].items() if k in known})
             _set_rng_state(ckpt["rng"])
         except (RuntimeError, KeyError, ValueError, TypeError) as err:
             raise CheckpointError(

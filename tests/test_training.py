@@ -87,6 +87,16 @@ def test_resume_on_cuda(tmp_path):
     assert resumed["epochs"] == 2
 
 
+def test_resume_reads_a_checkpoint_with_state_of_an_earlier_version(trained_run, tmp_path):
+    out = tmp_path / "old"
+    run_experiment(tiny_config(out, epochs=2))
+    ckpt = load_checkpoint(out / "last.pt")
+    ckpt["state"]["wall_seconds"] = 12.5  # kept by versions before 2026-11-26
+    save_checkpoint(out / "last.pt", {k: v for k, v in ckpt.items() if k != "format_version"})
+    resumed = run_experiment(tiny_config(out, epochs=3), resume=True)
+    assert resumed["epochs"] == 3 and resumed["dev"] == trained_run[1]["dev"]
+
+
 def test_resume_without_checkpoint_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="no checkpoint last.pt"):
         run_experiment(tiny_config(tmp_path / "empty"), resume=True)
