@@ -55,11 +55,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data-dir", default=None,
                    help="corpus directory of the run's data set (default: DOCGRAPH_DATA_DIR)")
     p.add_argument("--samples", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
-    p.add_argument("--reference", type=int, default=256, help="passes of the reference")
+    p.add_argument("--reference", type=int, default=256,
+                   help="passes of the reference (a multiple of 32)")
     p.add_argument("--draws", type=int, default=3, help="independent draws per T")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", default=None, help="JSON file to write")
     args = p.parse_args(argv)
+    if args.reference < 32 or args.reference % 32:
+        p.error(f"--reference must be a positive multiple of 32 (got {args.reference})")
     torch.set_num_threads(args.threads)
 
     model, vocabs, config = load_model_dir(args.run_dir)
@@ -75,9 +78,9 @@ def main(argv: list[str] | None = None) -> None:
     # The reference averages the predictive distributions of many passes (entropies do not
     # average), drawn 32 passes at a time to keep memory bounded.
     probs = [mc_passes(model, batches, 32, seed=10_000 + k)[1]
-             for k in range(max(1, args.reference // 32))]
+             for k in range(args.reference // 32)]
     p_ref = torch.stack(probs).mean(0)
-    u_ref = -torch.special.xlogy(p_ref, p_ref).sum(-1)
+    u_ref = model.uncertainty.entropy(p_ref)
     drop_ref = u_ref > threshold
 
     rows = []

@@ -42,3 +42,9 @@ def test_study_refuses_a_model_without_uncertainty(mc_samples, tmp_path):
                                epochs=1))
     with pytest.raises(SystemExit, match="no uncertainty"):
         mc_samples.main([str(run_dir), "--samples", "1"])
+
+
+def test_reference_must_be_a_multiple_of_32(mc_samples, model_dir, capsys):
+    with pytest.raises(SystemExit):
+        mc_samples.main([str(model_dir), "--reference", "100"])
+    assert "multiple of 32" in capsys.readouterr().err

@@ -159,8 +159,12 @@ class UncertaintyTagger(torch.nn.Module):
             # The flat layout of T copies of the batch is again a valid flat layout.
             logits = self._logits(x.repeat(T, 1), sent_len.repeat(T), stochastic=True)
         probs = logits.softmax(dim=-1).view(T, num_tokens, -1).mean(dim=0)
-        u = -torch.special.xlogy(probs, probs).sum(dim=-1)
-        return u, probs
+        return self.entropy(probs), probs
+
+    @staticmethod
+    def entropy(probs: Tensor) -> Tensor:
+        """Entropy in nats of each distribution ``[..., C]`` (``0 log 0 = 0``)."""
+        return -torch.special.xlogy(probs, probs).sum(dim=-1)
 
     def drop_mask(self, u: Tensor) -> Tensor:
         r"""Boolean ``[N]``: ``True`` for tokens in :math:`Drop` (``u > threshold``).
