@@ -55,6 +55,8 @@ _VALUE_FLAGS: dict[str, tuple[str | None, str, Callable[[str], Any], str]] = {
     "--eval-batch-tokens": ("train", "eval_batch_tokens", int, "token budget when evaluating"),
     "--loss-reduction": ("train", "loss_reduction", str, "sum|sentence_mean"),
     "--threads": ("train", "threads", int, "torch threads (0: torch default)"),
+    "--processes": ("train", "processes", int,
+                    "training processes on a CPU (0: one per core, at most 2; 1: one process)"),
     "--max-minutes": ("train", "max_minutes", float,
                       "wall-clock budget: start no epoch that would end past it (0: no limit)"),
 }
@@ -158,15 +160,66 @@ def is_tty() -> bool:
     return sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
 
 
-def train_main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``scripts/train.py``."""
+def _train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
+           progress: bool, quiet: bool) -> None:
+    """Train one run (or one per seed) and print the result line (rank 0 only)."""
+    from docgraph.training import run_experiment, run_seeds
+
+    setup_logging(quiet)
+    if seeds:
+        summary = run_seeds(config, seeds, progress=progress)
+        if summary:
+            print(f"test F1 over seeds {list(seeds)}: {summary['test_f1_mean']:.2f} ± "
+                  f"{summary['test_f1_std']:.2f}", flush=True)
+        return
+    metrics = run_experiment(config, resume=resume, progress=progress)
+    if metrics:
+        print(f"best epoch {metrics['best_epoch']}/{metrics['epochs']} ({metrics['stop_reason']})"
+              f"  dev F1 {metrics['dev']['f1']:.2f}  test F1 {metrics['test']['f1']:.2f}  "
+              f"({config.output_dir})", flush=True)
+
+
+def _train_exit_code(err: BaseException) -> int:
+    """Exit status of a failed training: 2 for bad input, 1 when training itself failed."""
+    from docgraph.training import TrainingError
+
+    return 1 if isinstance(err, TrainingError) else 2
+
+
+def _spawned_train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
+                   progress: bool, quiet: bool) -> None:
+    """One process of :func:`docgraph.distributed.spawn`: train, or exit with a clean error."""
+    import torch.distributed as dist
+
+    try:
+        _train(config, seeds, resume, progress and dist.get_rank() == 0, quiet)
+    except _train_errors() as err:
+        if dist.get_rank() == 0:
+            print(f"error: {err}", file=sys.stderr, flush=True)
+        raise SystemExit(_train_exit_code(err)) from None
+
+
+def _train_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that end training with a one-line error instead of a traceback."""
     from docgraph.checkpoint import CheckpointError
     from docgraph.data.errors import CorpusFormatError
-    from docgraph.training import TrainingError, run_experiment, run_seeds
+    from docgraph.training import TrainingError
+
+    return (UsageError, ValueError, FileNotFoundError, CheckpointError, CorpusFormatError,
+            TrainingError)
+
+
+def train_main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``scripts/train.py``.
+
+    On a CPU the run is data-parallel over ``config.train.processes`` processes (automatic:
+    one per core, at most 2), started here; under ``torchrun`` the processes already exist.
+    """
+    from docgraph import distributed
 
     args = train_parser().parse_args(argv)
     setup_logging(args.quiet)
-    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    torchrun = distributed.launched_by_torchrun()
     try:
         if args.resume and args.seeds:
             raise UsageError("--resume and --seeds cannot be combined")
@@ -176,38 +229,40 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         if args.resume:
             import json
 
-            from docgraph.config import ExperimentConfig
-
             saved = Path(args.resume, "config.json")
             if saved.is_file():
                 # the run's own configuration; flags given now (e.g. --epochs) override it
                 base = ExperimentConfig.from_dict(json.loads(saved.read_text()))
         config = config_from_args(args, base)
-        if distributed:
-            from docgraph.distributed import init_distributed
-
-            init_distributed(config.device)
         progress = is_tty() and not args.quiet
-        if args.seeds:
-            summary = run_seeds(config, args.seeds, progress=progress)
-            print(f"test F1 over seeds {args.seeds}: {summary['test_f1_mean']:.2f} ± "
-                  f"{summary['test_f1_std']:.2f}")
-        else:
-            metrics = run_experiment(config, resume=bool(args.resume), progress=progress)
-            if metrics:
-                print(f"best epoch {metrics['best_epoch']}/{metrics['epochs']}  "
-                      f"dev F1 {metrics['dev']['f1']:.2f}  test F1 {metrics['test']['f1']:.2f}  "
-                      f"({config.output_dir})")
-    except (UsageError, ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
-        fail(str(err))
-    except TrainingError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    finally:
-        if distributed:
-            from docgraph.distributed import cleanup_distributed
+        processes = config.train.processes or distributed.default_processes(config.device)
+        if not torchrun and processes > 1:
+            if config.device == "cuda":
+                raise UsageError("--processes > 1 is for CPU training; use torchrun on GPUs")
+            threads = config.train.threads or max(
+                1, distributed.available_cores() // processes)
+            logging.getLogger("docgraph").info(
+                "training in %d processes with %d thread(s) each (--processes 1: one process)",
+                processes, threads)
+            import torch.multiprocessing as mp
 
-            cleanup_distributed()
+            try:
+                distributed.spawn(_spawned_train, processes, config, args.seeds,
+                                  bool(args.resume), progress, args.quiet, threads=threads)
+            except mp.ProcessExitedException as err:
+                return err.exit_code if err.exit_code > 0 else 1
+            return 0
+        if torchrun:
+            distributed.init_distributed(config.device)
+        _train(config, args.seeds, bool(args.resume), progress, args.quiet)
+    except _train_errors() as err:
+        if _train_exit_code(err) == 1:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        fail(str(err))
+    finally:
+        if torchrun:
+            distributed.cleanup_distributed()
     return 0
 
 

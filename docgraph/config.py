@@ -45,7 +45,15 @@ class TrainConfig:
         batch_tokens: Token budget of a training batch.
         eval_batch_tokens: Token budget of an evaluation batch.
         loss_reduction: ``"sum"`` or ``"sentence_mean"``.
-        threads: Torch intra-op threads (0 keeps torch's default).
+        threads: Torch intra-op threads (0 keeps torch's default; with several processes,
+            the cores are shared out between them).
+        processes: Training processes of ``scripts/train.py`` on a CPU (data-parallel, gloo):
+            0 (default) chooses one per core, at most 2 (see
+            :func:`docgraph.distributed.default_processes`); 1 trains in one process. The
+            ``batch_tokens`` budget is the *global* batch: each of :math:`P` processes takes
+            batches of ``batch_tokens / P`` tokens and DDP averages the gradients, so the
+            optimisation matches one process up to the batch composition. ``torchrun`` and
+            :func:`~docgraph.training.run_experiment` ignore this field.
         max_minutes: Wall-clock budget of the training loop in minutes (0: no limit). No epoch
             starts that would end past it, judging by the length of the last epoch (training,
             dev evaluation and checkpoint); the first epoch always runs. The best model so far
@@ -65,6 +73,7 @@ class TrainConfig:
     eval_batch_tokens: int = 8000
     loss_reduction: str = "sum"
     threads: int = 0
+    processes: int = 0
     max_minutes: float = 0.0
 
     def __post_init__(self) -> None:
@@ -78,6 +87,8 @@ class TrainConfig:
             raise ValueError(
                 f"loss_reduction must be 'sum' or 'sentence_mean', not {self.loss_reduction!r}"
             )
+        if self.processes < 0:
+            raise ValueError(f"processes must be >= 0 (0: automatic), not {self.processes}")
         if self.epochs < 1 or self.batch_tokens < 1:
             raise ValueError("epochs and batch_tokens must be positive")
 

@@ -1,8 +1,18 @@
-"""Process-group set-up for ``torchrun`` (gloo on CPU, nccl on GPU)."""
+"""Multi-process data-parallel training: ``torchrun`` or a built-in launcher (gloo on CPU).
+
+On a CPU machine the LSTMs that dominate GCDoc's cost parallelise poorly over intra-op
+threads (their time steps are sequential, their matrix products small), so ``scripts/train.py``
+uses every core by running one single-threaded process per core, each on its own share of
+every batch, with gradients averaged by :class:`~torch.nn.parallel.DistributedDataParallel`
+(see :func:`default_processes` and the measurements in ``docs/design.md``).
+"""
 
 from __future__ import annotations
 
 import os
+import socket
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -23,3 +33,62 @@ def cleanup_distributed() -> None:
     """Destroy the process group if one is up."""
     if dist.is_initialized():
         dist.destroy_process_group()
+
+
+def launched_by_torchrun() -> bool:
+    """Whether this process is one of several started by ``torchrun``."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask, else ``os.cpu_count()``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def default_processes(device: str, cores: int | None = None) -> int:
+    """How many training processes ``scripts/train.py`` starts when ``--processes 0`` (auto).
+
+    One process per core (at most 2, the machines this project is measured on) on a CPU
+    device; one process on CUDA (a single process uses the whole GPU).
+
+    Args:
+        device: ``"auto"``, ``"cpu"`` or ``"cuda"``.
+        cores: Cores available (default: :func:`available_cores`).
+    """
+    if device == "cuda" or (device == "auto" and torch.cuda.is_available()):
+        return 1
+    cores = available_cores() if cores is None else cores
+    return max(1, min(2, cores))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _worker(rank: int, world: int, port: int, threads: int,
+            fn: Callable[..., Any], args: tuple) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+                      LOCAL_RANK=str(rank), WORLD_SIZE=str(world))
+    torch.set_num_threads(threads)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        fn(*args)
+    finally:
+        dist.destroy_process_group()
+
+
+def spawn(fn: Callable[..., Any], processes: int, *args: Any, threads: int = 1) -> None:
+    """Run ``fn(*args)`` in ``processes`` CPU processes joined in a gloo process group.
+
+    Each process gets ``threads`` intra-op threads and the usual ``RANK``/``WORLD_SIZE``
+    environment; ``fn`` and ``args`` must be picklable (a module-level function). Raises
+    :class:`torch.multiprocessing.ProcessRaisedException` if a process fails.
+    """
+    torch.multiprocessing.spawn(
+        _worker, args=(processes, _free_port(), threads, fn, args), nprocs=processes, join=True
+    )

@@ -9,6 +9,7 @@ A *run directory* additionally holds ``last.pt`` (the resumable state), ``train_
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import logging
 import random
@@ -47,6 +48,7 @@ from docgraph.graph import (
     documents_to_graphs,
     split_long_documents,
 )
+from docgraph.machine import cpu_model, peak_rss_mib
 from docgraph.metrics import Scores, score
 from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks
 
@@ -208,9 +210,40 @@ def evaluate(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
              ) -> tuple[Scores, list[list[list[str]]]]:
     """Entity-level micro P/R/F1 (conlleval) of the model on a split, and its predictions."""
     predictions = predict_graphs(model, split.graphs, vocabs, batch_tokens, device)
+    return score_predictions(split, predictions), predictions
+
+
+def score_predictions(split: PreparedSplit, predictions: Sequence[list[list[str]]]) -> Scores:
+    """Scores of per-graph, per-sentence IOB2 ``predictions`` against the split's gold tags."""
     gold = [list(s.tags) for doc in split.documents for s in doc.sentences]
     pred = [tags for doc_pred in predictions for tags in doc_pred]
-    return score(gold, pred), predictions
+    return score(gold, pred)
+
+
+def evaluate_sharded(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
+                     batch_tokens: int = 8000, device: torch.device | str = "cpu"
+                     ) -> Scores | None:
+    """:func:`evaluate` with the documents shared out over the processes of a DDP group.
+
+    Every process tags every ``world``-th graph; rank 0 gathers the predictions and returns
+    the scores (the other ranks return ``None``). Without a process group it is
+    :func:`evaluate`.
+    """
+    world, rank = _world()
+    if world == 1:
+        return evaluate(model, split, vocabs, batch_tokens, device)[0]
+    shard = list(range(rank, len(split.graphs), world))
+    predictions = predict_graphs(model, [split.graphs[i] for i in shard], vocabs,
+                                 batch_tokens, device)
+    gathered: list[Any] | None = [None] * world if rank == 0 else None
+    dist.gather_object((shard, predictions), gathered, dst=0)
+    if gathered is None:
+        return None
+    merged: list[list[list[str]]] = [[] for _ in split.graphs]
+    for indices, preds in gathered:
+        for i, graph_predictions in zip(indices, preds):
+            merged[i] = graph_predictions
+    return score_predictions(split, merged)
 
 
 # ---------------------------------------------------------------------------- training
@@ -279,11 +312,28 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def peak_rss_mb() -> float:
-    """Peak resident memory of this process so far, in MiB (Linux ``ru_maxrss`` is KiB)."""
-    import resource
+def stop_reason(state: TrainState, config: TrainConfig) -> str:
+    """Why training ended: ``"early_stopping"`` (converged: ``patience`` epochs without a dev
+    F1 improvement), ``"max_epochs"`` or ``"budget"`` (``max_minutes`` ran out)."""
+    if state.bad_epochs >= config.patience:
+        return "early_stopping"
+    if state.epoch >= config.epochs:
+        return "max_epochs"
+    return "budget"
 
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def clip_groups(model: GCDoc) -> list[list[nn.Parameter]]:
+    """Parameter groups whose gradients are clipped separately.
+
+    The uncertainty tagger is an independent sub-module with its own token-summed loss
+    (paper, "Document Graph Pruning"); clipping one norm over all parameters would let its
+    gradient shrink the main model's steps. So the tagger and the rest are clipped apart.
+    """
+    tagger = [p for p in model.uncertainty.parameters() if p.requires_grad] \
+        if model.uncertainty is not None else []
+    tagger_ids = {id(p) for p in tagger}
+    main = [p for p in model.parameters() if p.requires_grad and id(p) not in tagger_ids]
+    return [group for group in (main, tagger) if group]
 
 
 def _is_main() -> bool:
@@ -333,10 +383,13 @@ class Trainer:
         tc = self.config.train
         self.optimizer = make_optimizer(self.model, tc)
         self.scheduler = make_scheduler(self.optimizer, tc)
+        # batch_tokens is the global batch: each of the world's processes takes its share
         self.sampler = TokenBudgetBatchSampler(
-            [int(g.num_nodes) for g in self.train.graphs], tc.batch_tokens, shuffle=True,
-            seed=self.config.seed, num_replicas=world, rank=rank,
+            [int(g.num_nodes) for g in self.train.graphs], max(1, tc.batch_tokens // world),
+            shuffle=True, seed=self.config.seed, num_replicas=world, rank=rank,
         )
+        self.world = world
+        self.clip_groups = clip_groups(self.model)
         self.state = TrainState()
         self.last_drop_rate = 0.0
 
@@ -394,6 +447,8 @@ class Trainer:
             loss = out.loss
             if tc.loss_reduction == "sentence_mean":
                 loss = loss / max(out.num_sentences, 1)
+            elif self.world > 1:
+                loss = loss * self.world  # DDP averages gradients; a summed loss sums them
             if not torch.isfinite(loss):
                 raise TrainingError(
                     f"non-finite loss ({loss.item()}) in epoch {epoch}; stopping. The last good "
@@ -403,7 +458,8 @@ class Trainer:
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if tc.clip_norm > 0:
-                nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip_norm)
+                for group in self.clip_groups:
+                    nn.utils.clip_grad_norm_(group, tc.clip_norm)
             self.optimizer.step()
             total_loss += float(out.loss.detach())
             if out.drop is not None:
@@ -451,9 +507,10 @@ class Trainer:
             loss, tokens, seconds = self._train_epoch(epoch)
             self.scheduler.step()
             stop = torch.zeros(1)
+            scores = evaluate_sharded(self.model, self.dev, self.vocabs, tc.eval_batch_tokens,
+                                      self.device)
             if main:
-                scores, _ = evaluate(self.model, self.dev, self.vocabs,
-                                     tc.eval_batch_tokens, self.device)
+                assert scores is not None
                 improved = scores.f1 > self.state.best_f1
                 self.state.epoch = epoch
                 self.state.train_seconds += seconds
@@ -468,7 +525,7 @@ class Trainer:
                     "dev_recall": scores.recall, "dev_f1": scores.f1,
                     "epoch_seconds": seconds, "tokens_per_s": tokens / max(seconds, 1e-9),
                     "drop_rate": self.last_drop_rate,
-                    "peak_rss_mb": peak_rss_mb(),
+                    "peak_rss_mb": peak_rss_mib(),
                     "lr": self.optimizer.param_groups[0]["lr"], "best": improved,
                 }
                 record["wall_seconds"] = time.perf_counter() - epoch_start
@@ -560,6 +617,11 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
         "embedding_coverage": coverage,
         "torch": torch.__version__,
         "device": str(trainer.device),
+        "stop_reason": stop_reason(state, config.train),
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M"),
+        "processes": trainer.world,
+        "threads": torch.get_num_threads(),
+        "cpu": cpu_model(),
     }
     atomic_write_json(output_dir / "metrics.json", metrics)
     learning_curve(state.history, output_dir / "learning_curve.png")
