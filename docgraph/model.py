@@ -170,7 +170,9 @@ class GCDocOutput:
 
     ``loss`` is ``crf_loss + theta * relation_loss + uncertainty_loss``, each a sum (over
     sentences, edges and tokens respectively); the optional fields are ``None`` when the
-    corresponding module is off.
+    corresponding module is off (``uncertainty`` and ``drop`` also when the graph runs unpruned,
+    see :attr:`GCDoc.pruning_active`). ``relation_loss`` sums over the edges that have a target
+    (all of them, or all but the O--O edges with ``relation_labels="entity"``).
     """
 
     loss: Tensor
