@@ -119,6 +119,19 @@ class ExperimentConfig:
     graph: GraphConfig = field(default_factory=GraphConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
 
+    def graph_config(self) -> GraphConfig:
+        """The effective graph configuration of the run.
+
+        ``graph.seed = None`` (the default) becomes the run's :attr:`seed`, so every seed of an
+        experiment samples its own neighbours; an explicit ``graph.seed`` (e.g. ``0``, stored in
+        the ``config.json`` of runs made before this option) is kept. Build the graphs of a run
+        from this, not from :attr:`graph`.
+
+        Returns:
+            :attr:`graph` with its ``seed`` resolved (a new object; ``self`` is unchanged).
+        """
+        return self.graph.resolve(self.seed)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable copy (frozensets become sorted lists)."""
         out = asdict(self)

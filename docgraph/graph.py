@@ -49,7 +49,12 @@ class GraphConfig:
     Args:
         max_neighbours: ``p``, the most neighbours a node receives messages from (sampled
             uniformly without replacement); ``0`` or ``None`` keeps all of them.
-        seed: Seed of the neighbour sampling in :func:`documents_to_graphs`.
+        seed: Seed of the neighbour sampling in :func:`documents_to_graphs`. ``None`` (the
+            default) means "the run's seed": :meth:`resolve` (called by
+            :meth:`docgraph.config.ExperimentConfig.graph_config`) fills it in, so runs with
+            different seeds sample different edges; an explicit value pins the sampling across
+            runs. A graph built from an unresolved ``None`` uses ``0`` (the fixed seed of
+            earlier versions).
         lowercase: Compare words case-insensitively when connecting tokens (the paper's choice).
         skip_tokens: Words (exact or lowercased form) that get no edges, e.g.
             :data:`PUNCTUATION`; empty by default, as in the paper.
@@ -59,7 +64,7 @@ class GraphConfig:
     """
 
     max_neighbours: int | None = 5
-    seed: int = 0
+    seed: int | None = None
     lowercase: bool = True
     skip_tokens: frozenset[str] = field(default_factory=frozenset)
     max_word_len: int = 20
@@ -73,6 +78,22 @@ class GraphConfig:
         if self.max_doc_tokens is not None and self.max_doc_tokens < 1:
             raise ValueError(f"max_doc_tokens must be >= 1 or None, got {self.max_doc_tokens}")
         self.skip_tokens = frozenset(self.skip_tokens)
+
+    def resolve(self, run_seed: int) -> GraphConfig:
+        """A copy whose ``seed`` is ``run_seed`` when it is ``None`` (unchanged otherwise).
+
+        Args:
+            run_seed: The seed of the run (:attr:`docgraph.config.ExperimentConfig.seed`).
+
+        Returns:
+            A new :class:`GraphConfig` with an integer ``seed``.
+        """
+        return replace(self, seed=run_seed if self.seed is None else self.seed)
+
+    @property
+    def sampling_seed(self) -> int:
+        """The seed :func:`documents_to_graphs` uses: ``seed``, or ``0`` when unresolved."""
+        return 0 if self.seed is None else self.seed
 
 
 def _floyd_offsets(m: np.ndarray, p: int, u: np.ndarray) -> np.ndarray:
@@ -396,8 +417,9 @@ def documents_to_graphs(
     """Graphs of many documents, deterministic for ``config.seed``.
 
     Documents are first split with ``config.max_doc_tokens``; one generator seeded with
-    ``config.seed`` samples the neighbours of the whole list, and character ids are cached per
-    word type across documents.
+    ``config.sampling_seed`` (resolve ``seed=None`` to the run's seed first with
+    :meth:`GraphConfig.resolve`) samples the neighbours of the whole list, and character ids are
+    cached per word type across documents.
 
     Args:
         documents: The documents.
@@ -408,7 +430,7 @@ def documents_to_graphs(
         One graph per document or chunk.
     """
     config = config or GraphConfig()
-    generator = torch.Generator().manual_seed(config.seed)
+    generator = torch.Generator().manual_seed(config.sampling_seed)
     encoder = CharEncoder(vocabs.chars, config.max_word_len)
     return [
         document_to_graph(doc, vocabs, config, generator, encoder)

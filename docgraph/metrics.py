@@ -14,6 +14,10 @@ A predicted entity is correct only if its type, first and last token all equal t
 entity (a partial overlap or a wrong type is both a false positive and a false negative).
 Scores are micro-averaged over all entities, given in percent (0..100), and 0.0 wherever a
 denominator is zero.
+
+:func:`document_consistency` adds document-level diagnostics of GCDoc's hypothesis (repeated
+mentions in a document tend to share a type): F1 on mentions with a recurring word vs the
+others, and how consistently identical mention strings are typed.
 """
 
 from __future__ import annotations
@@ -268,3 +272,228 @@ def format_table(scores: Scores, title: str | None = None) -> str:
     lines += [row(name, ts) for name, ts in scores.per_type.items()]
     lines += [rule, row("overall", scores.overall)]
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- document consistency
+Mention = tuple[int, str, int, int]
+"""A mention inside one document as ``(sentence index, type, first token, last token)``."""
+
+
+@dataclass
+class TypeConsistency:
+    """How consistently the mentions of one tag source (gold or prediction) are typed.
+
+    Mentions are grouped by their string within each document (see
+    :func:`document_consistency` for the key); a *group* is a string with at least two mentions
+    in its document.
+
+    Args:
+        mentions: Number of mentions.
+        groups: Number of strings with at least two mentions in their document.
+        consistent_groups: Groups whose mentions all have the same type.
+        grouped_mentions: Mentions that belong to a group.
+        majority_disagreements: Mentions whose type is not the majority type of their string in
+            their document: :math:`\\sum_g (|g| - \\max_t |g_t|)` over the groups :math:`g`,
+            where :math:`g_t` are the mentions of type :math:`t` (the fewest relabellings that
+            make every group consistent; in a tie, one of the most frequent types counts as the
+            majority).
+    """
+
+    mentions: int = 0
+    groups: int = 0
+    consistent_groups: int = 0
+    grouped_mentions: int = 0
+    majority_disagreements: int = 0
+
+    @property
+    def consistency(self) -> float:
+        """Percentage of groups labelled with a single type (0.0 without groups)."""
+        return _safe_percent(self.consistent_groups, self.groups)
+
+    @property
+    def disagreement(self) -> float:
+        """Percentage of all mentions that disagree with their string's majority type."""
+        return _safe_percent(self.majority_disagreements, self.mentions)
+
+    def __add__(self, other: TypeConsistency) -> TypeConsistency:
+        return TypeConsistency(
+            self.mentions + other.mentions,
+            self.groups + other.groups,
+            self.consistent_groups + other.consistent_groups,
+            self.grouped_mentions + other.grouped_mentions,
+            self.majority_disagreements + other.majority_disagreements,
+        )
+
+    def to_dict(self) -> dict[str, float | int]:
+        """The counts and the two percentages as a plain dictionary."""
+        return {
+            "consistency": self.consistency,
+            "disagreement": self.disagreement,
+            "mentions": self.mentions,
+            "groups": self.groups,
+            "consistent_groups": self.consistent_groups,
+            "grouped_mentions": self.grouped_mentions,
+            "majority_disagreements": self.majority_disagreements,
+        }
+
+
+@dataclass
+class DocumentConsistency:
+    """Document-level consistency scores (see :func:`document_consistency`).
+
+    Args:
+        recurrent: P/R/F1 (percent) on the mentions with a word that recurs in their document.
+        singleton: P/R/F1 (percent) on the mentions whose words all occur once in their
+            document.
+        gold: Type consistency of the gold mentions.
+        pred: Type consistency of the predicted mentions.
+    """
+
+    recurrent: TypeScores
+    singleton: TypeScores
+    gold: TypeConsistency
+    pred: TypeConsistency
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dictionary.
+
+        Returns:
+            ``{"recurrent": {P/R/F1...}, "singleton": {...}, "gold": {...}, "pred": {...}}``
+            with the fields of :meth:`TypeScores.to_dict` and :meth:`TypeConsistency.to_dict`.
+        """
+        return {
+            "recurrent": self.recurrent.to_dict(),
+            "singleton": self.singleton.to_dict(),
+            "gold": self.gold.to_dict(),
+            "pred": self.pred.to_dict(),
+        }
+
+
+def word_key(word: str, lowercase: bool = True) -> str:
+    """The key under which the document graph connects words (lowercased by default)."""
+    return word.lower() if lowercase else word
+
+
+def recurrent_words(sentences: Sequence[Sequence[str]], lowercase: bool = True) -> set[str]:
+    """Keys (:func:`word_key`) of the words occurring at least twice in a document.
+
+    These are exactly the words whose tokens have a neighbour in the unsampled document graph.
+
+    Args:
+        sentences: The tokens of the document, one sequence per sentence.
+        lowercase: Compare words case-insensitively (the graph's default).
+
+    Returns:
+        The set of recurring keys.
+    """
+    counts = Counter(word_key(w, lowercase) for tokens in sentences for w in tokens)
+    return {key for key, count in counts.items() if count >= 2}
+
+
+def mention_string(tokens: Sequence[str], start: int, end: int, lowercase: bool = True) -> str:
+    """The string of the mention ``tokens[start:end + 1]`` (keys joined by spaces)."""
+    return " ".join(word_key(w, lowercase) for w in tokens[start : end + 1])
+
+
+def is_recurrent_mention(
+    tokens: Sequence[str], start: int, end: int, recurring: set[str], lowercase: bool = True
+) -> bool:
+    """Whether a word of ``tokens[start:end + 1]`` is in ``recurring`` (:func:`recurrent_words`)."""
+    return any(word_key(w, lowercase) in recurring for w in tokens[start : end + 1])
+
+
+def type_consistency(mentions: Sequence[tuple[str, str]]) -> TypeConsistency:
+    """Type consistency of the mentions of *one* document.
+
+    Args:
+        mentions: ``(mention string, type)`` of every mention of the document.
+
+    Returns:
+        The counts of :class:`TypeConsistency`.
+    """
+    by_string: dict[str, Counter[str]] = {}
+    for string, type_ in mentions:
+        by_string.setdefault(string, Counter())[type_] += 1
+    out = TypeConsistency(mentions=len(mentions))
+    for types in by_string.values():
+        size = sum(types.values())
+        if size < 2:
+            continue
+        out.groups += 1
+        out.grouped_mentions += size
+        out.consistent_groups += int(len(types) == 1)
+        out.majority_disagreements += size - max(types.values())
+    return out
+
+
+def _mention_strings(sentences: Sequence[Sequence[str]], mentions: set[Mention],
+                     lowercase: bool) -> list[tuple[str, str]]:
+    """``(mention string, type)`` of every mention of a document, in reading order."""
+    return [(mention_string(sentences[s], start, end, lowercase), type_)
+            for s, type_, start, end in sorted(mentions)]
+
+
+def document_consistency(
+    documents_tokens: Sequence[Sequence[Sequence[str]]],
+    gold: Sequence[Sequence[Sequence[str]]],
+    pred: Sequence[Sequence[Sequence[str]]],
+    lowercase: bool = True,
+) -> DocumentConsistency:
+    """Document-consistency scores of predicted against gold tags, micro-averaged over documents.
+
+    Mentions are read per sentence like :func:`score` (conlleval rules). Within each document:
+
+    * **Recurrent vs singleton buckets.** A mention (gold *or* predicted) is *recurrent* when at
+      least one of its words recurs in the document, i.e. its key (:func:`word_key`: lowercased,
+      the document graph's key) occurs at least twice among all the document's tokens (the
+      mention's own tokens included), so at least one of its tokens is connected in the
+      unsampled document graph; otherwise it is a *singleton* mention. A predicted mention is
+      put in a bucket by the same rule applied to its own span, so an exactly matching
+      prediction always falls in its gold mention's bucket: ``correct`` counts the exact
+      matches (type, sentence, first and last token) in the bucket, precision divides by the
+      predicted mentions of the bucket, recall by its gold mentions, and the two buckets' counts
+      add up to those of :func:`score`.
+    * **Type consistency.** Mentions are grouped by their string (the keys of their words joined
+      by spaces, so case-insensitive by default); for gold and for predictions separately,
+      :class:`TypeConsistency` counts the groups of at least two mentions labelled with a single
+      type and the mentions that disagree with their string's majority type.
+
+    Args:
+        documents_tokens: Per document, per sentence, the tokens.
+        gold: Gold tags (IOB1, IOB2 or BIOES), same shape as ``documents_tokens``.
+        pred: Predicted tags, same shape.
+        lowercase: Compare words case-insensitively (the graph's default).
+
+    Returns:
+        The scores.
+
+    Raises:
+        ValueError: If the number of documents, sentences or tokens differs.
+    """
+    if not len(documents_tokens) == len(gold) == len(pred):
+        raise ValueError(
+            f"{len(documents_tokens)} documents of tokens, {len(gold)} of gold tags and "
+            f"{len(pred)} of predicted tags"
+        )
+    counts = {bucket: Counter[str]() for bucket in (True, False)}
+    gold_consistency, pred_consistency = TypeConsistency(), TypeConsistency()
+    for index, (sentences, gold_doc, pred_doc) in enumerate(zip(documents_tokens, gold, pred)):
+        try:
+            _check_lengths(sentences, gold_doc)
+            _check_lengths(gold_doc, pred_doc)
+        except ValueError as err:
+            raise ValueError(f"document {index}: {err}") from None
+        recurring = recurrent_words(sentences, lowercase)
+        gold_mentions, pred_mentions = extract_entities(gold_doc), extract_entities(pred_doc)
+        for name, mentions in (("support", gold_mentions), ("predicted", pred_mentions),
+                               ("correct", gold_mentions & pred_mentions)):
+            for s, _, start, end in mentions:
+                recurrent = is_recurrent_mention(sentences[s], start, end, recurring, lowercase)
+                counts[recurrent][name] += 1
+        gold_consistency += type_consistency(_mention_strings(sentences, gold_mentions, lowercase))
+        pred_consistency += type_consistency(_mention_strings(sentences, pred_mentions, lowercase))
+    recurrent, singleton = (
+        _type_scores(counts[b]["support"], counts[b]["predicted"], counts[b]["correct"])
+        for b in (True, False)
+    )
+    return DocumentConsistency(recurrent, singleton, gold_consistency, pred_consistency)

@@ -27,7 +27,7 @@ from docgraph.nn import (
     UncertaintyTagger,
 )
 from docgraph.nn.cross_sentence import WINDOW_ENCODINGS
-from docgraph.nn.relation import relation_loss
+from docgraph.nn.relation import RELATION_LABELS, relation_loss, relation_targets
 from docgraph.nn.uncertainty import MC_DROPOUT_MODES
 
 
@@ -77,6 +77,18 @@ class GCDocConfig:
             ``"full"`` (paper: input dropout, BiLSTM and output dropout, :math:`T` times) or
             ``"output"`` (faster approximation: one BiLSTM pass, only the output dropout and
             the dense layer :math:`T` times; see :class:`~docgraph.nn.UncertaintyTagger`).
+        relation_labels: Targets :math:`y_{ij}` of the selective auxiliary classifier (*ours*;
+            the paper's "same entity category" leaves non-entities open, see
+            :func:`~docgraph.nn.relation.relation_targets`): ``"type"`` (default, earlier
+            behaviour: ``O`` is a type, so O--O edges are positives) or ``"entity"`` (O--O
+            edges are left out of :math:`\\mathcal{L}_a`; two entity tokens of the same type
+            are a positive, an entity--O edge or two different types a negative). The edge
+            weights :math:`r_{ij}` still weight every edge, O--O ones included.
+        unpruned_epochs: Cold-start warm-up (*ours*): the first ``unpruned_epochs`` training
+            epochs run the graph layer unpruned (no *Drop* set, every neighbour sends its
+            message) while the uncertainty tagger still trains on its loss; pruning starts at
+            epoch ``unpruned_epochs + 1``. The trainer applies it with
+            :meth:`GCDoc.set_epoch`; ``0`` (default) prunes from the first epoch, as the paper.
     """
 
     word_dim: int = 50
@@ -102,6 +114,8 @@ class GCDocConfig:
     constrained_decoding: bool = False
     window_encoding: str = "concat"
     mc_dropout: str = "full"
+    relation_labels: str = "type"
+    unpruned_epochs: int = 0
 
     def __post_init__(self) -> None:
         if self.window_encoding not in WINDOW_ENCODINGS:
@@ -110,6 +124,11 @@ class GCDocConfig:
         if self.mc_dropout not in MC_DROPOUT_MODES:
             raise ValueError(f"mc_dropout must be one of {MC_DROPOUT_MODES}, "
                              f"not {self.mc_dropout!r}")
+        if self.relation_labels not in RELATION_LABELS:
+            raise ValueError(f"relation_labels must be one of {RELATION_LABELS}, "
+                             f"not {self.relation_labels!r}")
+        if self.unpruned_epochs < 0:
+            raise ValueError(f"unpruned_epochs must be >= 0, not {self.unpruned_epochs}")
 
     @property
     def uses_cross_sentence(self) -> bool:
@@ -151,7 +170,9 @@ class GCDocOutput:
 
     ``loss`` is ``crf_loss + theta * relation_loss + uncertainty_loss``, each a sum (over
     sentences, edges and tokens respectively); the optional fields are ``None`` when the
-    corresponding module is off.
+    corresponding module is off (``uncertainty`` and ``drop`` also when the graph runs unpruned,
+    see :attr:`GCDoc.pruning_active`). ``relation_loss`` sums over the edges that have a target
+    (all of them, or all but the O--O edges with ``relation_labels="entity"``).
     """
 
     loss: Tensor
@@ -199,9 +220,17 @@ class GCDoc(nn.Module):
         num_chars: Size of the character vocabulary (index 0 is padding).
         num_labels: Number of BIOES labels.
         label_to_type: Entity-type id of every label (two tokens are "same type" for the
-            auxiliary classifier when their label types are equal; ``O`` is a type).
+            auxiliary classifier when their label types are equal). Label 0 is ``O`` (as in
+            :class:`~docgraph.data.vocab.Vocabularies`), so ``label_to_type[0]`` is the type id
+            of ``O`` that ``config.relation_labels = "entity"`` leaves out.
         pretrained: Optional ``[num_words, word_dim]`` initial word vectors (fine-tuned).
         transition_masks: Optional ``(transitions, start, end)`` masks for constrained decoding.
+
+    Attributes:
+        pruning_active: Whether :meth:`forward` prunes the graph with the uncertainty set
+            *Drop* (default ``True``; not saved in the state dict). ``False`` runs the graph
+            unpruned while the uncertainty tagger still trains; :meth:`set_epoch` sets it from
+            ``config.unpruned_epochs``. Without an uncertainty module it has no effect.
 
     Shapes:
         - **input:** a :class:`~torch_geometric.data.Batch` of
@@ -275,7 +304,17 @@ class GCDoc(nn.Module):
         self.register_buffer(
             "label_to_type", torch.tensor(label_to_type, dtype=torch.long), persistent=True
         )
+        self.pruning_active = True
         self.reset_parameters(pretrained)
+
+    def set_epoch(self, epoch: int) -> None:
+        """Apply the pruning warm-up for the 1-based training ``epoch``.
+
+        Sets :attr:`pruning_active` to ``epoch > config.unpruned_epochs``; call it before the
+        epoch's training (and keep it for that epoch's evaluation), and with the best epoch
+        before evaluating a model selected in the warm-up.
+        """
+        self.pruning_active = epoch > self.config.unpruned_epochs
 
     def reset_parameters(self, pretrained: Tensor | None = None) -> None:
         """Glorot weights and zero biases (paper, "Initialization"); copy pretrained vectors."""
@@ -305,12 +344,17 @@ class GCDoc(nn.Module):
         return torch.cat([w, c], dim=-1)
 
     # ------------------------------------------------------------------ forward
-    def forward(self, batch, compute_loss: bool = True) -> GCDocOutput:
+    def forward(self, batch, compute_loss: bool = True, prune: bool | None = None
+                ) -> GCDocOutput:
         """Run the model on a batch of document graphs.
 
         Args:
             batch: :class:`~torch_geometric.data.Batch` (or a single graph).
             compute_loss: Compute the CRF and auxiliary losses (needs ``batch.y``).
+            prune: Prune the graph with the uncertainty set *Drop*; ``None`` follows
+                :attr:`pruning_active`. Unpruned, the Monte-Carlo passes are skipped
+                (``uncertainty`` and ``drop`` of the output are ``None``, every neighbour sends
+                its message) but the uncertainty tagger's loss is still computed.
         """
         cfg = self.config
         sent_len = batch.sent_len
@@ -332,10 +376,11 @@ class GCDoc(nn.Module):
             source_mask = None
             if self.uncertainty is not None:
                 unc_in = token_x.detach() if cfg.detach_uncertainty_input else token_x
-                u, _ = self.uncertainty.uncertainty(unc_in, sent_len)
-                out.uncertainty = u
-                out.drop = self.uncertainty.drop_mask(u)
-                source_mask = ~out.drop
+                if self.pruning_active if prune is None else prune:
+                    u, _ = self.uncertainty.uncertainty(unc_in, sent_len)
+                    out.uncertainty = u
+                    out.drop = self.uncertainty.drop_mask(u)
+                    source_mask = ~out.drop
                 if y is not None:
                     logits = self.uncertainty(unc_in, sent_len)
                     out.uncertainty_loss = self.uncertainty.loss(logits, y, reduction="sum")
@@ -345,9 +390,11 @@ class GCDoc(nn.Module):
                 edge_weight = torch.sigmoid(rel_logits)
                 out.edge_weight = edge_weight
                 if y is not None:
-                    types = self.label_to_type[y]
-                    same = (types[edge_index[0]] == types[edge_index[1]]).to(h.dtype)
-                    out.relation_loss = relation_loss(rel_logits, same, reduction="sum")
+                    same, mask = relation_targets(
+                        self.label_to_type[y], edge_index, cfg.relation_labels,
+                        outside=int(self.label_to_type[0]),
+                    )
+                    out.relation_loss = relation_loss(rel_logits, same, "sum", mask)
             h = self.graph_conv(h, edge_index, edge_weight=edge_weight, source_mask=source_mask)
 
         out.emissions = self.emission(h)

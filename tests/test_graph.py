@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from dataclasses import replace
 
 import pytest
 import torch
@@ -281,3 +282,42 @@ def test_make_loader_batches():
         assert batch.token_sentence.max() < batch.sent_len.numel()
         seen += batch.num_graphs
     assert seen == len(graphs)
+
+
+def test_graph_seed_defaults_to_the_run_seed():
+    from docgraph.config import ExperimentConfig
+
+    assert GraphConfig().seed is None
+    one, two = ExperimentConfig(seed=1), ExperimentConfig(seed=2)
+    assert one.graph_config().seed == 1 and two.graph_config().seed == 2
+    assert one.graph.seed is None  # resolving does not mutate the configuration
+    # run_seeds replaces the seed of one configuration: the graph seed follows it.
+    assert replace(one, seed=7).graph_config().seed == 7
+    # An explicit value pins the sampling across runs (the config.json of older runs holds 0).
+    pinned = ExperimentConfig.from_dict({"seed": 5, "graph": {"seed": 0}})
+    assert pinned.graph_config().seed == 0
+    assert ExperimentConfig.from_dict(one.to_dict()).graph.seed is None  # round trip
+
+
+def test_run_seed_changes_the_sampled_edges_unless_pinned():
+    from docgraph.config import ExperimentConfig
+
+    docs = [make_document(f"d{k}", [(["the"] * 30 + ["a"] * 10, ["O"] * 40)]) for k in range(3)]
+    vocabs = Vocabularies.build(docs)
+
+    def edges(config: ExperimentConfig) -> list[torch.Tensor]:
+        return [g.edge_index for g in documents_to_graphs(docs, vocabs, config.graph_config())]
+
+    def same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
+        return all(torch.equal(x, y) for x, y in zip(a, b))
+
+    s1, s2 = edges(ExperimentConfig(seed=1)), edges(ExperimentConfig(seed=2))
+    assert not same(s1, s2)
+    assert same(s1, edges(ExperimentConfig(seed=1)))
+    assert same(s1, [g.edge_index for g in documents_to_graphs(docs, vocabs, GraphConfig(seed=1))])
+    pinned = GraphConfig(seed=0)
+    assert same(edges(ExperimentConfig(seed=1, graph=pinned)),
+                edges(ExperimentConfig(seed=2, graph=pinned)))
+    # An unresolved None samples like seed 0 (the former fixed default).
+    assert same([g.edge_index for g in documents_to_graphs(docs, vocabs, GraphConfig())],
+                edges(ExperimentConfig(seed=1, graph=pinned)))

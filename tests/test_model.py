@@ -250,3 +250,113 @@ def test_frozen_embeddings_stay_put_while_the_rest_learns(batch, sample_vocabs):
     assert model.word_embedding.weight.grad is None
     torch.testing.assert_close(model.word_embedding.weight, before)
     assert not torch.equal(model.emission.weight, emission)
+
+
+# ---------------------------------------------------------------- relation labels (O as a type)
+# "Paris" occurs three times (LOC, LOC, ORG), "is" and "the" twice (O): the full graph has
+# 6 Paris edges, 2 "is" edges and 2 "the" edges.
+HAND_DOC = [
+    (["Paris", "is", "in", "Paris"], ["B-LOC", "O", "O", "B-LOC"]),
+    (["the", "Paris", "club", "is", "the", "best"], ["O", "B-ORG", "I-ORG", "O", "O", "O"]),
+]
+PARIS_LOC, PARIS_ORG, IS, THE = {0, 3}, {5}, {1, 7}, {4, 8}
+
+
+def _hand_batch():
+    from docgraph.data.document import make_document
+    from docgraph.data.vocab import Vocabularies
+    from docgraph.graph import GraphConfig, documents_to_graphs
+
+    doc = make_document("hand", HAND_DOC)
+    vocabs = Vocabularies.build([doc])
+    graphs = documents_to_graphs([doc], vocabs, GraphConfig(max_neighbours=None))
+    return Batch.from_data_list(graphs), vocabs
+
+
+def _hand_targets(src: int, dst: int) -> tuple[float | None, float]:
+    """``(y under "entity" (None: left out), y under "type")`` of an edge, by hand."""
+    pair = {src, dst}
+    if pair <= IS or pair <= THE:
+        return None, 1.0  # O-O
+    if pair <= PARIS_LOC:
+        return 1.0, 1.0  # LOC-LOC
+    return 0.0, 0.0  # LOC-ORG
+
+
+@pytest.mark.parametrize("labels", ["type", "entity"])
+def test_relation_labels_loss_by_hand(labels):
+    batch, vocabs = _hand_batch()
+    assert batch.edge_index.size(1) == 10
+    model = _model(vocabs, seed=0, relation_labels=labels, pruning=False).eval()
+    out = model(batch)
+    r = out.edge_weight.detach().double()
+    expected, kept = 0.0, 0
+    for k, (src, dst) in enumerate(batch.edge_index.t().tolist()):
+        entity_y, type_y = _hand_targets(src, dst)
+        y = type_y if labels == "type" else entity_y
+        if y is None:
+            continue
+        kept += 1
+        expected -= y * torch.log(r[k]) + (1 - y) * torch.log(1 - r[k])
+    assert kept == (10 if labels == "type" else 6)
+    assert out.relation_loss.item() == pytest.approx(float(expected), rel=1e-5)
+    torch.testing.assert_close(
+        out.loss, out.crf_loss + model.config.theta * out.relation_loss
+    )
+
+
+def test_relation_labels_validated_and_default_is_type():
+    assert GCDocConfig().relation_labels == "type"
+    with pytest.raises(ValueError, match="relation_labels"):
+        GCDocConfig(relation_labels="span")
+    cfg = GCDocConfig(relation_labels="entity", unpruned_epochs=2)
+    assert GCDocConfig.from_dict(cfg.to_dict()) == cfg
+
+
+def test_old_config_without_new_keys_loads():
+    old = GCDocConfig().to_dict()
+    del old["relation_labels"], old["unpruned_epochs"]
+    cfg = GCDocConfig.from_dict(old)
+    assert cfg.relation_labels == "type" and cfg.unpruned_epochs == 0
+
+
+# ---------------------------------------------------------------- pruning warm-up
+def test_set_epoch_follows_unpruned_epochs(sample_vocabs):
+    model = _model(sample_vocabs, unpruned_epochs=2)
+    assert model.pruning_active  # a freshly built (or loaded) model prunes
+    assert [(model.set_epoch(e), model.pruning_active)[1] for e in (1, 2, 3, 4)] == [
+        False, False, True, True]
+    model = _model(sample_vocabs)
+    model.set_epoch(1)
+    assert model.pruning_active
+    assert "pruning_active" not in model.state_dict()
+    with pytest.raises(ValueError, match="unpruned_epochs"):
+        GCDocConfig(unpruned_epochs=-1)
+
+
+def test_unpruned_forward_sends_every_message(batch, sample_vocabs):
+    # threshold 0: every token is uncertain, so pruning removes every message.
+    model = _model(sample_vocabs, threshold=0.0).eval()
+    pruned = model(batch)
+    assert pruned.drop is not None and pruned.drop.all()
+
+    model.pruning_active = False
+    unpruned = model(batch)
+    assert unpruned.drop is None and unpruned.uncertainty is None
+    assert unpruned.uncertainty_loss is not None  # the tagger still trains
+    torch.testing.assert_close(unpruned.uncertainty_loss, pruned.uncertainty_loss)
+    assert not torch.allclose(unpruned.emissions, pruned.emissions)
+    torch.testing.assert_close(model(batch, prune=False).emissions, unpruned.emissions)
+
+    # Unpruned equals pruning with a threshold no token reaches (all messages kept).
+    model.pruning_active = True
+    model.uncertainty.threshold = 1e9
+    kept = model(batch)
+    assert not kept.drop.any()
+    torch.testing.assert_close(kept.emissions, unpruned.emissions)
+    # The forward argument overrides the attribute.
+    model.uncertainty.threshold = 0.0
+    model.pruning_active = False
+    torch.testing.assert_close(model(batch, prune=True).emissions, pruned.emissions)
+    unpruned.loss.backward()
+    assert all(p.grad is not None for p in model.uncertainty.parameters())

@@ -6,10 +6,54 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-__all__ = ["RelationClassifier", "relation_loss"]
+__all__ = ["RELATION_LABELS", "RelationClassifier", "relation_loss", "relation_targets"]
+
+RELATION_LABELS = ("type", "entity")
+"""How the targets :math:`y_{ij}` of the auxiliary classifier are defined (see
+:func:`relation_targets`)."""
 
 
-def relation_loss(logits: Tensor, same_type: Tensor, reduction: str = "sum") -> Tensor:
+def relation_targets(
+    node_type: Tensor, edge_index: Tensor, labels: str = "type", outside: int = 0
+) -> tuple[Tensor, Tensor | None]:
+    r"""Targets :math:`y_{ij}` of the selective auxiliary classifier and the edges they cover.
+
+    The paper sets :math:`y_{ij} = 1` "when nodes :math:`v_i` and :math:`v_j` belong to the same
+    entity category" without saying what a non-entity token is. ``labels`` chooses:
+
+    * ``"type"`` (default, earlier behaviour): ``O`` is a type like the others, so
+      :math:`y_{ij} = [t_i = t_j]` on every edge and O--O edges are positives.
+    * ``"entity"``: only entities have a category. O--O edges carry no target and are left
+      out of :math:`\mathcal{L}_a` (``mask`` is ``False`` there); an edge between two entity
+      tokens of the same type is a positive, an entity--O edge or two different types a
+      negative:
+
+      .. math::
+          y_{ij} = [t_i = t_j \neq O], \qquad
+          \text{mask}_{ij} = [t_i \neq O \lor t_j \neq O]
+
+    Args:
+        node_type (torch.Tensor): Entity-type id :math:`t_i` of every node ``[N]``.
+        edge_index (torch.Tensor): Edges ``[2, E]`` (source :math:`j`, target :math:`i`).
+        labels (str, optional): ``"type"`` or ``"entity"``. (default: ``"type"``)
+        outside (int, optional): The type id of ``O``. (default: ``0``)
+
+    Returns:
+        ``(same [E] bool, mask [E] bool or None)``; ``mask`` is ``None`` for ``"type"``.
+    """
+    if labels not in RELATION_LABELS:
+        raise ValueError(f"labels must be one of {RELATION_LABELS}, not {labels!r}")
+    t_j, t_i = node_type[edge_index[0]], node_type[edge_index[1]]
+    same = t_i == t_j
+    if labels == "type":
+        return same, None
+    entity_i, entity_j = t_i != outside, t_j != outside
+    return same & entity_i, entity_i | entity_j
+
+
+def relation_loss(
+    logits: Tensor, same_type: Tensor, reduction: str = "sum", mask: Tensor | None = None
+) -> Tensor:
     r"""Binary cross-entropy of the relation classifier (Eq. loss_aui).
 
     .. math::
@@ -18,17 +62,32 @@ def relation_loss(logits: Tensor, same_type: Tensor, reduction: str = "sum") -> 
 
     Computed from the logits with
     :func:`torch.nn.functional.binary_cross_entropy_with_logits` (numerically
-    stable).
+    stable). With a ``mask`` (see :func:`relation_targets`) the sum runs over the
+    edges where it is ``True`` only.
 
     Args:
         logits (torch.Tensor): Edge logits ``[E]``.
         same_type (torch.Tensor): Targets :math:`y_{ij}` ``[E]`` (bool or 0/1).
-        reduction (str, optional): ``"sum"`` (paper), ``"mean"`` or ``"none"``.
-            (default: ``"sum"``)
+        reduction (str, optional): ``"sum"`` (paper), ``"mean"`` (over the
+            edges kept by ``mask``; ``0`` when none is) or ``"none"`` (``[E]``,
+            ``0`` at masked-out edges). (default: ``"sum"``)
+        mask (torch.Tensor, optional): Edges ``[E]`` (bool) that have a target.
+            (default: ``None``, all of them)
     """
-    return F.binary_cross_entropy_with_logits(
-        logits, same_type.to(logits.dtype), reduction=reduction
+    if mask is None:
+        return F.binary_cross_entropy_with_logits(
+            logits, same_type.to(logits.dtype), reduction=reduction
+        )
+    if reduction not in ("sum", "mean", "none"):
+        raise ValueError(f"reduction must be 'sum', 'mean' or 'none', not {reduction!r}")
+    loss = F.binary_cross_entropy_with_logits(
+        logits, same_type.to(logits.dtype), reduction="none"
     )
+    loss = torch.where(mask, loss, torch.zeros_like(loss))
+    if reduction == "none":
+        return loss
+    total = loss.sum()
+    return total if reduction == "sum" else total / mask.sum().clamp(min=1)
 
 
 class RelationClassifier(torch.nn.Module):
@@ -92,9 +151,11 @@ class RelationClassifier(torch.nn.Module):
         return out if return_logits else torch.sigmoid(out)
 
     @staticmethod
-    def relation_loss(logits: Tensor, same_type: Tensor, reduction: str = "sum") -> Tensor:
+    def relation_loss(
+        logits: Tensor, same_type: Tensor, reduction: str = "sum", mask: Tensor | None = None
+    ) -> Tensor:
         """See :func:`relation_loss` (Eq. loss_aui, summed over edges by default)."""
-        return relation_loss(logits, same_type, reduction)
+        return relation_loss(logits, same_type, reduction, mask)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.channels})"
