@@ -763,7 +763,8 @@ def select_runs(runs: Iterable[Run], dataset: str, variants: Iterable[str]) -> S
     def rank(k: str) -> tuple[int, int, int, str, str]:
         members = by_key[k]
         return (len({r.variant for r in members}), len(members),
-                sum(r.converged for r in members), max(r.date for r in members), k)
+                sum(r.converged for r in members),
+                max(r.date if r.date != "–" else "" for r in members), k)
 
     best = max(by_key, key=rank)
     rows: dict[str, list[Run]] = {}
@@ -905,6 +906,12 @@ def ablation_sections(runs: Sequence[Run], figure: str | None = None
 
 
 # ----------------------------------------------------------------------------- summary
+SUMMARY_LABELS: Mapping[str, str] = MappingProxyType({
+    "baseline": "BiLSTM-CRF", "full": "GCDoc",
+    "cross_only": "GCDoc without the document graph (cross-sentence module only)",
+    "graph_only": "GCDoc without the cross-sentence module (document graph only)"})
+"""Names in the summary where they differ from :data:`VARIANT_LABELS`."""
+
 SUMMARY_HEADER = ("Corpus", "Model", "Best configuration (by dev F1)", "Seeds", "Test F1",
                   "Stopped", "Hardware", "Paper F1")
 
@@ -957,7 +964,8 @@ def summary_rows(runs: Sequence[Run]) -> list[list[str]]:
             seeds = ", ".join("?" if r.seed is None else str(r.seed) for r in members)
             f1 = format_mean_std(_values(members, "test", "f1"))
             rows.append([
-                dataset, VARIANT_LABELS[variant] + model_notes(members[0]), group,
+                dataset, SUMMARY_LABELS.get(variant, VARIANT_LABELS[variant])
+                + model_notes(members[0]), group,
                 f"n={len(members)} ({seeds})", f1, stop_summary(members),
                 ", ".join(sorted({r.hardware for r in members})),
                 _paper_for_variant(dataset, variant),

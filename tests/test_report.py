@@ -398,10 +398,10 @@ def test_summary_block_and_readme_check(tmp_path: Path, capsys) -> None:
     (lucky / "metrics.json").write_text(json.dumps(metrics))
     runs = find_runs([root])
     rows = {r[1]: r for r in summary_rows(runs)}
-    assert rows["GCDoc (all modules, k = 2)"][2:6] == [
+    assert rows["GCDoc"][2:6] == [
         "conll03-gcdoc", "n=2 (1, 2)", "91.50 ± 0.71", "converged"]
-    assert rows["BiLSTM-CRF (base model)"][4] == "90.00"  # one seed: no "± 0.00"
-    assert rows["GCDoc (all modules, k = 2)"][7] == "92.22 ± 0.02 (Table 4)"
+    assert rows["BiLSTM-CRF"][4] == "90.00"  # one seed: no "± 0.00"
+    assert rows["GCDoc"][7] == "92.22 ± 0.02 (Table 4)"
 
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n\n{SUMMARY_START}\nold\n{SUMMARY_END}\n\nrest\n")
@@ -412,7 +412,7 @@ def test_summary_block_and_readme_check(tmp_path: Path, capsys) -> None:
     assert main(args) == 0
     text = readme.read_text()
     assert text.startswith("# x\n\n") and text.endswith(f"{SUMMARY_END}\n\nrest\n")
-    assert "| conll03 | GCDoc (all modules, k = 2) | conll03-gcdoc |" in read_block(text)
+    assert "| conll03 | GCDoc | conll03-gcdoc |" in read_block(text)
     assert main([*args, "--check"]) == 0
     # the date column is metrics["date"] (never a file time); runs without it show "–"
     results = out.read_text()
@@ -435,3 +435,15 @@ def test_regenerate_command_round_trip() -> None:
     assert "--check" not in command and "'x/speed-*.json'" in command
     assert parse_command(command) == argv[:-1]
     assert documented_command(f"# R\n\n```bash\n{command}\n```\n") == argv[:-1]
+
+
+def test_model_notes_name_departures_from_the_paper(tmp_path: Path) -> None:
+    from docgraph.report import model_notes
+
+    plain = _ablation_run(tmp_path, "a", 1, 90.0, model=_model())
+    frozen = _ablation_run(tmp_path, "b", 1, 90.0, model=_model(freeze_embeddings=True,
+                                                                 mc_dropout="output"))
+    runs = {r.group: r for r in find_runs([tmp_path])}
+    assert plain.name == "a-s1" and frozen.name == "b-s1"
+    assert model_notes(runs["a"]) == ""
+    assert model_notes(runs["b"]) == " (frozen embeddings, fast approximations)"
