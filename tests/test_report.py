@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from docgraph.report import (
+    OVERALL_HEADER,
     find_runs,
     group_runs,
     main,
@@ -46,7 +47,8 @@ def _write_run(
         "best_epoch": 7,
         "train_seconds": 600.0,
         "seed": seed,
-        "config": {"dataset": dataset, "embeddings": "glove-6b-50d"},
+        "config": {"dataset": dataset, "embeddings": "glove-6b-50d",
+                   "train": {"epochs": 30, "patience": 3, "max_minutes": 0.0}},
         "torch": "2.x",
         "device": "cpu",
     }
@@ -85,21 +87,26 @@ def test_grouping_and_mean_std(runs_dir: Path) -> None:
     groups = group_runs(runs)
     assert {g for _, g in groups} == {"conll03-gcdoc", "conll03-baseline", "conll03-ablation"}
     assert [r.seed for r in groups["conll03", "conll03-gcdoc"]] == [1, 2, 3]
-    rows = {row[0]: row for row in overall_rows("conll03", {g: r for (_, g), r in groups.items()})}
+    rows = {row[0]: dict(zip(OVERALL_HEADER, row, strict=True))
+            for row in overall_rows("conll03", {g: r for (_, g), r in groups.items()})}
     # gcdoc test F1 92.0, 92.5, 91.5: mean 92.0, sample std 0.5.
     gcdoc = rows["conll03-gcdoc"]
-    assert gcdoc[1] == "3"
-    assert gcdoc[4] == "92.00 ± 0.50"
-    assert gcdoc[2] == "91.00 ± 0.50"  # precision = f1 - 1
-    assert gcdoc[5] == "93.50 ± 0.50"  # dev F1 93, 93.5, 94
-    assert gcdoc[6] == "7/10, 7/10, 7/10"
-    assert gcdoc[7] == "10.0"
-    assert gcdoc[8] == "92.12 / 92.33 / 92.22"
+    assert gcdoc["n"] == "3"
+    assert gcdoc["Test F1"] == "92.00 ± 0.50"
+    assert gcdoc["Test P"] == "91.00 ± 0.50"  # precision = f1 - 1
+    assert gcdoc["Dev F1"] == "93.50 ± 0.50"  # dev F1 93, 93.5, 94
+    # 10 epochs, best 7, patience 3: early stopping fired.
+    assert gcdoc["Best epoch / epochs, stop"] == ", ".join(["7/10 converged"] * 3)
+    assert gcdoc["Stopped"] == "converged"
+    assert gcdoc["Train min"] == "10.0"
+    assert gcdoc["Paper P / R / F1"] == "92.12 / 92.33 / 92.22"
+    assert gcdoc["Hardware"] == "CPU"
     # baseline 91, 90: mean 90.5, std sqrt(0.5) = 0.7071.
-    assert rows["conll03-baseline"][4] == "90.50 ± 0.71"
-    assert rows["conll03-baseline"][8] == "90.96 / 91.07 / 91.01"
-    assert rows["conll03-ablation"][4] == "89.00 ± 0.00"
-    assert rows["conll03-ablation"][8] == "–"
+    assert rows["conll03-baseline"]["Test F1"] == "90.50 ± 0.71"
+    assert rows["conll03-baseline"]["Paper P / R / F1"] == "90.96 / 91.07 / 91.01"
+    # a single run shows its value, not "± 0.00"
+    assert rows["conll03-ablation"]["Test F1"] == "89.00"
+    assert rows["conll03-ablation"]["Paper P / R / F1"] == "–"
     assert mean_std([1.0, 2.0, 3.0]) == (2.0, 1.0)
 
 
@@ -179,7 +186,8 @@ def test_significance_rows_pair_gcdoc_with_its_baseline(runs_dir: Path) -> None:
     groups = {g: r for (_, g), r in group_runs(find_runs([runs_dir])).items()}
     rows = significance_rows(groups)
     assert [r[0] for r in rows] == ["conll03-gcdoc vs conll03-baseline"]
-    _, seeds, delta, t, _, p = rows[0]
+    _, seeds, delta, t, _, p, stopped = rows[0]
+    assert stopped == "converged / converged"
     assert seeds == "3 / 2" and delta == "+1.50"
     expected = welch_t_test([92.0, 92.5, 91.5], [91.0, 90.0])
     assert (t, p) == (f"{expected[0]:.2f}", f"{expected[2]:.3f}")
@@ -219,3 +227,223 @@ def test_main_compare_names_unknown_groups(runs_dir: Path, tmp_path: Path, capsy
               "conll03-nope"])
     assert "conll03-nope" in capsys.readouterr().err
     assert not (tmp_path / "x.md").exists()
+
+
+# ------------------------------------------------- stop reasons, ablation rows, Fig. 4, README
+_FULL = {"graph": True, "pruning": True, "edge_weights": True, "cross_sentence": True,
+         "use_previous": True, "use_next": True, "window": 2}
+
+
+def _model(**changes) -> dict:
+    return {**_FULL, "freeze_embeddings": False, "window_encoding": "concat",
+            "mc_dropout": "full", **changes}
+
+
+def _ablation_run(root: Path, name: str, seed: int, test_f1: float, *, model: dict,
+                  epochs: int = 20, best: int = 10, patience: int = 6, max_minutes: float = 0.0,
+                  batch_tokens: int = 4000, device: str = "cpu", **extra) -> Path:
+    run = root / f"{name}-s{seed}"
+    run.mkdir(parents=True)
+    metrics = {
+        "dev": _scores(test_f1 + 1), "test": _scores(test_f1), "epochs": epochs,
+        "best_epoch": best, "train_seconds": 60.0, "seed": seed, "device": device,
+        "config": {"dataset": "conll03", "embeddings": "glove-6b-50d", "model": model,
+                   "train": {"epochs": 30, "patience": patience, "max_minutes": max_minutes,
+                             "batch_tokens": batch_tokens, "threads": 1}},
+        **extra,
+    }
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    return run
+
+
+def test_stop_reason_recorded_or_derived() -> None:
+    from docgraph.report import stop_reason
+
+    def m(epochs: int, best: int, max_minutes: float = 0.0, cap: int = 30, **extra) -> dict:
+        return {"epochs": epochs, "best_epoch": best, **extra,
+                "config": {"train": {"patience": 6, "epochs": cap, "max_minutes": max_minutes}}}
+
+    assert stop_reason(m(22, 16)) == "early_stopping"  # 6 epochs without improvement
+    assert stop_reason(m(21, 16, max_minutes=7)) == "budget"  # 5 < patience, stopped early
+    assert stop_reason(m(14, 11, max_minutes=88)) == "budget"
+    assert stop_reason(m(30, 27, max_minutes=7)) == "max_epochs"  # reached the cap
+    assert stop_reason(m(11, 11, cap=11)) == "max_epochs"
+    assert stop_reason(m(24, 18, max_minutes=7)) == "early_stopping"  # both: early stopping
+    # a recorded reason wins over the derivation
+    assert stop_reason(m(22, 16, stop_reason="budget")) == "budget"
+    assert stop_reason({"epochs": 3}) == "unknown"
+
+
+def test_model_variant_rows() -> None:
+    from docgraph.report import model_variant
+
+    def v(**changes) -> str:
+        return model_variant({"model": _model(**changes)})
+
+    assert v() == "full"
+    assert v(graph=False, cross_sentence=False) == "baseline"
+    assert v(graph=False, cross_sentence=False, pruning=False) == "baseline"
+    assert v(graph=False) == "cross_only"
+    assert v(cross_sentence=False) == "graph_only"
+    assert v(pruning=False, edge_weights=False) == "plain_graph"
+    assert v(edge_weights=False) == "pruning"
+    assert v(pruning=False) == "other"  # weights without pruning: no row of the paper
+    assert v(use_previous=False, use_next=False) == "current_only"
+    assert v(use_previous=False, use_next=False, window=1) == "current_only"
+    assert v(use_next=False) == "previous_only"
+    assert v(use_previous=False) == "next_only"
+    assert v(window=1) == "window-1" and v(window=4) == "window-4"
+    assert v(use_next=False, window=3) == "other"
+    assert v(cross_sentence=False, pruning=False) == "other"
+    # no model section: by name, as before
+    assert model_variant({}, "conll03-baseline") == "baseline"
+    assert model_variant({}, "x-gcdoc") == "full"
+    assert model_variant({}, "x") == "unknown"
+
+
+def test_paper_tables_classify_restrict_and_mark_budget(tmp_path: Path) -> None:
+    from docgraph.report import PAPER_TABLES, paper_table_rows, select_runs
+
+    root = tmp_path / "runs"
+    base = dict(model=_model(graph=False, cross_sentence=False))
+    _ablation_run(root, "b", 1, 90.0, **base)  # converged (20 - 10 >= 6)
+    _ablation_run(root, "b", 2, 91.0, **base)
+    _ablation_run(root, "only-graph", 1, 91.5, model=_model(cross_sentence=False),
+                  epochs=12, best=11, max_minutes=30)  # budget-stopped
+    _ablation_run(root, "full", 1, 92.0, model=_model())
+    _ablation_run(root, "full-short", 1, 50.0, model=_model(), epochs=3, best=3,
+                  max_minutes=1)  # same seed, fewer epochs: counted once, the longer one wins
+    _ablation_run(root, "full", 2, 93.0, model=_model(), epochs=15, best=12, max_minutes=9)
+    # other settings: never mixed in
+    _ablation_run(root, "full-bt1000", 3, 10.0, model=_model(), batch_tokens=1000)
+    _ablation_run(root, "full-gpu", 3, 11.0, model=_model(), device="cuda")
+    _ablation_run(root, "full-frozen", 3, 12.0, model=_model(freeze_embeddings=True))
+    runs = find_runs([root])
+    table4 = next(t for t in PAPER_TABLES if t.key == "table4")
+    selection = select_runs(runs, "conll03", [v for v, _ in table4.rows])
+    assert "batches of 4000 tokens" in selection.describe() and "CPU" in selection.describe()
+    assert "fine-tuned embeddings" in selection.describe()
+    assert selection.other_settings == 3 and selection.other_runs == 3
+    rows = {row[1]: row for row in paper_table_rows(table4, selection)}
+    baseline = rows["base model (BiLSTM-CRF)"]
+    assert baseline[2:6] == ["b", "2", "90.50 ± 0.71", "converged"]
+    assert baseline[6] == "91.01 ± 0.21"
+    assert rows["+ Cross-Sentence Module only"][3:6] == ["0", "not run", "–"]
+    graph = rows["+ Document Graph Module only"]
+    assert graph[3:6] == ["1", "91.50 †", "budget-stopped"]
+    full = rows["+ ALL (GCDoc)"]
+    assert full[2:6] == ["full", "2", "92.50 ± 0.71 †", "mixed: 1 converged, 1 budget-stopped"]
+    # Table 6 on the same runs: only the full model's row is filled
+    table6 = next(t for t in PAPER_TABLES if t.key == "table6")
+    rows6 = paper_table_rows(table6, select_runs(runs, "conll03", [v for v, _ in table6.rows]))
+    assert [r[4] for r in rows6][:3] == ["not run"] * 3
+    assert rows6[3][6] == "92.22 ± 0.02"
+
+
+def test_table6_current_sentence_only_row(tmp_path: Path) -> None:
+    from docgraph.report import PAPER_TABLES, paper_table_rows, select_runs
+
+    _ablation_run(tmp_path, "cur", 1, 91.0, model=_model(use_previous=False, use_next=False))
+    _ablation_run(tmp_path, "prev", 1, 91.2, model=_model(use_next=False))
+    _ablation_run(tmp_path, "next", 1, 91.1, model=_model(use_previous=False))
+    table6 = next(t for t in PAPER_TABLES if t.key == "table6")
+    runs = find_runs([tmp_path])
+    rows = paper_table_rows(table6, select_runs(runs, "conll03", [v for v, _ in table6.rows]))
+    assert [(r[2], r[4], r[6]) for r in rows] == [
+        ("cur", "91.00", "91.92 ± 0.14"), ("prev", "91.20", "92.04 ± 0.13"),
+        ("next", "91.10", "91.96 ± 0.18"), ("–", "not run", "92.22 ± 0.02")]
+
+
+def test_window_figure_is_written(tmp_path: Path) -> None:
+    from docgraph.report import plot_window, window_rows, window_selection
+
+    for k, f1 in ((1, 91.0), (2, 92.0), (4, 91.5)):
+        _ablation_run(tmp_path / "runs", f"k{k}", 1, f1, model=_model(window=k))
+    selection = window_selection(find_runs([tmp_path / "runs"]))
+    rows = window_rows(selection)
+    assert [r[0] for r in rows] == ["k = 1", "k = 2", "k = 3", "k = 4"]
+    assert [r[3] for r in rows] == ["91.00", "92.00", "not run", "91.50"]
+    assert [r[5] for r in rows] == ["not given", "92.22 ± 0.02", "not given", "not given"]
+    out = tmp_path / "fig" / "fig4.png"
+    out.parent.mkdir()
+    plot_window(selection, out)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 5000
+
+
+def test_welch_t_test_matches_scipy() -> None:
+    stats = pytest.importorskip("scipy.stats")
+    samples = [([89.81, 89.53, 90.08], [88.93, 89.05, 88.81]),
+               ([1.0, 2.0, 3.0, 4.0, 10.0], [2.0, 2.5]),
+               ([0.1, 0.3], [5.0, 5.1, 4.9, 5.3])]
+    for a, b in samples:
+        t, df, p = welch_t_test(a, b)
+        ref = stats.ttest_ind(a, b, equal_var=False)
+        assert t == pytest.approx(ref.statistic, rel=1e-9)
+        assert p == pytest.approx(ref.pvalue, rel=1e-7)
+        assert df == pytest.approx(ref.df, rel=1e-9)
+
+
+def test_summary_block_and_readme_check(tmp_path: Path, capsys) -> None:
+    from docgraph.report import SUMMARY_END, SUMMARY_START, read_block, summary_rows
+
+    root = tmp_path / "runs"
+    _ablation_run(root, "conll03-baseline", 1, 90.0, model=_model(graph=False,
+                                                                  cross_sentence=False))
+    _ablation_run(root, "conll03-gcdoc", 1, 92.0, model=_model(), date="2026-11-26T09:58")
+    _ablation_run(root, "conll03-gcdoc", 2, 91.0, model=_model())
+    # higher test F1 but lower dev F1 (dev = test + 1 here, so make it explicit): not "best"
+    lucky = _ablation_run(root, "conll03-gcdoc-lucky", 1, 80.0, model=_model())
+    metrics = json.loads((lucky / "metrics.json").read_text())
+    metrics["test"]["f1"] = 99.0
+    (lucky / "metrics.json").write_text(json.dumps(metrics))
+    runs = find_runs([root])
+    rows = {r[1]: r for r in summary_rows(runs)}
+    assert rows["GCDoc"][2:6] == [
+        "conll03-gcdoc", "n=2 (1, 2)", "91.50 ± 0.71", "converged"]
+    assert rows["BiLSTM-CRF"][4] == "90.00"  # one seed: no "± 0.00"
+    assert rows["GCDoc"][7] == "92.22 ± 0.02 (Table 4)"
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{SUMMARY_START}\nold\n{SUMMARY_END}\n\nrest\n")
+    out = tmp_path / "RESULTS.md"
+    args = [str(root), "--out", str(out), "--readme", str(readme)]
+    assert main([*args, "--check"]) == 1  # nothing written yet
+    assert not out.exists()
+    assert main(args) == 0
+    text = readme.read_text()
+    assert text.startswith("# x\n\n") and text.endswith(f"{SUMMARY_END}\n\nrest\n")
+    assert "| conll03 | GCDoc | conll03-gcdoc |" in read_block(text)
+    assert main([*args, "--check"]) == 0
+    # the date column is metrics["date"] (never a file time); runs without it show "–"
+    results = out.read_text()
+    assert "| 2026-11-26T09:58 |" in results and "| – |" in results
+    (lucky / "metrics.json").touch()
+    assert main([*args, "--check"]) == 0
+    # a changed run makes both stale
+    metrics["dev"]["f1"] = 99.0
+    (lucky / "metrics.json").write_text(json.dumps(metrics))
+    capsys.readouterr()
+    assert main([*args, "--check"]) == 1
+    assert "stale" in capsys.readouterr().err
+
+
+def test_regenerate_command_round_trip() -> None:
+    from docgraph.report import documented_command, parse_command, regenerate_command
+
+    argv = ["a b", "--speed", "x/speed-*.json", "--out", "R.md", "--check"]
+    command = regenerate_command(argv)
+    assert "--check" not in command and "'x/speed-*.json'" in command
+    assert parse_command(command) == argv[:-1]
+    assert documented_command(f"# R\n\n```bash\n{command}\n```\n") == argv[:-1]
+
+
+def test_model_notes_name_departures_from_the_paper(tmp_path: Path) -> None:
+    from docgraph.report import model_notes
+
+    plain = _ablation_run(tmp_path, "a", 1, 90.0, model=_model())
+    frozen = _ablation_run(tmp_path, "b", 1, 90.0, model=_model(freeze_embeddings=True,
+                                                                 mc_dropout="output"))
+    runs = {r.group: r for r in find_runs([tmp_path])}
+    assert plain.name == "a-s1" and frozen.name == "b-s1"
+    assert model_notes(runs["a"]) == ""
+    assert model_notes(runs["b"]) == " (frozen embeddings, fast approximations)"

@@ -1,0 +1,61 @@
+"""The committed results documents are exactly what ``scripts/report.py`` makes of the
+committed run directories: ``benchmarks/results/RESULTS.md`` byte for byte, and the README's
+summary block. Regenerate both with the command at the top of RESULTS.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from docgraph.report import documented_command, find_runs, read_block, summary_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "RESULTS.md"
+README = ROOT / "README.md"
+
+
+@pytest.fixture
+def argv(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The documented regeneration command's arguments, run from the repository root."""
+    monkeypatch.chdir(ROOT)
+    return documented_command(RESULTS.read_text(encoding="utf-8"))
+
+
+def test_documented_command_covers_readme_and_figure(argv: list[str]) -> None:
+    assert argv[argv.index("--out") + 1] == "benchmarks/results/RESULTS.md"
+    assert argv[argv.index("--readme") + 1] == "README.md"
+    assert "--figure" in argv
+    assert (ROOT / argv[argv.index("--figure") + 1]).is_file()
+
+
+def test_results_md_is_regenerated_byte_for_byte(argv: list[str], capsys) -> None:
+    from docgraph.report import main
+
+    assert main([*argv, "--check"]) == 0, capsys.readouterr().err
+
+
+def test_results_md_and_readme_block_equal_the_generated(argv: list[str]) -> None:
+    from docgraph.report import generate
+
+    made = generate(argv)
+    assert len(made.runs) >= 40 and made.speed_files
+    assert made.report == RESULTS.read_text(encoding="utf-8")
+    assert read_block(README.read_text(encoding="utf-8")) == made.summary
+
+
+def test_readme_summary_block_is_generated() -> None:
+    runs = find_runs([ROOT / "benchmarks" / "results" / "conll03",
+                      ROOT / "benchmarks" / "results" / "ontonotes"])
+    assert read_block(README.read_text(encoding="utf-8")) == summary_markdown(runs)
+
+
+def test_front_page_is_short_and_keeps_the_install_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.encode("utf-8")) <= 12_500
+    assert "python3 -m venv .venv && . .venv/bin/activate\n" in text
+    assert 'pip install torch==2.13.0 -e ".[glove,dev]"\n' in text
+    assert "python -m pytest -q\n" in text
+    for link in ("benchmarks/results/RESULTS.md", "docs/design.md", "notebooks/"):
+        assert f"]({link})" in text
+    assert (ROOT / "docs" / "design.md").is_file()
