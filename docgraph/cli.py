@@ -37,6 +37,11 @@ _VALUE_FLAGS: dict[str, tuple[str | None, str, Callable[[str], Any], str]] = {
                           "concat (paper) | per_sentence (faster approximation)"),
     "--mc-dropout": ("model", "mc_dropout", str, "Monte-Carlo dropout passes: "
                      "full (paper) | output (faster approximation, one BiLSTM pass)"),
+    "--relation-labels": ("model", "relation_labels", str,
+                          "positives of the auxiliary classifier: type (O is a type, paper) | "
+                          "entity (O-O edges left out of L_a)"),
+    "--unpruned-epochs": ("model", "unpruned_epochs", int,
+                          "warm-up: the first N epochs run the graph unpruned"),
     "--neighbours": ("graph", "max_neighbours", int,
                      "neighbours p sampled per token (0 keeps all)"),
     "--graph-seed": ("graph", "seed", int, "seed of the neighbour sampling"),
@@ -68,6 +73,7 @@ _SWITCHES: dict[str, dict[str, dict[str, Any]]] = {
     "--no-edge-weights": {"model": {"edge_weights": False}},
     "--previous-only": {"model": {"use_next": False}},
     "--next-only": {"model": {"use_previous": False}},
+    "--current-sentence-only": {"model": {"use_previous": False, "use_next": False}},
     "--baseline": {"model": {"cross_sentence": False, "graph": False}},
     "--constrained-decoding": {"model": {"constrained_decoding": True}},
     "--attach-uncertainty-input": {"model": {"detach_uncertainty_input": False}},

@@ -133,7 +133,7 @@ class GCDocConfig:
     @property
     def uses_cross_sentence(self) -> bool:
         """Whether the cross-sentence module is active."""
-        return self.cross_sentence and self.window > 0 and (self.use_previous or self.use_next)
+        return self.cross_sentence and self.window > 0
 
     @property
     def uses_uncertainty(self) -> bool:

@@ -49,7 +49,7 @@ from docgraph.graph import (
     split_long_documents,
 )
 from docgraph.machine import cpu_model, peak_rss_mib
-from docgraph.metrics import Scores, score
+from docgraph.metrics import DocumentConsistency, Scores, document_consistency, score
 from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks
 
 log = logging.getLogger("docgraph")
@@ -99,7 +99,7 @@ def prepare_split(
 ) -> PreparedSplit:
     """Chunk long documents and build their graphs."""
     docs = split_long_documents(list(documents), config.graph.max_doc_tokens)
-    return PreparedSplit(docs, documents_to_graphs(docs, vocabs, config.graph))
+    return PreparedSplit(docs, documents_to_graphs(docs, vocabs, config.graph_config()))
 
 
 def build_model(
@@ -218,6 +218,16 @@ def score_predictions(split: PreparedSplit, predictions: Sequence[list[list[str]
     gold = [list(s.tags) for doc in split.documents for s in doc.sentences]
     pred = [tags for doc_pred in predictions for tags in doc_pred]
     return score(gold, pred)
+
+
+def split_consistency(split: PreparedSplit, predictions: Sequence[list[list[str]]]
+                      ) -> DocumentConsistency:
+    """Document-consistency metrics (:func:`~docgraph.metrics.document_consistency`) of
+    per-graph predictions; a document split by ``max_doc_tokens`` counts as its chunks."""
+    docs = split.documents
+    return document_consistency([[list(s.tokens) for s in d.sentences] for d in docs],
+                                [[list(s.tags) for s in d.sentences] for d in docs],
+                                predictions)
 
 
 def evaluate_sharded(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
@@ -432,6 +442,7 @@ class Trainer:
     # -- loop
     def _train_epoch(self, epoch: int) -> tuple[float, int, float]:
         tc = self.config.train
+        self.model.set_epoch(epoch)  # pruning warm-up (GCDocConfig.unpruned_epochs)
         self.network.train()
         self.sampler.set_epoch(epoch)
         total_loss, tokens, dropped = 0.0, 0, 0
@@ -466,6 +477,10 @@ class Trainer:
                 dropped += int(out.drop.sum())
             tokens += int(batch.num_nodes)
         seconds = time.perf_counter() - start
+        if self.world > 1:  # the epoch's figures over all processes
+            counts = torch.tensor([tokens, dropped, total_loss], dtype=torch.float64)
+            dist.all_reduce(counts)
+            tokens, dropped, total_loss = int(counts[0]), int(counts[1]), float(counts[2])
         self.last_drop_rate = dropped / max(tokens, 1)
         return total_loss, tokens, seconds
 
@@ -600,12 +615,15 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
     if not _is_main():
         return {}
     best, _, _ = load_model_dir(output_dir, trainer.device)
+    best.set_epoch(state.best_epoch)  # as it was when selected (pruning warm-up)
     results: dict[str, Any] = {}
+    consistency: dict[str, Any] = {}
     for name in ("dev", "test"):
         if name in prepared:
-            scores, _ = evaluate(best, prepared[name], vocabs,
-                                 config.train.eval_batch_tokens, trainer.device)
+            scores, predictions = evaluate(best, prepared[name], vocabs,
+                                           config.train.eval_batch_tokens, trainer.device)
             results[name] = scores.to_dict()
+            consistency[name] = split_consistency(prepared[name], predictions).to_dict()
     metrics = {
         **results,
         "epochs": state.epoch,
@@ -615,6 +633,7 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
         "config": config.to_dict(),
         "command": _command_line(),
         "embedding_coverage": coverage,
+        "consistency": consistency,
         "torch": torch.__version__,
         "device": str(trainer.device),
         "stop_reason": stop_reason(state, config.train),

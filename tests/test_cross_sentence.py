@@ -110,9 +110,25 @@ def test_gradients_and_errors():
     with pytest.raises(ValueError):
         CrossSentenceEncoder(7, window=0)
     with pytest.raises(ValueError):
-        CrossSentenceEncoder(7, use_previous=False, use_next=False)
-    with pytest.raises(ValueError):
         CrossSentenceEncoder(7, sent_channels=7)
+
+
+def test_current_sentence_only_is_the_mean_pooled_sentence():
+    # Table 6, first row: neither previous nor next sentences, s' = s_c.
+    x, sent_len, sentence_doc = _batch()
+    enc = CrossSentenceEncoder(7, sent_channels=8, window=2, use_previous=False, use_next=False)
+    enc.eval()
+    assert enc.enc_previous is None and enc.enc_next is None
+    s_prime, attn, lam = enc(x, sent_len, sentence_doc, return_attention=True)
+    expected = torch.stack([enc.enc_current(s.unsqueeze(0))[0][0].mean(0)
+                            for s in x.split(sent_len.tolist())])
+    torch.testing.assert_close(s_prime, expected, rtol=1e-5, atol=1e-6)
+    assert torch.all(attn == 0) and torch.all(lam == 1)
+    x = x.clone().requires_grad_()
+    enc.train()
+    enc(x, sent_len, sentence_doc).sum().backward()
+    # every parameter stays in the graph (DDP needs no unused parameters)
+    assert all(p.grad is not None for p in enc.parameters())
 
 
 def _per_sentence_reference(enc: CrossSentenceEncoder, x, sent_len, sentence_doc):

@@ -72,8 +72,9 @@ def test_uncertainty_loss_does_not_reach_shared_embeddings(batch, sample_vocabs)
     ({"pruning": False}, {"relation", "graph_conv", "cross_sentence"}, {"uncertainty"}),
     ({"edge_weights": False}, {"uncertainty", "graph_conv"}, {"relation"}),
     ({"window": 0}, {"uncertainty", "relation", "graph_conv"}, {"cross_sentence"}),
-    ({"use_previous": False, "use_next": False}, {"uncertainty", "relation", "graph_conv"},
-     {"cross_sentence"}),
+    # the current sentence alone (Table 6, first row): the module stays, without context
+    ({"use_previous": False, "use_next": False},
+     {"uncertainty", "relation", "graph_conv", "cross_sentence"}, set()),
     ({"graph": False}, {"cross_sentence"}, {"uncertainty", "relation", "graph_conv"}),
 ])
 def test_switches_remove_modules_and_losses(batch, sample_vocabs, switch, present, absent):

@@ -254,8 +254,6 @@ class CrossSentenceEncoder(torch.nn.Module):
             )
         if sent_channels % 2 != 0:
             raise ValueError(f"sent_channels must be even (got {sent_channels})")
-        if not (use_previous or use_next):
-            raise ValueError("at least one of use_previous / use_next must be True")
         self.in_channels = in_channels
         self.sent_channels = sent_channels
         self.window = window
