@@ -42,7 +42,26 @@ ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
 # frozen embeddings, and OntoNotes at 4000 and 8000 tokens per batch (third call, session 3);
 # JOBSET=onto-large (not yet run): OntoNotes with 16000/32000-token batches, where a GPU epoch
 # costs little more than at 4000, so more epochs fit the budget; lr scaled up to keep pace.
-if [ "${JOBSET:-main}" = onto-large ]; then JOBS=(
+# JOBSET=issue13 (session 4): after the issue-13 fixes (tagger clipped apart, graph seed from the
+# run seed), 3 seeds each of GCDoc, GCDoc with entity-only relation labels, GCDoc with a 2-epoch
+# unpruned warm-up and the frozen-embedding baseline, and one seed of the Table 4/5 ablations; up
+# to 60 epochs so that early stopping, not the epoch cap, ends every run.
+if [ "${JOBSET:-main}" = issue13 ]; then
+  E="--epochs 60"
+  JOBS=()
+  for s in 1 2 3; do JOBS+=(
+    "conll03-gcdoc-v2-bt4000-s$s|$CONLL --seed $s $E"
+    "conll03-gcdoc-entityrel-bt4000-s$s|$CONLL --seed $s $E --relation-labels entity"
+    "conll03-gcdoc-warmup2-bt4000-s$s|$CONLL --seed $s $E --unpruned-epochs 2"
+    "conll03-baseline-frozen-e60-bt4000-s$s|$CONLL --seed $s $E --baseline --freeze-embeddings"
+  ); done
+  JOBS+=(
+    "conll03-crossonly-bt4000-s1|$CONLL --seed 1 $E --no-graph"
+    "conll03-graphonly-v2-bt4000-s1|$CONLL --seed 1 $E --no-cross-sentence"
+    "conll03-graphmean-bt4000-s1|$CONLL --seed 1 $E --no-pruning --no-edge-weights"
+    "conll03-graphpruned-bt4000-s1|$CONLL --seed 1 $E --no-edge-weights"
+  )
+elif [ "${JOBSET:-main}" = onto-large ]; then JOBS=(
   "ontonotes-gcdoc-bt16000-s1|$ONTO --seed 1 --batch-tokens 16000"
   "ontonotes-gcdoc-bt16000-lr0.004-s1|$ONTO --seed 1 --batch-tokens 16000 --lr 0.004"
   "ontonotes-gcdoc-bt32000-lr0.004-s1|$ONTO --seed 1 --batch-tokens 32000 --lr 0.004"
