@@ -641,6 +641,8 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
         "processes": trainer.world,
         "threads": torch.get_num_threads(),
         "cpu": cpu_model(),
+        **({"hardware": torch.cuda.get_device_name(trainer.device)}
+           if trainer.device.type == "cuda" else {}),
     }
     atomic_write_json(output_dir / "metrics.json", metrics)
     learning_curve(state.history, output_dir / "learning_curve.png")

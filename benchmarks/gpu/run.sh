@@ -61,6 +61,17 @@ if [ "${JOBSET:-main}" = issue13 ]; then
     "conll03-graphmean-bt4000-s1|$CONLL --seed 1 $E --no-pruning --no-edge-weights"
     "conll03-graphpruned-bt4000-s1|$CONLL --seed 1 $E --no-edge-weights"
   )
+elif [ "${JOBSET:-main}" = issue13b ]; then
+  # second call (machine still warm): the main configurations cut by issue13's budget, rerun
+  # five at a time so that early stopping can fire
+  E="--epochs 60"
+  JOBS=(
+    "conll03-gcdoc-v2-bt4000-s2|$CONLL --seed 2 $E"
+    "conll03-gcdoc-v2-bt4000-s3|$CONLL --seed 3 $E"
+  )
+  for s in 1 2 3; do
+    JOBS+=("conll03-gcdoc-entityrel-bt4000-s$s|$CONLL --seed $s $E --relation-labels entity")
+  done
 elif [ "${JOBSET:-main}" = onto-large ]; then JOBS=(
   "ontonotes-gcdoc-bt16000-s1|$ONTO --seed 1 --batch-tokens 16000"
   "ontonotes-gcdoc-bt16000-lr0.004-s1|$ONTO --seed 1 --batch-tokens 16000 --lr 0.004"
