@@ -238,7 +238,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
             saved = Path(args.resume, "config.json")
             if saved.is_file():
                 # the run's own configuration; flags given now (e.g. --epochs) override it
-                base = ExperimentConfig.from_dict(json.loads(saved.read_text()))
+                base = ExperimentConfig.from_saved(json.loads(saved.read_text()))
         config = config_from_args(args, base)
         progress = is_tty() and not args.quiet
         processes = config.train.processes or distributed.default_processes(config.device)

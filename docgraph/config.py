@@ -145,6 +145,17 @@ class ExperimentConfig:
         """Build from a dictionary such as one read from TOML or ``metrics.json``."""
         return apply_overrides(cls(), values)
 
+    @classmethod
+    def from_saved(cls, values: dict[str, Any]) -> ExperimentConfig:
+        """Build from a run's ``config.json``: model keys it lacks keep the meaning they had
+        when it was written (:data:`docgraph.model.SAVED_WITHOUT`), not today's defaults."""
+        from docgraph.model import SAVED_WITHOUT
+
+        model = values.get("model")
+        if isinstance(model, dict):
+            values = {**values, "model": {**SAVED_WITHOUT, **model}}
+        return cls.from_dict(values)
+
 
 _SECTIONS = {"model": GCDocConfig, "graph": GraphConfig, "train": TrainConfig}
 

@@ -141,7 +141,7 @@ def load_model_dir(directory: str | Path, map_location: str | torch.device = "cp
     if not directory.is_dir():
         raise CheckpointError(f"{directory}: model directory not found")
     try:
-        config = ExperimentConfig.from_dict(json.loads((directory / "config.json").read_text()))
+        config = ExperimentConfig.from_saved(json.loads((directory / "config.json").read_text()))
         vocabs = Vocabularies.load(directory)
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise CheckpointError(f"{directory}: unreadable model directory ({err})") from err

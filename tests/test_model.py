@@ -306,8 +306,8 @@ def test_relation_labels_loss_by_hand(labels):
     )
 
 
-def test_relation_labels_validated_and_default_is_type():
-    assert GCDocConfig().relation_labels == "type"
+def test_relation_labels_validated_and_default_is_entity():
+    assert GCDocConfig().relation_labels == "entity"
     with pytest.raises(ValueError, match="relation_labels"):
         GCDocConfig(relation_labels="span")
     cfg = GCDocConfig(relation_labels="entity", unpruned_epochs=2)
@@ -319,6 +319,11 @@ def test_old_config_without_new_keys_loads():
     del old["relation_labels"], old["unpruned_epochs"]
     cfg = GCDocConfig.from_dict(old)
     assert cfg.relation_labels == "type" and cfg.unpruned_epochs == 0
+    # a run's config.json written before the key existed keeps "type"; a preset gets the default
+    from docgraph.config import ExperimentConfig
+
+    assert ExperimentConfig.from_saved({"model": old}).model.relation_labels == "type"
+    assert ExperimentConfig.from_dict({"model": {"window": 2}}).model.relation_labels == "entity"
 
 
 # ---------------------------------------------------------------- pruning warm-up
