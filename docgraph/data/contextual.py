@@ -174,19 +174,19 @@ def split_targets(sentence_spans: Sequence[tuple[int, int]], word_spans: Sequenc
     """
     targets: list[tuple[int, int]] = []
     for first, end in sentence_spans:
-        if first == end:
-            continue
-        start = word_spans[first][0]
+        start: int | None = None
+        stop = 0
         for w in range(first, end):
             w_start, w_end = word_spans[w]
-            if w_end - start > budget and w_start > start:  # close the window before word w
-                targets.append((start, w_start))
+            w_end = min(w_end, w_start + budget)
+            if start is not None and w_end - start > budget:  # close the window before word w
+                targets.append((start, stop))
+                start = None
+            if start is None:
                 start = w_start
-            if w_end - start > budget:  # a single word longer than a window
-                targets.append((start, start + budget))
-                start = w_end
-        if start < word_spans[end - 1][1]:
-            targets.append((start, word_spans[end - 1][1]))
+            stop = w_end
+        if start is not None:
+            targets.append((start, stop))
     return targets
 
 
