@@ -17,6 +17,7 @@ from importlib.util import find_spec
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT, tiny_config
 
 from docgraph.data.contextual import (
     ContextualSettings,
@@ -30,8 +31,6 @@ from docgraph.data.contextual import (
 )
 from docgraph.data.document import make_document
 from docgraph.graph import attach_token_features, documents_to_graphs
-
-from conftest import ROOT, tiny_config
 
 needs_transformers = pytest.mark.skipif(
     find_spec("transformers") is None,
@@ -299,7 +298,8 @@ def test_features_reach_the_model(encoder, sample_vocabs):
         out.loss.backward()
         assert model.context_encoder is not None
         lstm_in = next(p for p in model.context_encoder.parameters() if p.dim() == 2)
-        assert lstm_in.grad is not None and lstm_in.shape[1] == model.context_encoder.lstm.input_size
+        assert lstm_in.grad is not None
+        assert lstm_in.shape[1] == model.context_encoder.lstm.input_size
         plain = Batch.from_data_list(documents_to_graphs(docs, sample_vocabs))
         with pytest.raises(ValueError, match=r"batch.lm of shape \[N, 16\]"):
             model(plain)

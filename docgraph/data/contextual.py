@@ -300,9 +300,19 @@ class ContextualEncoder:
                                                                   "camembert") and pad else 0
             limits.append(int(positions) - offset)
         self.max_length = self.settings.max_length or min(limits)
+        if self.max_length > 100_000:  # tokenizer without a limit and a model without positions
+            raise LanguageModelError(f"{self.model_dir}: the maximum length is unknown; set "
+                                     "ContextualSettings.max_length")
         # The special tokens around one sequence ([CLS] ... [SEP], <s> ... </s>), read off an
         # encoded probe: positions without a word id.
-        probe = self.tokenizer(["a"], is_split_into_words=True, add_special_tokens=True)
+        try:
+            probe = self.tokenizer(["a"], is_split_into_words=True, add_special_tokens=True)
+        except ValueError as err:  # byte-level BPE (RoBERTa, GPT-2) on pre-split words
+            if "add_prefix_space" not in str(err):
+                raise
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(
+                str(self.model_dir), use_fast=True, local_files_only=True, add_prefix_space=True)
+            probe = self.tokenizer(["a"], is_split_into_words=True, add_special_tokens=True)
         words = probe.word_ids()
         first = next(i for i, w in enumerate(words) if w is not None)
         last = max(i for i, w in enumerate(words) if w is not None)
@@ -417,6 +427,8 @@ class ContextualEncoder:
         windows = [w for i, t in docs for w in self.windows(i, t)]
         windows.sort(key=lambda w: w.end - w.start)
         tokens = dict(docs)
+        word_starts = {i: np.fromiter((a for a, _ in t.word_spans), dtype=np.int64,
+                                      count=len(t.word_spans)) for i, t in docs}
         bs = self.settings.batch_size
         for k in range(0, len(windows), bs):
             batch = windows[k:k + bs]
@@ -427,8 +439,10 @@ class ContextualEncoder:
                 a = self.prefix + w.target_start - w.start
                 states[w.doc][w.target_start:w.target_end] = hidden[row, a:a + w.target_end
                                                                     - w.target_start]
-            if bar is not None:
-                bar.update(sum(w.target_end - w.target_start for w in batch))
+            if bar is not None:  # words whose first subword the batch encoded
+                bar.update(sum(int(np.searchsorted(word_starts[w.doc], w.target_end)
+                                   - np.searchsorted(word_starts[w.doc], w.target_start))
+                               for w in batch))
         for i, t in docs:
             yield pool_words(states[i], t.word_spans, self.settings.pooling)
 
@@ -458,8 +472,8 @@ class ContextualEncoder:
         if progress:
             from tqdm import tqdm
 
-            bar = tqdm(desc=f"lm features ({self.model_dir.name})", unit="subword",
-                       leave=False)
+            bar = tqdm(total=total, desc=f"lm features ({self.model_dir.name})",
+                       unit="word", leave=False)
         try:
             row = 0
             group: list[tuple[int, TokenizedDocument]] = []
