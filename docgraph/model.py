@@ -83,8 +83,9 @@ class GCDocConfig:
             :func:`~docgraph.training.run_experiment` sets it from the features. They join
             the input of the context BiLSTM only, :math:`x_i = [w_i; c_i; s'_c; lm_i]`, after
             the same input dropout; the cross-sentence encoder and the uncertainty tagger keep
-            reading :math:`[w_i; c_i]` as in the paper, so the pruning signal stays that of the
-            paper's lighter tagger and the windows' cost does not grow with :math:`H`.
+            reading :math:`[w_i; c_i]` as in the paper: the sentence representations and the
+            pruning signal stay those of the paper's modules, and their cost does not grow
+            with :math:`H`.
     """
 
     word_dim: int = 50
