@@ -340,3 +340,48 @@ def test_minilm_on_the_sample_corpus(tmp_path, caplog):
     assert isinstance(entities, list) and len(entities) == 1
     with pytest.raises(Exception, match="missing"):
         load_model_dir(tmp_path / "run", lm=tmp_path / "nowhere")
+
+
+def test_cli_flags_set_the_lm_fields():
+    from docgraph.cli import config_from_args, train_parser
+
+    args = train_parser().parse_args(["--lm", "some/dir", "--lm-context", "0", "--baseline"])
+    config = config_from_args(args)
+    assert config.lm == "some/dir" and config.lm_context == 0 and not config.model.graph
+    assert config_from_args(train_parser().parse_args([])).lm is None
+
+
+@needs_transformers
+def test_baseline_run_records_its_language_model(tiny_lm, tmp_path):
+    import shutil
+
+    from docgraph import Tagger
+    from docgraph.checkpoint import CheckpointError
+    from docgraph.config import apply_overrides
+    from docgraph.training import load_model_dir, run_experiment
+
+    lm = tmp_path / "lm"
+    shutil.copytree(tiny_lm, lm)
+    run = tmp_path / "run"
+    config = apply_overrides(tiny_config(run, model={"cross_sentence": False, "graph": False},
+                                         epochs=1),
+                             {"lm": str(lm), "lm_context": 4, "lm_cache_dir": str(tmp_path)})
+    metrics = run_experiment(config)
+    assert metrics["config"]["model"]["lm_dim"] == 16
+    _, _, loaded = load_model_dir(run)
+    assert loaded.lm == str(lm.resolve()) and loaded.lm_context == 4
+    # moved: found again with lm=...; the recorded path alone no longer works
+    moved = tmp_path / "moved"
+    lm.rename(moved)
+    with pytest.raises(CheckpointError, match=r"needs the language model .*missing"):
+        load_model_dir(run)
+    tagger = Tagger.load(run, lm=moved)
+    assert len(tagger.predict(["the cat sat on the mat ."])) == 1
+    # different files: refused
+    (moved / "vocab.txt").write_text("\n".join([*VOCAB, "extra"]) + "\n")
+    with pytest.raises(CheckpointError, match="differ"):
+        load_model_dir(run, lm=moved)
+    # no record at all
+    (run / "lm.json").unlink()
+    with pytest.raises(CheckpointError, match="lm.json"):
+        load_model_dir(run, lm=moved)
