@@ -118,6 +118,12 @@ def train_parser() -> argparse.ArgumentParser:
                    help="run once per seed and summarise test F1 as mean ± std")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None)
     p.add_argument("--embeddings", default=None, help="glove-6b-50d | none | PATH to vectors")
+    p.add_argument("--lm", default=None, metavar="PATH",
+                   help="Hugging Face encoder directory: add its frozen states as contextual "
+                   "word features (pip install 'docgraph[lm]')")
+    p.add_argument("--lm-context", type=int, default=None, metavar="N",
+                   help="subwords of same-document context on each side of a sentence for "
+                   "--lm (default 64; 0: sentence alone)")
     p.add_argument("--resume", metavar="DIR", default=None,
                    help="continue the interrupted run in DIR from its last checkpoint")
     p.add_argument("--quiet", action="store_true", help="no progress bar, warnings only")
@@ -144,7 +150,7 @@ def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = N
             if args.dataset and config.dataset != args.dataset:
                 config = apply_overrides(config, {"dataset": args.dataset})
     overrides: dict[str, Any] = {}
-    for key in ("data_dir", "output_dir", "seed", "device", "embeddings"):
+    for key in ("data_dir", "output_dir", "seed", "device", "embeddings", "lm", "lm_context"):
         value = getattr(args, key, None)
         if value is not None:
             overrides[key] = value

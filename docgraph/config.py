@@ -104,6 +104,14 @@ class ExperimentConfig:
         output_dir: Where the model, logs and metrics go.
         seed: Random seed of the run.
         device: ``"auto"``, ``"cpu"`` or ``"cuda"``.
+        lm: Directory of a Hugging Face encoder whose frozen states are added as contextual
+            word features (:mod:`docgraph.data.contextual`); ``None`` uses none.
+        lm_context: Subwords of same-document context on each side of a sentence (FLERT);
+            0 encodes every sentence alone.
+        lm_pooling: ``"mean"`` of a word's subword states or its ``"first"`` subword's.
+        lm_layers: Mean of this many last hidden layers.
+        lm_cache_dir: Where the features of the corpus splits are cached (``None``:
+            ``$DOCGRAPH_CACHE_DIR/lm`` or ``~/.cache/docgraph/lm``).
         model: Model hyper-parameters.
         graph: Document-graph construction.
         train: Optimisation.
@@ -115,6 +123,11 @@ class ExperimentConfig:
     output_dir: str = "runs/sample"
     seed: int = 1
     device: str = "auto"
+    lm: str | None = None
+    lm_context: int = 64
+    lm_pooling: str = "mean"
+    lm_layers: int = 4
+    lm_cache_dir: str | None = None
     model: GCDocConfig = field(default_factory=GCDocConfig)
     graph: GraphConfig = field(default_factory=GraphConfig)
     train: TrainConfig = field(default_factory=TrainConfig)

@@ -242,6 +242,8 @@ class DocumentGraph(Data):
             preceding graphs when batching, so it indexes ``sent_len`` of the batch.
         sent_len: ``[S]`` sentence lengths.
         edge_index: ``[2, E]`` recurrence edges (source, target).
+        lm: ``[N, H]`` contextual word features (float16 or float32), only when the model uses
+            a language model (:func:`attach_token_features`).
         doc_id: The document id.
         has_labels: Whether ``y`` holds gold labels.
     """
@@ -436,6 +438,36 @@ def documents_to_graphs(
         document_to_graph(doc, vocabs, config, generator, encoder)
         for doc in split_long_documents(documents, config.max_doc_tokens)
     ]
+
+
+def attach_token_features(graphs: Sequence[DocumentGraph], features: np.ndarray | torch.Tensor,
+                          key: str = "lm") -> None:
+    """Slice a per-token feature table over graphs, in order, and set it as ``graph[key]``.
+
+    The rows of ``features`` follow the tokens of the documents the graphs were made from, so
+    chunks of a split document (:func:`split_long_documents`) take consecutive rows. A NumPy
+    array (e.g. a copy-on-write memory map) is shared, not copied.
+
+    Args:
+        graphs: The graphs, in the order of their tokens in ``features``.
+        features: ``[T, H]`` with ``T`` the total number of tokens of ``graphs``.
+        key: Attribute name (``"lm"`` is what :class:`~docgraph.model.GCDoc` reads).
+
+    Raises:
+        ValueError: If the number of rows is not the number of tokens.
+    """
+    total = sum(int(g.num_nodes) for g in graphs)
+    if features.ndim != 2 or features.shape[0] != total:
+        raise ValueError(
+            f"token features of shape {tuple(features.shape)} do not fit {len(graphs)} graphs "
+            f"with {total} tokens (expected [{total}, H])"
+        )
+    table = torch.from_numpy(features) if isinstance(features, np.ndarray) else features
+    offset = 0
+    for graph in graphs:
+        n = int(graph.num_nodes)
+        graph[key] = table[offset:offset + n]
+        offset += n
 
 
 class TokenBudgetBatchSampler(Sampler[list[int]]):

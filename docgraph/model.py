@@ -92,6 +92,15 @@ class GCDocConfig:
             message) while the uncertainty tagger still trains on its loss; pruning starts at
             epoch ``unpruned_epochs + 1``. The trainer applies it with
             :meth:`GCDoc.set_epoch`; ``0`` (default) prunes from the first epoch, as the paper.
+        lm_dim: Size of the contextual word features ``batch.lm`` of a frozen language model
+            (paper, "Network Training": BERT states as additional embeddings; see
+            :mod:`docgraph.data.contextual`); 0 uses none.
+            :func:`~docgraph.training.run_experiment` sets it from the features. They join
+            the input of the context BiLSTM only, :math:`x_i = [w_i; c_i; s'_c; lm_i]`, after
+            the same input dropout; the cross-sentence encoder and the uncertainty tagger keep
+            reading :math:`[w_i; c_i]` as in the paper: the sentence representations and the
+            pruning signal stay those of the paper's modules, and their cost does not grow
+            with :math:`H`.
     """
 
     word_dim: int = 50
@@ -119,8 +128,11 @@ class GCDocConfig:
     mc_dropout: str = "full"
     relation_labels: str = "entity"
     unpruned_epochs: int = 0
+    lm_dim: int = 0
 
     def __post_init__(self) -> None:
+        if self.lm_dim < 0:
+            raise ValueError(f"lm_dim must be >= 0, got {self.lm_dim}")
         if self.window_encoding not in WINDOW_ENCODINGS:
             raise ValueError(f"window_encoding must be one of {WINDOW_ENCODINGS}, "
                              f"not {self.window_encoding!r}")
@@ -218,7 +230,8 @@ def bioes_transition_masks(labels: list[str]) -> tuple[Tensor, Tensor, Tensor]:
 class GCDoc(nn.Module):
     r"""GCDoc: global-context enhanced document-level NER (Wang et al.).
 
-    Token representation (Eq. word-concatenation) :math:`x_i = [w_i; c_i; s'_c]`, a word-level
+    Token representation (Eq. word-concatenation) :math:`x_i = [w_i; c_i; s'_c]` (with
+    :math:`lm_i` appended when ``config.lm_dim > 0``), a word-level
     BiLSTM context encoder, the document graph module (uncertainty pruning, selective auxiliary
     classifier and the gated graph layer :class:`~docgraph.nn.DocGraphConv`) and a CRF decoder.
 
@@ -282,6 +295,7 @@ class GCDoc(nn.Module):
                 window_encoding=config.window_encoding,
             )
             context_in += config.sent_dim
+        context_in += config.lm_dim
         self.context_encoder = SequenceBiLSTM(context_in, config.hidden)
         d = 2 * config.hidden
 
@@ -351,6 +365,17 @@ class GCDoc(nn.Module):
         c = self.char_encoder(batch.chars, batch.char_len)
         return torch.cat([w, c], dim=-1)
 
+    def _lm_features(self, batch, dtype: torch.dtype) -> Tensor:
+        lm = getattr(batch, "lm", None)
+        if lm is None or lm.dim() != 2 or lm.size(1) != self.config.lm_dim:
+            got = "none" if lm is None else f"shape {tuple(lm.shape)}"
+            raise ValueError(
+                f"the model expects contextual features batch.lm of shape [N, "
+                f"{self.config.lm_dim}] (config.lm_dim), got {got}; compute them with "
+                "docgraph.data.contextual and docgraph.graph.attach_token_features"
+            )
+        return lm.to(dtype)
+
     # ------------------------------------------------------------------ forward
     def forward(self, batch, compute_loss: bool = True, prune: bool | None = None
                 ) -> GCDocOutput:
@@ -371,6 +396,8 @@ class GCDoc(nn.Module):
         if self.cross_sentence is not None:
             s_prime = self.cross_sentence(x, sent_len, self._sentence_doc(batch))
             x = torch.cat([x, s_prime[batch.token_sentence]], dim=-1)
+        if cfg.lm_dim:
+            x = torch.cat([x, self.dropout(self._lm_features(batch, x.dtype))], dim=-1)
         h = self.dropout(self.context_encoder(x, sent_len))
 
         zero = h.new_zeros(())

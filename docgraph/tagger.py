@@ -62,21 +62,37 @@ class Tagger:
     """A trained GCDoc model with its vocabularies, ready to tag documents.
 
     Documents are tagged whole: the graph and the cross-sentence windows never mix the
-    sentences of two documents.
+    sentences of two documents. A model trained with contextual features (``config.lm``) gets
+    them computed on the fly, in batches, by ``lm_encoder`` (loaded from ``config.lm`` when
+    ``None``).
     """
 
-    def __init__(self, model, vocabs, config, device: str | torch.device = "cpu") -> None:
+    def __init__(self, model, vocabs, config, device: str | torch.device = "cpu",
+                 lm_encoder=None) -> None:
         self.model = model
         self.vocabs = vocabs
         self.config = config
         self.device = torch.device(device)
+        if lm_encoder is None and getattr(config, "lm", None) is not None:
+            from docgraph.data.contextual import ContextualEncoder
+
+            lm_encoder = ContextualEncoder.from_config(config, device=str(self.device))
+        self.lm_encoder = lm_encoder
 
     @classmethod
-    def load(cls, path: str | Path, device: str | torch.device = "cpu") -> Tagger:
-        """Load a model directory written by ``scripts/train.py``."""
+    def load(cls, path: str | Path, device: str | torch.device = "cpu",
+             lm: str | Path | None = None) -> Tagger:
+        """Load a model directory written by ``scripts/train.py``.
+
+        Args:
+            path: The model directory.
+            device: Where the model (and its language model, if any) runs.
+            lm: Where the language model the model was trained with now is, when it was
+                moved (its files must be the same).
+        """
         from docgraph.training import load_model_dir
 
-        model, vocabs, config = load_model_dir(path, device)
+        model, vocabs, config = load_model_dir(path, device, lm=lm)
         return cls(model, vocabs, config, device)
 
     @property
@@ -96,7 +112,7 @@ class Tagger:
         # input files with the same name) are never merged.
         inputs = [make_document(str(i), [(s.tokens, ["O"] * len(s)) for s in d.sentences])
                   for i, d in enumerate(docs)]
-        prepared = prepare_split(inputs, self.vocabs, self.config)
+        prepared = prepare_split(inputs, self.vocabs, self.config, lm_encoder=self.lm_encoder)
         tags = predict_graphs(self.model, prepared.graphs, self.vocabs,
                               self.config.train.eval_batch_tokens, self.device)
         # re-join chunks of long documents

