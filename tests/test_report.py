@@ -138,12 +138,19 @@ def test_main_writes_markdown(runs_dir: Path, tmp_path: Path) -> None:
                 "baseline": model,
                 "gcdoc": model,
                 "train_cost_ratio": 1.0,
-                "train_cost_ratio_target": 3.0,
-                "train_cost_ratio_met": True,
                 "infer_cost_ratio": 1.0,
-                "infer_cost_ratio_target": 4.0,
-                "infer_cost_ratio_met": True,
                 "matmul_gflops_per_s": 50.0,
+                "gcdoc_train_fraction_of_matmul_peak": 0.2,
+                "scaling": {
+                    "settings": {"1 thread": {"baseline": model, "gcdoc": model},
+                                 "DDP x2": {"baseline": model, "gcdoc": model,
+                                            "peak_rss_mib_all_processes": 2048.0}},
+                    "speedup_over_1_thread": {"DDP x2": {
+                        "baseline_train": 1.9, "gcdoc_train": 1.85,
+                        "baseline_infer": 1.7, "gcdoc_infer": 1.75}},
+                },
+                "epoch_minutes_estimate": {"1 thread": {"baseline": 3.0, "gcdoc": 9.5},
+                                           "DDP x2": {"baseline": 1.6, "gcdoc": 5.1}},
             }
         )
     )
@@ -154,7 +161,9 @@ def test_main_writes_markdown(runs_dir: Path, tmp_path: Path) -> None:
     assert "GloVe 6B 50d" in text and "300d GloVe" in text
     assert "| conll03-gcdoc | 3 |" in text
     assert "train.py --seed 2" in text  # command from command.txt
-    assert "speed-2024-01-01.json" in text and "1.00 (≤ 3: met)" in text
+    assert "speed-2024-01-01.json" in text and "10.0 / 50.0 = 0.20 (not met)" in text
+    assert "| DDP x2 | 1000 | 1000 | 4000 | 4000 | 1.90 / 1.85 | 1.70 / 1.75 | 1.6 / 5.1 | 2048 |" \
+        in text
 
 
 @pytest.mark.parametrize("t", [0.3, 1.0, 2.5, 7.0])
@@ -447,3 +456,34 @@ def test_model_notes_name_departures_from_the_paper(tmp_path: Path) -> None:
     assert plain.name == "a-s1" and frozen.name == "b-s1"
     assert model_notes(runs["a"]) == ""
     assert model_notes(runs["b"]) == " (frozen embeddings, fast approximations)"
+
+
+def _consistency(recurrent_f1: float, singleton_f1: float, pred_consistency: float,
+                 disagreement: float) -> dict:
+    return {"recurrent": {"f1": recurrent_f1}, "singleton": {"f1": singleton_f1},
+            "pred": {"consistency": pred_consistency, "disagreement": disagreement},
+            "gold": {"consistency": 93.1, "disagreement": 1.0}}
+
+
+def test_consistency_rows_average_seeds_and_skip_runs_without_them() -> None:
+    from docgraph.report import Run, consistency_rows
+
+    def run(group: str, seed: int, f1: float, consistency: dict | None) -> Run:
+        metrics = {"test": {"f1": f1}, "epochs": 10, "best_epoch": 4, "stop_reason":
+                   "early_stopping", "config": {"train": {"patience": 6}}}
+        if consistency is not None:
+            metrics["consistency"] = {"test": consistency}
+        return Run(Path(f"{group}-s{seed}"), group, seed, metrics, "", "–")
+
+    groups = {
+        "g": [run("g", 1, 90.0, _consistency(91.0, 89.0, 90.0, 2.0)),
+              run("g", 2, 92.0, _consistency(93.0, 87.0, 88.0, 1.0))],
+        "old": [run("old", 1, 80.0, None)],
+    }
+    rows = consistency_rows(groups)
+    assert len(rows) == 1
+    assert rows[0][:5] == ["g", "2", "91.00 ± 1.41", "92.00 ± 1.41", "88.00 ± 1.41"]
+    # inconsistent share = 100 - consistency (mean of 10 and 12), gold in brackets
+    assert rows[0][5] == "11.00 ± 1.41% (6.9%)"
+    assert rows[0][6] == "1.50 ± 0.71%"
+    assert rows[0][7] == "converged"
