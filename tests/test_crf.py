@@ -94,3 +94,25 @@ def test_constrained_decoding():
     em = torch.randn(7, 3)
     tags = torch.tensor([0, 2, 1, 1, 1, 0, 2])
     torch.testing.assert_close(cons.nll(em, sent_len, tags), crf.nll(em, sent_len, tags))
+
+
+def test_length_buckets_match_sentence_by_sentence():
+    # Lengths spread over several buckets (factor 2): the bucketed NLL of every sentence and
+    # its Viterbi path equal those of the sentence scored alone.
+    torch.manual_seed(3)
+    sent_len = torch.tensor([9, 1, 17, 2, 5, 3, 33, 4])
+    num_labels = 5
+    crf = CRFDecoder(num_labels)
+    emissions = torch.randn(int(sent_len.sum()), num_labels)
+    tags = torch.randint(0, num_labels, (int(sent_len.sum()),))
+    per_sentence = crf.nll(emissions, sent_len, tags, reduction="none")
+    decoded = crf.decode(emissions, sent_len)
+    for i, (e, t, d) in enumerate(zip(emissions.split(sent_len.tolist()),
+                                      tags.split(sent_len.tolist()),
+                                      decoded.split(sent_len.tolist()))):
+        one = torch.tensor([len(e)])
+        torch.testing.assert_close(per_sentence[i], crf.nll(e, one, t, reduction="sum"))
+        assert torch.equal(d, crf.decode(e, one)), i
+    torch.testing.assert_close(crf.nll(emissions, sent_len, tags), per_sentence.sum())
+    torch.testing.assert_close(crf.nll(emissions, sent_len, tags, reduction="token_mean"),
+                               per_sentence.sum() / sent_len.sum())

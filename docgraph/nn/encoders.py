@@ -23,6 +23,8 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 __all__ = [
     "CharEncoder",
     "SequenceBiLSTM",
+    "length_buckets",
+    "pad_segments",
     "pad_tokens",
     "reset_lstm_parameters",
     "unpad_tokens",
@@ -63,6 +65,34 @@ def pad_tokens(
     mask = torch.zeros(num_sents, max_len, dtype=torch.bool, device=x.device)
     mask[sent_id, pos] = True
     return padded, mask
+
+
+def length_buckets(lengths: Tensor, factor: float) -> list[Tensor]:
+    r"""Indices of the sequences grouped by length, each group's lengths within ``factor``.
+
+    A sequence of length :math:`n` goes to bucket :math:`\lfloor \log_{factor} n \rfloor`,
+    so padding a bucket to its longest sequence never wastes more than a fraction
+    :math:`1 - 1/factor` of its steps. Buckets come shortest first.
+
+    Args:
+        lengths (torch.Tensor): Sequence lengths ``[B]`` (``>= 1``).
+        factor (float): Ratio ``> 1`` between the longest and shortest length of a bucket.
+    """
+    bucket = torch.floor(torch.log(lengths.clamp(min=1).double()) / math.log(factor)).long()
+    return [(bucket == value).nonzero().view(-1) for value in torch.unique(bucket).tolist()]
+
+
+def pad_segments(x: Tensor, start: Tensor, length: Tensor) -> tuple[Tensor, Tensor]:
+    r"""Gather the contiguous segments ``x[start[i] : start[i] + length[i]]`` into a padded
+    ``[B, L, *]`` tensor (``L = length.max()``); padded positions repeat row 0 of ``x``.
+
+    Returns:
+        ``(padded, mask [B, L])``, ``mask`` ``True`` on real positions.
+    """
+    pos = torch.arange(int(length.max()), device=x.device)
+    mask = pos.unsqueeze(0) < length.to(x.device).unsqueeze(1)
+    index = torch.where(mask, start.to(x.device).unsqueeze(1) + pos.unsqueeze(0), 0)
+    return x[index], mask
 
 
 def unpad_tokens(padded: Tensor, sent_len: Tensor) -> Tensor:
@@ -140,11 +170,9 @@ def run_packed_lstm(lstm: torch.nn.LSTM, padded: Tensor, lengths: Tensor) -> Ten
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=padded.size(1))
         return out
     # Bucket the sequences by length (each bucket's lengths within a factor 1.25) so padding
-    # never costs more than a quarter of the steps; one call per bucket and direction.
-    bucket = torch.floor(torch.log(lengths.clamp(min=1).double()) / math.log(1.25)).long()
+    # never costs more than a fifth of the steps; one call per bucket and direction.
     outputs, order = [], []
-    for value in torch.unique(bucket).tolist():
-        index = (bucket == value).nonzero().view(-1)
+    for index in length_buckets(lengths, 1.25):
         bucket_len = lengths[index]
         steps = int(bucket_len.max())
         out = _bidirectional(lstm, padded[index.to(padded.device), :steps], bucket_len)
