@@ -246,3 +246,29 @@ def test_drawing_long_tokens_and_graphs_without_edges(tmp_path):
     assert "3 tokens, 0 edges" in fig.axes[0].get_title()
     assert noisy_edges(G, 5) == [] and format_edge_table([]).count("\n") == 0
     assert edge_weight_report(G)["edges"] == 0
+
+
+def test_visualize_script_on_bad_and_odd_data(model_dir, tmp_path):
+    from conftest import run_script
+
+    data = tmp_path / "data"
+    data.mkdir()
+    long_token = "Q" * 1500
+    (data / "dev.txt").write_text(
+        "-DOCSTART- O\n\n. O\n! O\n\n"
+        f"-DOCSTART- O\n\nKalvenia B-LOC\n{long_token} O\nKalvenia B-LOC\n.\tO\n\n")
+    (data / "test.txt").write_bytes("-DOCSTART- O\n\ncaf\u00e9 O\n".encode("latin-1"))
+    base = ["--model", model_dir, "--dataset", "column", "--data-dir", data]
+    res = run_script("visualize", *base, "--split", "test", "--noisy", "3")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.strip() == (f"error: {data / 'test.txt'}:3: expected UTF-8 text, got byte "
+                                  "0xe9 at column 4 (byte offset 17); convert the file to UTF-8")
+    res = run_script("visualize", *base, "--split", "dev", "--doc", "1",
+                     "--out", tmp_path / "long.png", "--noisy", "3")
+    assert res.returncode == 0, res.stderr
+    assert res.stderr == "" and (tmp_path / "long.png").stat().st_size > 0
+    table = res.stdout.splitlines()[1:]
+    assert len(table) == 3 and all("Kalvenia" in line for line in table[1:])
+    res = run_script("visualize", *base, "--split", "dev", "--doc", "0",
+                     "--out", tmp_path / "punct.png")
+    assert res.returncode == 0, res.stderr
