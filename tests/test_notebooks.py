@@ -7,6 +7,7 @@ asserts something and draws the figures it promises.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -61,6 +62,9 @@ def test_notebook_runs(name, monkeypatch):
     monkeypatch.delenv("DOCGRAPH_MODEL_DIR", raising=False)
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    # the kernel imports this checkout's docgraph, not another installed (editable) copy
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(NOTEBOOK_DIR.parent), os.environ.get("PYTHONPATH")) if p))
     book = nbformat.read(NOTEBOOK_DIR / name, as_version=4)
     client = nbclient.NotebookClient(
         book,
