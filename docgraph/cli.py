@@ -7,14 +7,18 @@ when it exists) < command-line flags.
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from docgraph.config import ExperimentConfig, apply_overrides, load_toml, preset_path
+
+if TYPE_CHECKING:
+    from docgraph.data.document import Document
 
 DATASETS = ("sample", "conll03", "ontonotes", "column")
 
@@ -302,7 +306,13 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
     from docgraph.data.errors import CorpusFormatError
     from docgraph.data.registry import load_dataset
     from docgraph.metrics import format_table
-    from docgraph.training import evaluate, load_model_dir, prepare_split, resolve_device
+    from docgraph.training import (
+        evaluate,
+        load_model_dir,
+        prepare_split,
+        resolve_device,
+        split_consistency,
+    )
 
     args = evaluate_parser().parse_args(argv)
     setup_logging()
@@ -310,6 +320,8 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
         device = resolve_device(args.device)
         model, vocabs, config = load_model_dir(args.model, device)
         if args.data:
+            if not Path(args.data).exists():
+                raise UsageError(f"--data {args.data}: file not found")
             name, documents = Path(args.data).stem, read_conll(args.data)
         else:
             dataset = args.dataset or config.dataset
@@ -320,11 +332,18 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
         prepared = prepare_split(documents, vocabs, config)
         scores, predictions = evaluate(model, prepared, vocabs,
                                        config.train.eval_batch_tokens, device)
+        consistency = split_consistency(prepared, predictions)
     except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
         fail(str(err))
     out_dir = Path(args.output_dir or args.model)
     print(format_table(scores, title=f"{name} ({len(documents)} documents)"))
-    atomic_write_json(out_dir / f"{name}_metrics.json", {name: scores.to_dict()})
+    print(f"document consistency: F1 on mentions with a recurring word "
+          f"{consistency.recurrent.f1:.2f}, on once-seen mentions {consistency.singleton.f1:.2f};"
+          f" string groups with more than one type {100 - consistency.pred.consistency:.1f}% "
+          f"(gold {100 - consistency.gold.consistency:.1f}%); entities against their string's "
+          f"majority type {consistency.pred.disagreement:.2f}%")
+    atomic_write_json(out_dir / f"{name}_metrics.json",
+                      {name: scores.to_dict(), "consistency": consistency.to_dict()})
     write_conll(out_dir / f"{name}_predictions.conll", prepared.documents, predictions)
     print(f"wrote {out_dir / f'{name}_metrics.json'} and {out_dir / f'{name}_predictions.conll'}")
     return 0
@@ -340,8 +359,8 @@ def predict_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="model directory written by train.py")
     p.add_argument("inputs", nargs="+", help="input files")
     p.add_argument("--input-format", choices=("auto", "conll", "text"), default="auto",
-                   help="auto: CoNLL when the file has -DOCSTART- or tab/space columns "
-                        "on every non-blank line, else text")
+                   help="auto: CoNLL when the file has -DOCSTART- or a tag (O, B-X, I-X, E-X, "
+                        "S-X) in the last column of nearly every non-blank line, else text")
     p.add_argument("--tokenized", action="store_true",
                    help="text input is pre-tokenised: one sentence per line, tokens split "
                         "on whitespace")
@@ -352,14 +371,56 @@ def predict_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _looks_like_conll(path: Path) -> bool:
-    with path.open(encoding="utf-8") as handle:
-        lines = [line.rstrip("\n") for _, line in zip(range(200), handle)]
-    content = [line for line in lines if line.strip()]
-    if any(line.startswith("-DOCSTART-") for line in content):
+CONLL_TAGGED_SHARE = 0.9
+"""Share of non-blank lines whose last column must be a tag for a file to be read as CoNLL."""
+
+
+def _is_tag(field: str) -> bool:
+    """Whether ``field`` is a NER tag: ``O`` or ``B-X``, ``I-X``, ``E-X``, ``S-X``."""
+    return field == "O" or (len(field) > 2 and field[0] in "BIES" and field[1] == "-")
+
+
+def _looks_like_conll(text: str, max_lines: int = 200) -> bool:
+    """Whether ``text`` is a CoNLL column file rather than prose.
+
+    It is when a line starts with ``-DOCSTART-``, or when (nearly) all of its first
+    ``max_lines`` non-blank lines have at least two columns and a tag (``O``, ``B-X``, ``I-X``,
+    ``E-X``, ``S-X``) in the last one. Plain or pre-tokenised text (``... went well.``) is not.
+    """
+    rows = (line.split() for line in text.split("\n"))
+    content = list(itertools.islice((cols for cols in rows if cols), max_lines))
+    if not content:
+        return False
+    if any(cols[0] == "-DOCSTART-" for cols in content):
         return True
-    return bool(content) and all(len(line.split()) >= 2 for line in content) and all(
-        len(line.split()) == len(content[0].split()) for line in content)
+    tagged = sum(len(cols) >= 2 and _is_tag(cols[-1]) for cols in content)
+    return tagged >= CONLL_TAGGED_SHARE * len(content)
+
+
+def _read_input(path: Path, input_format: str, tokenized: bool) -> list[Document]:
+    """The documents of one ``predict.py`` input file (``auto``, ``conll`` or ``text``).
+
+    Raises:
+        UsageError: The file does not exist or is not a file.
+        CorpusFormatError: The file is not UTF-8, or not a valid CoNLL file when read as one.
+    """
+    from docgraph.data.conll import read_conll, read_text
+    from docgraph.tagger import as_document
+
+    if not path.exists():
+        raise UsageError(f"{path}: input file not found")
+    if not path.is_file():
+        raise UsageError(f"{path}: expected an input file, got a directory")
+    text = read_text(path)
+    kind = input_format
+    if kind == "auto":
+        kind = "conll" if _looks_like_conll(text) else "text"
+    if kind == "conll":
+        return read_conll(path)
+    document = as_document(text, path.stem, tokenized)
+    if not document.sentences:
+        logging.getLogger(__name__).warning("%s: no tokens, nothing to tag", path)
+    return [document]
 
 
 def predict_main(argv: Sequence[str] | None = None) -> int:
@@ -367,28 +428,16 @@ def predict_main(argv: Sequence[str] | None = None) -> int:
     import json
 
     from docgraph.checkpoint import CheckpointError, atomic_write_text
-    from docgraph.data.conll import read_conll
     from docgraph.data.errors import CorpusFormatError
-    from docgraph.tagger import Tagger, as_document
+    from docgraph.tagger import Tagger
     from docgraph.training import resolve_device
 
     args = predict_parser().parse_args(argv)
     setup_logging(quiet=True)
     try:
         tagger = Tagger.load(args.model, resolve_device(args.device))
-        documents = []
-        for name in args.inputs:
-            path = Path(name)
-            if not path.is_file():
-                raise UsageError(f"{name}: input file not found")
-            kind = args.input_format
-            if kind == "auto":
-                kind = "conll" if _looks_like_conll(path) else "text"
-            if kind == "conll":
-                documents.extend(read_conll(path))
-            else:
-                documents.append(as_document(path.read_text(encoding="utf-8"), path.stem,
-                                             args.tokenized))
+        documents = [doc for name in args.inputs
+                     for doc in _read_input(Path(name), args.input_format, args.tokenized)]
         if args.format == "jsonl":
             entities = tagger.predict(documents)
         else:

@@ -103,23 +103,31 @@ class Tagger:
 
     def tag(self, documents: Sequence[DocumentInput], tokenized: bool = False
             ) -> tuple[list[Document], list[list[list[str]]]]:
-        """IOB2 tags per document, per sentence, and the documents that were tagged."""
+        """IOB2 tags per document, per sentence, and the documents that were tagged.
+
+        Empty documents (``""``, blank text, no sentences) and empty sentences get no tags
+        (``[]``); they never reach the model.
+        """
         from docgraph.training import predict_graphs, prepare_split
 
         docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
         # Tag unlabelled copies under positional ids: gold tags of Document inputs (possibly
         # with types the model does not know) are ignored, and documents sharing an id (two
-        # input files with the same name) are never merged.
-        inputs = [make_document(str(i), [(s.tokens, ["O"] * len(s)) for s in d.sentences])
+        # input files with the same name) are never merged. Empty sentences are left out.
+        inputs = [make_document(str(i), [(s.tokens, ["O"] * len(s)) for s in d.sentences if len(s)])
                   for i, d in enumerate(docs)]
-        prepared = prepare_split(inputs, self.vocabs, self.config, lm_encoder=self.lm_encoder)
-        tags = predict_graphs(self.model, prepared.graphs, self.vocabs,
-                              self.config.train.eval_batch_tokens, self.device)
-        # re-join chunks of long documents
+        inputs = [d for d in inputs if d.sentences]
         merged: dict[str, list[list[str]]] = {d.doc_id: [] for d in inputs}
-        for chunk, chunk_tags in zip(prepared.documents, tags):
-            merged[_parent_id(chunk.doc_id, merged)].extend(chunk_tags)
-        return docs, [merged[d.doc_id] for d in inputs]
+        if inputs:
+            prepared = prepare_split(inputs, self.vocabs, self.config,
+                                     lm_encoder=self.lm_encoder)
+            tags = predict_graphs(self.model, prepared.graphs, self.vocabs,
+                                  self.config.train.eval_batch_tokens, self.device)
+            # re-join chunks of long documents
+            for chunk, chunk_tags in zip(prepared.documents, tags):
+                merged[_parent_id(chunk.doc_id, merged)].extend(chunk_tags)
+        return docs, [_with_empty_sentences(d, merged.get(str(i), []))
+                      for i, d in enumerate(docs)]
 
     def predict(self, documents: Sequence[DocumentInput], tokenized: bool = False
                 ) -> list[list[Entity]]:
@@ -134,6 +142,12 @@ class Tagger:
                                            " ".join(sentence.tokens[start:end])))
             result.append(entities)
         return result
+
+
+def _with_empty_sentences(document: Document, tags: list[list[str]]) -> list[list[str]]:
+    """Tags of the non-empty sentences of ``document`` spread over all of them (``[]``)."""
+    it = iter(tags)
+    return [next(it) if len(sentence) else [] for sentence in document.sentences]
 
 
 def _parent_id(chunk_id: str, known: dict) -> str:

@@ -55,6 +55,7 @@ __all__ = [
     "noisy_edges",
     "roc_auc",
     "save_figure",
+    "short_label",
     "to_networkx",
 ]
 
@@ -276,6 +277,21 @@ def _type_colours(types: Iterable[str]) -> dict[str, str]:
     return colours
 
 
+def short_label(word: object, limit: int = 25) -> str:
+    """A token as drawn or printed: at most ``limit`` characters, cut ones ending in ``…``.
+
+    Args:
+        word: The token (any object; ``str`` is applied).
+        limit: Maximum length of the label (at least 2).
+
+    Returns:
+        The label; a 1,000-character token becomes ``limit`` characters, not a figure-wide
+        text that collapses the axes.
+    """
+    text = str(word)
+    return text if len(text) <= limit else text[: max(1, limit - 1)] + "…"
+
+
 def _node_type(attrs: dict[str, Any]) -> str:
     return attrs.get("gold_type", attrs.get("pred_type", "O"))
 
@@ -430,8 +446,9 @@ def draw_document_graph(
     if labelled:
         for v in labelled:
             x, y = pos[v]
-            ax.text(x, y + 0.18, str(G.nodes[v]["word"]), fontsize=7, ha="center", va="bottom",
-                    rotation=30 if layout == "sentence" and word is None else 0, zorder=3)
+            ax.text(x, y + 0.18, short_label(G.nodes[v]["word"]), fontsize=7, ha="center",
+                    va="bottom", rotation=30 if layout == "sentence" and word is None else 0,
+                    zorder=3)
 
     # axes
     if pos:
@@ -658,7 +675,7 @@ def format_edge_table(records: Sequence[dict[str, Any]]) -> str:
     rows = [header]
     for rank, rec in enumerate(records, start=1):
         def token(role: str, rec: dict[str, Any] = rec) -> str:
-            return (f"{rec[f'{role}_word']} ({rec[f'{role}_sentence']}:"
+            return (f"{short_label(rec[f'{role}_word'], 40)} ({rec[f'{role}_sentence']}:"
                     f"{rec[f'{role}_position']} {rec[f'{role}_type']})")
 
         r = rec.get("r_ij")

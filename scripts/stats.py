@@ -12,8 +12,9 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
+from docgraph.cli import fail
 from docgraph.data.document import Document
 from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import DATASETS, load_dataset
@@ -73,10 +74,9 @@ def format_split(split: str, stats: dict[str, Any]) -> str:
 class _Parser(argparse.ArgumentParser):
     """Argument parser that reports errors in one line (exit status 2)."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        """Print ``message`` on one line and exit with status 2."""
-        print(f"stats.py: error: {message}", file=sys.stderr)
-        sys.exit(2)
+    def error(self, message: str) -> NoReturn:
+        """Print ``error: message`` on one line and exit with status 2."""
+        fail(message)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -107,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: Arguments without the program name.
 
     Returns:
-        The exit status (0, or 2 for bad arguments or data).
+        0; bad arguments or data print one `error: ...` line and exit with status 2.
     """
     args = parse_args(argv)
     try:
@@ -117,8 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for split, docs in data.items()
         }
     except (ValueError, FileNotFoundError, CorpusFormatError) as exc:
-        print(f"stats.py: error: {exc}", file=sys.stderr)
-        return 2
+        fail(str(exc))
     if args.json:
         print(json.dumps(stats, indent=2))
     else:

@@ -41,6 +41,8 @@ def script_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "DOCGRAPH_DATA_DIR"}
     env["OMP_NUM_THREADS"] = "1"
     env["PYTHONWARNINGS"] = "ignore"
+    # the scripts import this checkout's docgraph, not another installed (editable) copy
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     return env
 
 

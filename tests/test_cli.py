@@ -5,9 +5,10 @@ import json
 import pytest
 from conftest import TINY_FLAGS, run_script
 
-from docgraph.cli import evaluate_main, predict_main, train_main
+from docgraph.cli import _looks_like_conll, evaluate_main, predict_main, train_main
 from docgraph.data.conll import read_conll, write_conll
 from docgraph.data.registry import load_dataset
+from docgraph.tokenize import text_to_sentences
 
 
 @pytest.mark.slow
@@ -38,10 +39,14 @@ def test_evaluate_writes_metrics_and_predictions(model_dir, tmp_path):
     assert res.returncode == 0, res.stderr
     saved = json.loads((tmp_path / "test_metrics.json").read_text())
     run_metrics = json.loads((model_dir / "metrics.json").read_text())
-    assert set(saved) == {"test"}
+    assert set(saved) == {"test", "consistency"}
     assert set(saved["test"]) == set(run_metrics["test"])
     assert saved["test"]["f1"] == pytest.approx(run_metrics["test"]["f1"])
     assert f"{saved['test']['f1']:.2f}" in res.stdout
+    # the same document-consistency figures as training's final evaluation, and printed
+    assert saved["consistency"] == run_metrics["consistency"]["test"]
+    recurrent = saved["consistency"]["recurrent"]["f1"]
+    assert f"recurring word {recurrent:.2f}" in res.stdout
     test_docs = load_dataset("sample", splits=("test",))["test"]
     lines = (tmp_path / "test_predictions.conll").read_text().splitlines()
     assert sum(line.startswith("-DOCSTART-") for line in lines) == len(test_docs)
@@ -59,6 +64,13 @@ def test_evaluate_on_a_conll_file(model_dir, tmp_path, capsys):
                           "--output-dir", str(tmp_path), "--device", "cpu"]) == 0
     assert "mine" in json.loads((tmp_path / "mine_metrics.json").read_text())
     assert (tmp_path / "mine_predictions.conll").is_file()
+
+
+def test_predict_empty_file_through_the_script(model_dir, tmp_path):
+    (tmp_path / "empty.txt").write_text("")
+    res = run_script("predict", "--model", model_dir, tmp_path / "empty.txt", "--device", "cpu")
+    assert res.returncode == 0 and res.stdout == ""
+    assert res.stderr.strip() == f"{tmp_path / 'empty.txt'}: no tokens, nothing to tag"
 
 
 def test_predict_raw_text_jsonl(model_dir, tmp_path):
@@ -92,14 +104,132 @@ def test_predict_conll_keeps_documents(model_dir, tmp_path, capsys):
 
 def test_predict_tokenized_text_and_unknown_labels(model_dir, tmp_path, capsys):
     # gold tags in an input CoNLL file are ignored, even of types the model does not know
-    (tmp_path / "odd.conll").write_text("-DOCSTART- O\n\nAcme B-FOO\nbeat O\nBrennock B-ORG\n\n")
-    (tmp_path / "tok.txt").write_text("Tavistre beat Brennock .\nVeldania won .\n")
+    (tmp_path / "odd.conll").write_text(
+        "-DOCSTART- O\n\nKalvenia B-FOO\nbeat O\nSarenta B-ORG\n\n")
+    (tmp_path / "tok.txt").write_text("Kalvenia beat Ostavia .\nVeldania won .\n")
     assert predict_main(["--model", str(model_dir), str(tmp_path / "odd.conll"),
                          str(tmp_path / "tok.txt"), "--tokenized", "--device", "cpu"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert {r["doc"] for r in records} <= {"odd-0", "tok"}
-    for r in records:
-        assert r["sentence"] in (0, 1)
+    # Kalvenia, Ostavia, Sarenta and Veldania are frequent LOC names of the sample corpus
+    assert [(r["doc"], r["sentence"], r["start"], r["end"], r["type"], r["text"])
+            for r in records] == [
+        ("odd-0", 0, 0, 1, "LOC", "Kalvenia"), ("odd-0", 0, 2, 3, "LOC", "Sarenta"),
+        ("tok", 0, 0, 1, "LOC", "Kalvenia"), ("tok", 0, 2, 3, "LOC", "Ostavia"),
+        ("tok", 1, 0, 1, "LOC", "Veldania")]
+
+
+PROSE = ("Angela Merkel met Emmanuel Macron in Berlin on Monday. "
+         "Merkel said the talks went well.")
+
+
+def test_predict_reads_prose_as_text(model_dir, tmp_path, capsys):
+    (tmp_path / "prose.txt").write_text(PROSE + "\n")
+    out = tmp_path / "prose.conll"
+    assert predict_main(["--model", str(model_dir), str(tmp_path / "prose.txt"),
+                         "--format", "conll", "--output", str(out), "--device", "cpu"]) == 0
+    assert capsys.readouterr().err == ""
+    [doc] = read_conll(out)
+    assert [list(s.tokens) for s in doc.sentences] == text_to_sentences(PROSE)
+    assert len(doc.sentences) == 2 and doc.sentences[1].tokens[-2:] == ("well", ".")
+    assert predict_main(["--model", str(model_dir), str(tmp_path / "prose.txt"),
+                         "--device", "cpu"]) == 0
+    for line in capsys.readouterr().out.splitlines():
+        record = json.loads(line)
+        assert record["doc"] == "prose" and record["sentence"] in (0, 1)
+        assert record["text"] in PROSE
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("", False),
+    ("\n \n\t\n", False),
+    (PROSE + "\n", False),
+    ("Tavistre beat Brennock .\nVeldania won .\n", False),  # pre-tokenised text
+    ("Name\tAge\nAnn\t42\n", False),
+    ("-DOCSTART- O\n\nBerlin B-LOC\n", True),
+    ("EU NNP B-NP B-ORG\nrejects VBZ B-VP O\n\nPeter NNP B-NP S-PER\n", True),
+    ("Kalvenia\tB-LOC\nwon\tO\n.\tO\n", True),
+    ("New\tB-LOC\nYork\tE-LOC\nis O\n" * 10 + "Oops\n", True),  # one bad line in 31
+    ("the talks went O\nwell, said Merkel.\n", False),
+])
+def test_looks_like_conll(text, expected):
+    assert _looks_like_conll(text) is expected
+
+
+@pytest.mark.parametrize("content", ["", "\n\n   \n\t\n"])
+def test_predict_empty_input_gives_empty_output(model_dir, tmp_path, capsys, caplog, content):
+    (tmp_path / "empty.txt").write_text(content)
+    argv = ["--model", str(model_dir), str(tmp_path / "empty.txt"), "--device", "cpu"]
+    assert predict_main(argv) == 0
+    assert capsys.readouterr().out == ""
+    assert caplog.messages == [f"{tmp_path / 'empty.txt'}: no tokens, nothing to tag"]
+    assert predict_main([*argv, "--format", "conll"]) == 0
+    assert capsys.readouterr().out == "-DOCSTART- O\n\n"
+    # an empty file next to a real one
+    (tmp_path / "real.txt").write_text("Kalvenia won .")
+    assert predict_main([*argv[:3], str(tmp_path / "real.txt"), *argv[3:]]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["doc"], r["text"]) for r in records] == [("real", "Kalvenia")]
+
+
+def test_predict_non_utf8_input_names_file_and_line(model_dir, tmp_path, capsys):
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("Kalvenia won .\nAnd then caf\u00e9 .\n".encode("latin-1"))
+    _expect_usage_error(predict_main, ["--model", str(model_dir), str(bad), "--device", "cpu"],
+                        capsys, f"{bad}:2: expected UTF-8 text, got byte 0xe9 at column 13")
+    conll = tmp_path / "latin1.conll"
+    conll.write_bytes("-DOCSTART- O\n\ncaf\u00e9 O\n".encode("latin-1"))
+    for fmt in ("auto", "conll", "text"):
+        _expect_usage_error(predict_main, ["--model", str(model_dir), str(conll),
+                                           "--input-format", fmt, "--device", "cpu"],
+                            capsys, f"{conll}:3: expected UTF-8 text")
+
+
+def test_predict_utf8_bom_and_crlf(model_dir, tmp_path, capsys):
+    (tmp_path / "bom.conll").write_bytes(
+        "\ufeff-DOCSTART- O\r\n\r\nKalvenia O\r\nwon O\r\n\r\n".encode())
+    (tmp_path / "bom.txt").write_bytes("\ufeffKalvenia won .\r\n".encode())
+    assert predict_main(["--model", str(model_dir), str(tmp_path / "bom.conll"),
+                         str(tmp_path / "bom.txt"), "--format", "conll", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("-DOCSTART-") == 2 and "\ufeff" not in out
+    assert [line.split()[0] for line in out.splitlines() if line and "DOCSTART" not in line] \
+        == ["Kalvenia", "won", "Kalvenia", "won", "."]
+
+
+def test_evaluate_rejects_bad_data_files_in_one_line(model_dir, tmp_path, capsys):
+    base = ["--model", str(model_dir), "--output-dir", str(tmp_path), "--device", "cpu"]
+    bad = tmp_path / "latin1.conll"
+    bad.write_bytes("-DOCSTART- O\n\nBerlin B-LOC\ncaf\u00e9 O\n".encode("latin-1"))
+    _expect_usage_error(evaluate_main, [*base, "--data", str(bad)], capsys,
+                        f"{bad}:4: expected UTF-8 text")
+    (tmp_path / "empty.conll").write_text("")
+    _expect_usage_error(evaluate_main, [*base, "--data", str(tmp_path / "empty.conll")],
+                        capsys, f"{tmp_path / 'empty.conll'}:1: expected token lines")
+    (tmp_path / "prose.txt").write_text(PROSE + "\n")
+    _expect_usage_error(evaluate_main, [*base, "--data", str(tmp_path / "prose.txt")],
+                        capsys, f"{tmp_path / 'prose.txt'}:1: invalid tag 'well.'")
+    _expect_usage_error(evaluate_main, [*base, "--data", str(tmp_path / "missing.conll")],
+                        capsys, "missing.conll: file not found")
+    _expect_usage_error(evaluate_main, [*base, "--data", str(tmp_path)], capsys,
+                        f"{tmp_path}: expected a text file, got a directory")
+    assert not list(tmp_path.glob("*_metrics.json"))
+
+
+def test_evaluate_long_tokens_and_documents(model_dir, tmp_path, capsys):
+    long_token = "K" * 1200
+    sentence = [("Officials", "O"), ("in", "O"), ("Kalvenia", "B-LOC"), (long_token, "O"),
+                ("met", "O"), (".", "O")]
+    lines = ["-DOCSTART- O", "", ". O", "! O", ""]  # a document of punctuation only
+    lines += ["-DOCSTART- O", ""] + ["\t".join(pair) for pair in sentence] * 3400 + [""]
+    (tmp_path / "big.conll").write_text("\n".join(lines) + "\n")
+    assert evaluate_main(["--model", str(model_dir), "--data", str(tmp_path / "big.conll"),
+                          "--output-dir", str(tmp_path), "--device", "cpu"]) == 0
+    assert "big (2 documents)" in capsys.readouterr().out
+    scores = json.loads((tmp_path / "big_metrics.json").read_text())["big"]
+    assert scores["f1"] > 50
+    rows = [line.split() for line in (tmp_path / "big_predictions.conll").read_text().splitlines()
+            if line and not line.startswith("-DOCSTART-")]
+    assert len(rows) == 2 + 6 * 3400 and max(len(r[0]) for r in rows) == 1200
 
 
 def _expect_usage_error(main, argv, capsys, match):

@@ -17,6 +17,7 @@ from docgraph.data import (
     sample_data_dir,
     write_conll,
 )
+from docgraph.data.conll import read_text
 from docgraph.data.registry import default_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,7 +192,7 @@ def run_stats(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "stats.py"), *args],
         capture_output=True, text=True, timeout=120,
-        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
     )
 
 
@@ -214,3 +215,74 @@ def test_stats_script_json():
     assert train["documents"] == corpus_statistics(load_dataset("sample")["train"])["documents"]
     assert train["edges_sampled"] <= train["edges_all"]
     assert 0 < train["recurrent_tokens"] <= train["tokens"]
+
+
+# ---------------------------------------------------------------- inputs that must not trip it
+def test_non_utf8_file_names_file_line_and_column(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("-DOCSTART- O\n\nBerlin B-LOC\ncaf\u00e9 O\n".encode("latin-1"))
+    with pytest.raises(CorpusFormatError,
+                       match=rf"^{path}:4: expected UTF-8 text, got byte 0xe9 at column 4"):
+        read_conll(path)
+    assert read_conll(path, encoding="latin-1")[0].tokens == ["Berlin", "caf\u00e9"]
+    first = _bytes(tmp_path / "b.txt", b"\xff\xfeB O\n")
+    with pytest.raises(CorpusFormatError,
+                       match=rf"^{first}:1: expected UTF-8 text, got byte 0xff at column 1"):
+        read_text(first)
+
+
+def _bytes(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def test_read_text_errors_and_bom(tmp_path):
+    assert read_text(_bytes(tmp_path / "bom.txt", "\ufeffa\r\nb\n".encode())) == "a\r\nb\n"
+    with pytest.raises(CorpusFormatError, match="expected a text file, got a directory"):
+        read_text(tmp_path)
+    with pytest.raises(CorpusFormatError, match="expected a text file, got a directory"):
+        read_conll(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        read_text(tmp_path / "missing.txt")
+
+
+def test_bom_crlf_tabs_and_long_tokens(tmp_path):
+    long_token = "x" * 1500
+    path = _bytes(tmp_path / "odd.conll", (
+        f"\ufeff-DOCSTART- O\r\n\r\nKalvenia\tB-LOC\r\n{long_token}\tO\r\n\r\n").encode())
+    [doc] = read_conll(path)
+    assert list(doc.tokens) == ["Kalvenia", long_token] and list(doc.tags) == ["B-LOC", "O"]
+
+
+def test_long_bad_values_are_cut_in_messages(tmp_path):
+    path = write(tmp_path, "long.conll", "a " + "B" * 5000 + "\n")
+    with pytest.raises(CorpusFormatError) as info:
+        read_conll(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:1: invalid tag 'BBBB") and len(message) < 300
+    assert "last column" in message
+
+
+def test_stats_script_names_a_non_utf8_file(tmp_path):
+    for split in ("train", "dev"):
+        write(tmp_path, f"{split}.txt", "a B-X\nb O\n")
+    bad = _bytes(tmp_path / "test.txt", "a B-X\n\ncaf\u00e9 O\n".encode("latin-1"))
+    proc = run_stats("--dataset", "column", "--data-dir", str(tmp_path))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == (f"error: {bad}:3: expected UTF-8 text, got byte 0xe9 at "
+                                   "column 4 (byte offset 10); convert the file to UTF-8")
+
+
+def test_stats_script_on_edge_case_documents(tmp_path):
+    long_token = "y" * 1200
+    lines = ["-DOCSTART- O", "", ". O", "! O", ""]
+    lines += ["-DOCSTART- O", "", f"{long_token} B-X", "b O", ""]
+    lines += ["-DOCSTART- O", ""] + ["a\tB-X", "b\tO", ""] * 10_000
+    for split in ("train", "dev", "test"):
+        write(tmp_path, f"{split}.txt", "\n".join(lines) + "\n")
+    proc = run_stats("--dataset", "column", "--data-dir", str(tmp_path), "--json",
+                     "--neighbours", "2")
+    assert proc.returncode == 0, proc.stderr
+    test = json.loads(proc.stdout)["test"]
+    assert test["documents"] == 3 and test["tokens"] == 2 + 2 + 20_000
+    assert test["entities"] == {"X": 10_001}

@@ -1,7 +1,10 @@
 """The README's Python API example runs as written (in a temporary working directory)."""
 
+import ast
 import re
 from pathlib import Path
+
+from docgraph.tagger import as_document
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -21,9 +24,25 @@ def test_readme_api_example_runs(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "test F1" in out
     assert (tmp_path / "runs" / "api-demo" / "model.pt").is_file()
-    # every entity line: doc sentence start end TYPE text...
-    entity_lines = [line.split() for line in out.splitlines()[1:]]
+    # one line "test F1 ...", then one line per entity: doc sentence start end TYPE text...
+    lines = out.splitlines()
+    assert lines[0].startswith("test F1 ")
+    assert 0.0 <= float(lines[0].split()[-1]) <= 100.0
+    entity_lines = [line.split() for line in lines[1:]]
+    assert entity_lines, "the README's model finds no entity in its own example documents"
+    docs = {f"doc-{i}": as_document(text, f"doc-{i}") for i, text in enumerate(_example_docs())}
     for fields in entity_lines:
-        assert fields[0] in ("doc-0", "doc-1")
-        assert int(fields[2]) < int(fields[3])
+        assert len(fields) >= 6, fields
+        doc, sentence, start, end = fields[0], int(fields[1]), int(fields[2]), int(fields[3])
+        assert doc in docs and 0 <= sentence < len(docs[doc].sentences)
+        tokens = docs[doc].sentences[sentence].tokens
+        assert 0 <= start < end <= len(tokens)
         assert fields[4] in ("PER", "LOC", "ORG", "MISC")
+        assert fields[5:] == list(tokens[start:end])
+
+
+def _example_docs() -> list[str]:
+    """The ``docs = [...]`` list of the README example, evaluated on its own."""
+    match = re.search(r"^docs = (\[.*?\])$", _api_example(), flags=re.S | re.M)
+    assert match, "the README example has no 'docs = [...]' list"
+    return ast.literal_eval(match.group(1))

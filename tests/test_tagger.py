@@ -1,10 +1,12 @@
 """Tests of :class:`docgraph.tagger.Tagger`: raw text, token lists, Documents, long documents."""
 
+import time
 from dataclasses import replace
 
 import pytest
 
 from docgraph.data.document import make_document
+from docgraph.data.tags import spans
 from docgraph.tagger import Entity, Tagger, as_document
 
 
@@ -89,3 +91,75 @@ def test_tokenized_text(tagger):
     assert [list(s.tokens) for s in docs[0].sentences] == [
         ["Tavistre", "beat", "Brennock", "."], ["Veldania", "won", "."]]
     assert [len(t) for t in tags[0]] == [4, 3]
+
+
+# ---------------------------------------------------------------- prediction quality
+def test_finds_trained_entities_in_a_new_sentence(tagger, sample_splits):
+    # Kalvenia, Ostavia and Sarenta are among the most frequent LOC names of the sample train
+    # split; this sentence is not in the corpus.
+    trained = {(etype, " ".join(s.tokens[a:b])) for doc in sample_splits["train"]
+               for s in doc.sentences for etype, a, b in spans(s.tags)}
+    expected = {("LOC", "Kalvenia"), ("LOC", "Ostavia"), ("LOC", "Sarenta")}
+    assert expected <= trained
+    sentence = "Officials in Kalvenia and Ostavia met in Sarenta on Tuesday."
+    assert all(sentence.replace(".", " .") != " ".join(s.tokens)
+               for doc in sample_splits["train"] for s in doc.sentences)
+    found = {(e.type, e.text) for e in tagger.predict([sentence])[0]}
+    assert found == expected
+
+
+# ---------------------------------------------------------------- inputs that must not trip it
+def test_empty_documents_get_no_entities(tagger):
+    inputs = ["", "   \n\n\t \n", [], [[]], [[], []], "Officials in Kalvenia met ."]
+    result = tagger.predict(inputs)
+    assert result[:5] == [[], [], [], [], []]
+    assert [e.text for e in result[5]] == ["Kalvenia"]
+    docs, tags = tagger.tag(inputs)
+    assert tags[:5] == [[], [], [], [], []]
+    assert [len(s) for s in docs[5].sentences] == [len(t) for t in tags[5]] == [5]
+    assert tagger.predict([""]) == [[]] and tagger.predict([]) == []
+
+
+def test_empty_sentences_of_a_document_are_kept_aligned(tagger):
+    doc = make_document("d", [([], []), (["Kalvenia", "won", "."], ["B-LOC", "O", "O"]),
+                              ([], [])])
+    _, tags = tagger.tag([doc])
+    assert [len(t) for t in tags[0]] == [0, 3, 0]
+    assert [(e.sentence, e.text) for e in tagger.predict([doc])[0]] == [(1, "Kalvenia")]
+
+
+@pytest.mark.parametrize("text", ["...", ". , ; ! ?", "!!!\n\n???", "-- '' ``"])
+def test_punctuation_only_documents(tagger, text):
+    docs, tags = tagger.tag([text])
+    assert [len(t) for t in tags[0]] == [len(s) for s in docs[0].sentences]
+    assert sum(len(s) for s in docs[0].sentences) > 0
+    _check_entities(tagger.predict([text])[0], docs[0], tagger.entity_types)
+
+
+def test_very_long_document(tagger):
+    sentence = "Officials in Kalvenia and Ostavia met in Sarenta on Tuesday ."
+    text = " ".join([sentence] * 1819)  # 20,009 tokens, one document
+    start = time.perf_counter()
+    docs, tags = tagger.tag([text])
+    assert time.perf_counter() - start < 60
+    assert docs[0].num_tokens == 20_009 and len(tags[0]) == 1819
+    assert all(len(t) == 11 for t in tags[0])
+    assert tags[0][0] == tags[0][-1]  # the first and last sentences are tagged alike
+    assert tags[0][0][2] == "B-LOC"
+    # one 20,000-token sentence
+    tokens = sentence.split() * 1819
+    [entities] = tagger.predict([[tokens]])
+    assert len(entities) >= 1819
+    assert {e.text for e in entities} >= {"Kalvenia", "Sarenta"}
+
+
+def test_very_long_tokens_and_tabs(tagger):
+    long_token = "x" * 1500
+    text = f"{long_token}\tmet  the\tpress in\tKalvenia .\r\n\r\nOstavia\twon ."
+    docs, tags = tagger.tag([text])
+    assert [list(s.tokens) for s in docs[0].sentences] == [
+        [long_token, "met", "the", "press", "in", "Kalvenia", "."], ["Ostavia", "won", "."]]
+    assert [len(t) for t in tags[0]] == [7, 3]
+    assert {e.text for e in tagger.predict([text])[0]} >= {"Kalvenia", "Ostavia"}
+    docs, _ = tagger.tag([f"{long_token} met\tKalvenia .\nOstavia won ."], tokenized=True)
+    assert [len(s) for s in docs[0].sentences] == [4, 3]

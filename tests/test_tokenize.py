@@ -255,3 +255,30 @@ def test_text_to_sentences_empty() -> None:
 def test_text_to_sentences_is_consistent_with_parts() -> None:
     text = "One two. Three four!\n\nFive"
     assert text_to_sentences(text) == [tokenize(s) for s in split_sentences(text)]
+
+
+# ---------------------------------------------------------------- inputs that must not trip it
+def test_tabs_crlf_and_other_whitespace() -> None:
+    text = "Merkel\tmet  Macron\u00a0in\tBerlin.\r\n\r\nThey\ttalked.\r\nIt went well."
+    assert split_sentences(text) == ["Merkel met Macron in Berlin.", "They talked.",
+                                     "It went well."]
+    assert text_to_sentences(text) == [["Merkel", "met", "Macron", "in", "Berlin", "."],
+                                       ["They", "talked", "."], ["It", "went", "well", "."]]
+
+
+@pytest.mark.parametrize("text", ["", " ", "\n\n\t\r\n", "\u00a0\u2003"])
+def test_blank_text_has_no_sentences(text: str) -> None:
+    assert tokenize(text) == [] and split_sentences(text) == [] and text_to_sentences(text) == []
+
+
+def test_punctuation_only_text() -> None:
+    assert text_to_sentences("...") == [["..."]]
+    assert text_to_sentences("!!! ???") == [["!", "!", "!", "?", "?", "?"]]
+
+
+def test_very_long_token_and_text() -> None:
+    word = "a" * 5000
+    assert tokenize(f"{word}.") == [word, "."]
+    text = "Merkel met Macron. " * 4000  # 16,000 tokens
+    sentences = text_to_sentences(text)
+    assert len(sentences) == 4000 and sum(map(len, sentences)) == 16_000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import matplotlib.image as mpimg
 import networkx as nx
@@ -19,6 +20,7 @@ from docgraph.viz import (
     format_edge_table,
     noisy_edges,
     roc_auc,
+    short_label,
     to_networkx,
 )
 
@@ -207,3 +209,63 @@ def test_edge_weight_report(example, tmp_path):
     assert mpimg.imread(tmp_path / "hist.png").shape[:2] == (360, 600)
     empty = edge_weight_report([])
     assert empty["edges"] == 0 and empty["auc"] is None and empty["mean_r_same"] is None
+
+
+# ---------------------------------------------------------------- inputs that must not trip it
+def test_short_label():
+    assert short_label("Lombardi") == "Lombardi"
+    assert short_label("x" * 25) == "x" * 25
+    assert short_label("x" * 1000) == "x" * 24 + "…" and len(short_label("y" * 50, 10)) == 10
+    assert short_label(42) == "42"
+
+
+def _graph_of(sentences):
+    doc = make_document("edge", sentences)
+    vocabs = Vocabularies.build([doc])
+    return doc, document_to_graph(doc, vocabs, GraphConfig(max_neighbours=None))
+
+
+def test_drawing_long_tokens_and_graphs_without_edges(tmp_path):
+    long_token = "Z" * 1500
+    doc, graph = _graph_of([([long_token, "met", long_token, "."], ["B-PER", "O", "B-PER", "O"])])
+    G = to_networkx(graph, doc)
+    assert G.number_of_nodes() == 4 and G.number_of_edges() == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. "constrained_layout not applied"
+        fig = draw_document_graph(G, tmp_path / "long.png")
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert short_label(long_token) in texts and max(map(len, texts)) <= 25
+    assert mpimg.imread(tmp_path / "long.png").size > 0
+    table = format_edge_table(noisy_edges(G, 5))
+    assert long_token not in table and max(map(len, table.splitlines())) < 200
+    # a document of punctuation only, without any repeated word: no edges at all
+    doc, graph = _graph_of([([".", "!", "?"], ["O", "O", "O"])])
+    G = to_networkx(graph, doc)
+    assert G.number_of_edges() == 0
+    fig = draw_document_graph(G, tmp_path / "punct.png")
+    assert "3 tokens, 0 edges" in fig.axes[0].get_title()
+    assert noisy_edges(G, 5) == [] and format_edge_table([]).count("\n") == 0
+    assert edge_weight_report(G)["edges"] == 0
+
+
+def test_visualize_script_on_bad_and_odd_data(model_dir, tmp_path):
+    from conftest import run_script
+
+    data = tmp_path / "data"
+    data.mkdir()
+    long_token = "Q" * 1500
+    (data / "dev.txt").write_text(  # document 0: punctuation only, no edges
+        "-DOCSTART- O\n\n. O\n! O\n\n"
+        f"-DOCSTART- O\n\nKalvenia B-LOC\n{long_token} O\nKalvenia B-LOC\n.\tO\n\n")
+    (data / "test.txt").write_bytes("-DOCSTART- O\n\ncaf\u00e9 O\n".encode("latin-1"))
+    base = ["--model", model_dir, "--dataset", "column", "--data-dir", data]
+    res = run_script("visualize", *base, "--split", "test", "--noisy", "3")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.strip() == (f"error: {data / 'test.txt'}:3: expected UTF-8 text, got byte "
+                                  "0xe9 at column 4 (byte offset 17); convert the file to UTF-8")
+    res = run_script("visualize", *base, "--split", "dev", "--doc", "1",
+                     "--out", tmp_path / "long.png", "--noisy", "3")
+    assert res.returncode == 0, res.stderr
+    assert res.stderr == "" and (tmp_path / "long.png").stat().st_size > 0
+    table = res.stdout.splitlines()[1:]
+    assert len(table) == 3 and all("Kalvenia" in line for line in table[1:])

@@ -12,13 +12,58 @@ from pathlib import Path
 
 from docgraph.atomic import atomic_write_text
 from docgraph.data.document import Document, make_document
-from docgraph.data.errors import format_error
+from docgraph.data.errors import CorpusFormatError, format_error
 from docgraph.data.tags import SCHEMES, convert, detect_scheme, to_iob2, validate_tag
 
 DOCSTART = "-DOCSTART-"
 
 # A raw sentence: (tokens, tags, line number of its first token).
 _RawSentence = tuple[list[str], list[str], int]
+
+
+def read_text(path: str | Path, encoding: str = "utf-8") -> str:
+    """Read a whole text file, with errors that name the file and the offending line.
+
+    A UTF-8 byte-order mark at the start of the file is dropped.
+
+    Args:
+        path: The file.
+        encoding: Its text encoding.
+
+    Returns:
+        The decoded text (line breaks as in the file).
+
+    Raises:
+        FileNotFoundError: The file does not exist.
+        CorpusFormatError: ``path`` is a directory or unreadable, or its bytes are not valid
+            ``encoding`` text (the message gives the line and column of the first bad byte).
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise CorpusFormatError(f"{path}: expected a text file, got a directory") from None
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        raise CorpusFormatError(f"{path}: cannot read the file ({err.strerror})") from None
+    codec = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError as err:
+        raise _decode_error(path, data, err, encoding) from None
+
+
+def _decode_error(path: Path, data: bytes, err: UnicodeDecodeError,
+                  encoding: str) -> CorpusFormatError:
+    """The :class:`CorpusFormatError` of an undecodable byte, located by line and column."""
+    line_start = data.rfind(b"\n", 0, err.start) + 1
+    line_no = data.count(b"\n", 0, err.start) + 1
+    column = err.start - line_start + 1
+    name = "UTF-8" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+    return format_error(path, line_no, f"expected {name} text, got byte "
+                                       f"0x{data[err.start]:02x} at column {column} (byte offset "
+                                       f"{err.start}); convert the file to {name}")
 
 
 def _parse_lines(path: Path, encoding: str) -> list[list[_RawSentence]]:
@@ -36,43 +81,49 @@ def _parse_lines(path: Path, encoding: str) -> list[list[_RawSentence]]:
             docs[-1].append((tokens, tags, first_line))
             tokens, tags = [], []
 
-    with open(path, encoding=encoding) as f:
-        for line_no, line in enumerate(f, 1):
-            cols = line.split()
-            if not cols:
-                flush()
-                continue
-            if len(cols) < 2:
-                raise format_error(
-                    path, line_no, f"expected a word and a tag, got one column {cols[0]!r}"
-                )
-            if ncols == 0:
-                ncols = len(cols)
-            elif len(cols) != ncols:
-                raise format_error(
-                    path, line_no, f"expected {ncols} columns like the first line, got {len(cols)}"
-                )
-            if cols[0] == DOCSTART:
-                flush()
-                saw_docstart = True
-                if docs[-1]:
-                    docs.append([])
-                continue
-            tag = cols[-1]
-            try:
-                validate_tag(tag)
-            except ValueError as exc:
-                raise format_error(path, line_no, str(exc)) from None
-            if not tokens:
-                first_line = line_no
-            tokens.append(cols[0])
-            tags.append(tag)
+    for line_no, line in enumerate(read_text(path, encoding).split("\n"), 1):
+        cols = line.split()
+        if not cols:
+            flush()
+            continue
+        if len(cols) < 2:
+            raise format_error(
+                path, line_no, f"expected a word and a tag, got one column {_shorten(cols[0])!r}"
+            )
+        if ncols == 0:
+            ncols = len(cols)
+        elif len(cols) != ncols:
+            raise format_error(
+                path, line_no, f"expected {ncols} columns like the first line, got {len(cols)}"
+            )
+        if cols[0] == DOCSTART:
+            flush()
+            saw_docstart = True
+            if docs[-1]:
+                docs.append([])
+            continue
+        tag = cols[-1]
+        try:
+            validate_tag(tag)
+        except ValueError:
+            raise format_error(
+                path, line_no, f"invalid tag {_shorten(tag)!r} in the last column: expected 'O' "
+                               "or B-/I-/E-/S- followed by an entity type") from None
+        if not tokens:
+            first_line = line_no
+        tokens.append(cols[0])
+        tags.append(tag)
     flush()
     docs = [d for d in docs if d]
     if not docs:
         what = "documents after -DOCSTART-" if saw_docstart else "token lines"
         raise format_error(path, 1, f"expected {what}: the file has no tokens")
     return docs
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters (with ``...``) for an error message."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def read_conll(
@@ -95,8 +146,10 @@ def read_conll(
         The documents in file order, with ids ``f"{path.stem}-{n}"`` (``n`` from 0).
 
     Raises:
+        FileNotFoundError: The file does not exist.
         CorpusFormatError: For a line with one column, a column count that differs from the
-            first line, a malformed tag, or a file without tokens.
+            first line, a malformed tag, a file without tokens, bytes that are not ``encoding``
+            text, or a directory.
         ValueError: For an unknown ``scheme``.
     """
     path = Path(path)
