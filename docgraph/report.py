@@ -1019,9 +1019,30 @@ def summary_rows(runs: Sequence[Run]) -> list[list[str]]:
     return rows
 
 
+def summary_consistency_rows(runs: Sequence[Run]) -> list[list[str]]:
+    """Document consistency (test) of the best BiLSTM-CRF and the best GCDoc of each corpus
+    (as in :func:`summary_rows`), when their runs recorded it."""
+    by_dataset: dict[str, dict[str, list[Run]]] = {}
+    for (dataset, group), members in group_runs(runs).items():
+        by_dataset.setdefault(dataset, {})[group] = members
+    rows = []
+    for dataset, groups in by_dataset.items():
+        for variant in ("baseline", "full"):
+            best = best_group(groups, variant)
+            if best is not None:
+                rows += [[dataset, *row] for row in consistency_rows({best[0]: best[1]})]
+    return rows
+
+
 def summary_markdown(runs: Sequence[Run]) -> str:
-    """The README's summary block (without the markers): one table and its legend."""
+    """The README's summary block (without the markers): the results table, the document
+    consistency of the best models, and their legend."""
     lines = _table(SUMMARY_HEADER, summary_rows(runs))
+    consistency = summary_consistency_rows(runs)
+    if consistency:
+        lines += ["", "Document consistency on test of the same best configurations "
+                  "(definitions in `RESULTS.md`):", ""]
+        lines += _table(["Corpus", *CONSISTENCY_HEADER], consistency)
     lines += [
         "",
         "Best configuration: the highest mean dev F1 among the configurations (run directory "
