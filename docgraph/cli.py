@@ -255,6 +255,9 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         if not torchrun and processes > 1:
             if config.device == "cuda":
                 raise UsageError("--processes > 1 is for CPU training; use torchrun on GPUs")
+            from docgraph.data.registry import dataset_files
+
+            dataset_files(config.dataset, config.data_dir)  # missing data: fail here, once
             threads = config.train.threads or max(
                 1, distributed.available_cores() // processes)
             logging.getLogger("docgraph").info(
@@ -262,11 +265,13 @@ def train_main(argv: Sequence[str] | None = None) -> int:
                 processes, threads)
             import torch.multiprocessing as mp
 
+            # the worker printed the one-line error; torch would add a line per process it stops
+            logging.getLogger("torch.multiprocessing.spawn").setLevel(logging.ERROR)
             try:
                 distributed.spawn(_spawned_train, processes, config, args.seeds,
                                   bool(args.resume), progress, args.quiet, threads=threads)
             except mp.ProcessExitedException as err:
-                return err.exit_code if err.exit_code > 0 else 1
+                raise SystemExit(err.exit_code if err.exit_code > 0 else 1) from None
             return 0
         if torchrun:
             distributed.init_distributed(config.device)

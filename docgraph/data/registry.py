@@ -179,6 +179,23 @@ def load_dataset(
         CorpusFormatError: If a file is malformed.
     """
     spec = get_spec(name)
+    files = dataset_files(name, data_dir, splits)
+    return {split: spec.reader(path) for split, path in files.items()}
+
+
+def dataset_files(
+    name: str,
+    data_dir: str | Path | None = None,
+    splits: Sequence[str] = ("train", "dev", "test"),
+) -> dict[str, Path]:
+    """The file (or directory) of every split of a named data set, checked to exist but not
+    read: what :func:`load_dataset` reads, with the same errors.
+
+    Raises:
+        ValueError: For an unknown data set or split, or a missing data directory.
+        DataNotFoundError: If a split file is missing.
+    """
+    spec = get_spec(name)
     for split in splits:
         if split not in ("train", "dev", "test"):
             raise ValueError(f"unknown split {split!r}: expected train, dev or test")
@@ -193,4 +210,4 @@ def load_dataset(
         resolved = Path(data_dir)
     if not resolved.is_dir():
         raise DataNotFoundError(f"data directory {resolved} for {name!r} does not exist")
-    return {split: spec.reader(spec.resolve(resolved, split)) for split in splits}
+    return {split: spec.resolve(resolved, split) for split in splits}
