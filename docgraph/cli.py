@@ -253,7 +253,9 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         progress = is_tty() and not args.quiet
         processes = config.train.processes or distributed.default_processes(config.device)
         if not torchrun and processes > 1:
-            if config.device == "cuda":
+            from docgraph.training import resolve_device
+
+            if resolve_device(config.device).type == "cuda":
                 raise UsageError("--processes > 1 is for CPU training; use torchrun on GPUs")
             from docgraph.data.registry import dataset_files
 

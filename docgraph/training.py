@@ -713,6 +713,8 @@ def run_seeds(config: ExperimentConfig, seeds: Sequence[int], progress: bool = F
     for seed in seeds:
         cfg = replace(config, seed=seed, output_dir=str(base / f"seed-{seed}"))
         runs.append(run_experiment(cfg, progress=progress))
+    if not _is_main():  # the other processes of a data-parallel run hold no results
+        return {}
     summary: dict[str, Any] = {
         "seeds": list(seeds), "runs": [str(base / f"seed-{s}") for s in seeds]
     }

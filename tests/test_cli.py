@@ -285,3 +285,19 @@ def test_error_inside_training_processes_is_one_line_exit_2(tmp_path, capfd):
                                      "--processes", "2", "--device", "cpu", "--quiet",
                                      "--output-dir", str(tmp_path / "run")],
                         capfd, "train.txt:3: invalid tag 'X-ORG'")
+
+
+@pytest.mark.slow
+def test_seeds_in_two_processes_write_one_summary(tmp_path):
+    out = tmp_path / "seeds"
+    res = run_script("train", "--output-dir", out, *TINY_FLAGS, "--epochs", "1",
+                     "--batch-tokens", "600", "--processes", "2", "--seeds", "1", "2")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.count("test F1 over seeds [1, 2]") == 1  # printed by rank 0 only
+    summary = json.loads((out / "summary.json").read_text())
+    runs = [json.loads((out / f"seed-{s}" / "metrics.json").read_text()) for s in (1, 2)]
+    assert [r["processes"] for r in runs] == [2, 2]
+    # the summary is rank 0's, over both seeds' test scores (rank 1 holds none to write)
+    mean = (runs[0]["test"]["f1"] + runs[1]["test"]["f1"]) / 2
+    assert summary["test_f1_mean"] == pytest.approx(mean)
+    assert summary["seeds"] == [1, 2]
