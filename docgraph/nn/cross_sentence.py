@@ -9,7 +9,12 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch_geometric.nn.resolver import activation_resolver
 
-from docgraph.nn.encoders import pad_tokens, reset_lstm_parameters, run_packed_lstm
+from docgraph.nn.encoders import (
+    pad_segments,
+    pad_tokens,
+    reset_lstm_parameters,
+    run_packed_lstm,
+)
 
 WINDOW_ENCODINGS = ("concat", "per_sentence")
 
@@ -132,11 +137,8 @@ def encode_segments(
     if present.numel() == 0:
         return out
     start, length = start[present], length[present]
-    max_len = int(length.max())
-    pos = torch.arange(max_len, device=x.device)
-    mask = pos.unsqueeze(0) < length.unsqueeze(1)  # [W', L]
-    tok = torch.where(mask, start.unsqueeze(1) + pos.unsqueeze(0), 0)
-    padded = x[tok] * mask.unsqueeze(-1).to(x.dtype)  # [W', L, D]
+    padded, mask = pad_segments(x, start, length)  # [W', L, D], [W', L]
+    padded = padded * mask.unsqueeze(-1).to(x.dtype)
     padded = F.dropout(padded, dropout, training)
     h = run_packed_lstm(lstm, padded, length)  # zeros on padding
     pooled = h.sum(dim=1) / length.unsqueeze(1).to(h.dtype)
