@@ -52,7 +52,7 @@ def main() -> None:
         em = torch.randn(n, labels, requires_grad=True)
         tags = torch.randint(0, labels, (n,))
 
-        def plain() -> torch.Tensor:
+        def plain(crf=crf, em=em, sent_len=sent_len, tags=tags) -> torch.Tensor:
             padded, mask = pad_tokens(em, sent_len)
             padded_tags, _ = pad_tokens(tags, sent_len)
             return -crf(padded, padded_tags, mask=mask, reduction="sum")
@@ -60,7 +60,7 @@ def main() -> None:
         variants = {"plain": plain}
         for factor in (1.25, 1.5, 2.0):
             variants[f"buckets x{factor}"] = (
-                lambda f=factor: bucketed_nll(crf, em, sent_len, tags, f))
+                lambda f=factor, c=crf, e=em, n=sent_len, t=tags: bucketed_nll(c, e, n, t, f))
         reference = plain()
         for label, fn in variants.items():
             torch.testing.assert_close(fn(), reference, rtol=1e-4, atol=1e-3)

@@ -303,21 +303,34 @@ def evaluate_parser() -> argparse.ArgumentParser:
                    help="where to write <name>_metrics.json and <name>_predictions.conll "
                         "(default: the model directory)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    add_processes_argument(p)
     return p
+
+
+def add_processes_argument(p: argparse.ArgumentParser) -> None:
+    """``--processes`` of the tagging tools (``evaluate.py``, ``predict.py``)."""
+    p.add_argument("--processes", type=int, default=0, metavar="N",
+                   help="tagging processes on a CPU (0: one per core, at most 2, when each "
+                        "gets at least 20000 tokens; 1: one process)")
 
 
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``scripts/evaluate.py``."""
+    from docgraph import distributed
     from docgraph.checkpoint import CheckpointError, atomic_write_json
     from docgraph.data.conll import read_conll, write_conll
     from docgraph.data.errors import CorpusFormatError
     from docgraph.data.registry import load_dataset
+    from docgraph.graph import split_long_documents
     from docgraph.metrics import format_table
     from docgraph.training import (
+        PreparedSplit,
         evaluate,
         load_model_dir,
+        predict_in_processes,
         prepare_split,
         resolve_device,
+        score_predictions,
         split_consistency,
     )
 
@@ -336,11 +349,22 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
                 config.data_dir if dataset == config.dataset else None)
             name = args.split
             documents = load_dataset(dataset, data_dir, splits=(args.split,))[args.split]
-        prepared = prepare_split(documents, vocabs, config)
-        scores, predictions = evaluate(model, prepared, vocabs,
-                                       config.train.eval_batch_tokens, device)
+        processes = distributed.tagging_processes(
+            sum(len(s) for d in documents for s in d.sentences), device, args.processes)
+        if processes > 1:
+            logging.getLogger("docgraph").info(
+                "tagging in %d processes (--processes 1: one process)", processes)
+            prepared = PreparedSplit(
+                split_long_documents(documents, config.graph.max_doc_tokens), [])
+            predictions = predict_in_processes(args.model, documents, processes, config.lm)
+            scores = score_predictions(prepared, predictions)
+        else:
+            prepared = prepare_split(documents, vocabs, config)
+            scores, predictions = evaluate(model, prepared, vocabs,
+                                           config.train.eval_batch_tokens, device)
         consistency = split_consistency(prepared, predictions)
-    except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
+    except (ValueError, FileNotFoundError, distributed.WorkerError, CheckpointError,
+            CorpusFormatError) as err:
         fail(str(err))
     out_dir = Path(args.output_dir or args.model)
     print(format_table(scores, title=f"{name} ({len(documents)} documents)"))
@@ -375,6 +399,7 @@ def predict_parser() -> argparse.ArgumentParser:
                    help="output: CoNLL columns (word, predicted tag) or JSON lines of spans")
     p.add_argument("--output", default=None, help="output file (default: stdout)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    add_processes_argument(p)
     return p
 
 
@@ -436,6 +461,7 @@ def predict_main(argv: Sequence[str] | None = None) -> int:
 
     from docgraph.checkpoint import CheckpointError, atomic_write_text
     from docgraph.data.errors import CorpusFormatError
+    from docgraph.distributed import WorkerError
     from docgraph.tagger import Tagger
     from docgraph.training import resolve_device
 
@@ -446,10 +472,11 @@ def predict_main(argv: Sequence[str] | None = None) -> int:
         documents = [doc for name in args.inputs
                      for doc in _read_input(Path(name), args.input_format, args.tokenized)]
         if args.format == "jsonl":
-            entities = tagger.predict(documents)
+            entities = tagger.predict(documents, processes=args.processes)
         else:
-            docs, tags = tagger.tag(documents)
-    except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
+            docs, tags = tagger.tag(documents, processes=args.processes)
+    except (ValueError, FileNotFoundError, WorkerError, CheckpointError,
+            CorpusFormatError) as err:
         fail(str(err))
     lines: list[str] = []
     if args.format == "jsonl":

@@ -9,9 +9,12 @@ every batch, with gradients averaged by :class:`~torch.nn.parallel.DistributedDa
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 import torch
@@ -92,3 +95,79 @@ def spawn(fn: Callable[..., Any], processes: int, *args: Any, threads: int = 1) 
     torch.multiprocessing.spawn(
         _worker, args=(processes, _free_port(), threads, fn, args), nprocs=processes, join=True
     )
+
+
+class WorkerError(RuntimeError):
+    """A process of :func:`map_in_processes` died without raising an exception."""
+
+
+MIN_TOKENS_PER_TAGGING_PROCESS = 20_000
+"""Tagging shares its input out over several processes only when each gets at least this many
+tokens: a process costs ~2-3 s to start (importing torch, loading the model), which a smaller
+share does not win back (measurements in ``docs/design.md``)."""
+
+
+def tagging_processes(num_tokens: int, device: str | torch.device = "cpu",
+                      requested: int = 0, cores: int | None = None) -> int:
+    """How many processes tag ``num_tokens`` tokens.
+
+    Args:
+        num_tokens: Tokens to tag.
+        device: Where the model runs; tagging on CUDA always uses one process.
+        requested: ``0`` (auto): one per core (at most 2) when every process gets at least
+            :data:`MIN_TOKENS_PER_TAGGING_PROCESS` tokens, else 1; a positive number is taken
+            as it is (capped by the number of tokens, at least 1).
+        cores: Cores available (default: :func:`available_cores`).
+    """
+    if requested < 0:
+        raise ValueError(f"processes must be >= 0 (0: automatic), got {requested}")
+    if torch.device(device).type == "cuda":
+        return 1
+    if requested > 0:
+        return max(1, min(requested, num_tokens))
+    cores = available_cores() if cores is None else cores
+    return max(1, min(2, cores, num_tokens // MIN_TOKENS_PER_TAGGING_PROCESS))
+
+
+def contiguous_shards(lengths: Sequence[int], parts: int) -> list[range]:
+    """Split items into at most ``parts`` non-empty runs of consecutive items of about equal
+    total length (each run ends where the running total first reaches its share).
+
+    Concatenating the runs' results in order gives the result of the whole list, which is
+    what tagging needs (outputs stay aligned with the input documents).
+    """
+    if parts < 1:
+        raise ValueError(f"parts must be >= 1, got {parts}")
+    total = sum(lengths)
+    shards: list[range] = []
+    start, running = 0, 0
+    for i, length in enumerate(lengths):
+        running += length
+        if len(shards) < parts - 1 and running * parts >= total * (len(shards) + 1):
+            shards.append(range(start, i + 1))
+            start = i + 1
+    if start < len(lengths):
+        shards.append(range(start, len(lengths)))
+    return shards
+
+
+def map_in_processes(fn: Callable[..., Any], arguments: Sequence[tuple], threads: int = 1
+                     ) -> list[Any]:
+    """``[fn(*args) for args in arguments]``, each call in its own fresh (spawned) process.
+
+    Each process runs ``threads`` intra-op threads. ``fn`` must be a module-level function and
+    its arguments and results picklable. An exception raised by ``fn`` is raised here.
+
+    Raises:
+        WorkerError: A process died without raising (e.g. killed for memory).
+    """
+    if len(arguments) <= 1:
+        return [fn(*args) for args in arguments]
+    context = multiprocessing.get_context("spawn")
+    try:
+        with ProcessPoolExecutor(max_workers=len(arguments), mp_context=context,
+                                 initializer=torch.set_num_threads, initargs=(threads,)) as pool:
+            futures = [pool.submit(fn, *args) for args in arguments]
+            return [future.result() for future in futures]
+    except BrokenProcessPool as err:
+        raise WorkerError(f"a worker process died unexpectedly ({err})") from None

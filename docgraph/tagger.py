@@ -68,11 +68,12 @@ class Tagger:
     """
 
     def __init__(self, model, vocabs, config, device: str | torch.device = "cpu",
-                 lm_encoder=None) -> None:
+                 lm_encoder=None, path: str | Path | None = None) -> None:
         self.model = model
         self.vocabs = vocabs
         self.config = config
         self.device = torch.device(device)
+        self.path = Path(path) if path is not None else None
         if lm_encoder is None and getattr(config, "lm", None) is not None:
             from docgraph.data.contextual import ContextualEncoder
 
@@ -93,7 +94,7 @@ class Tagger:
         from docgraph.training import load_model_dir
 
         model, vocabs, config = load_model_dir(path, device, lm=lm)
-        return cls(model, vocabs, config, device)
+        return cls(model, vocabs, config, device, path=path)
 
     @property
     def entity_types(self) -> list[str]:
@@ -101,16 +102,47 @@ class Tagger:
         labels = self.vocabs.labels.lookup(list(range(len(self.vocabs.labels))))
         return sorted({lab[2:] for lab in labels if lab != "O"})
 
-    def tag(self, documents: Sequence[DocumentInput], tokenized: bool = False
-            ) -> tuple[list[Document], list[list[list[str]]]]:
+    def tag(self, documents: Sequence[DocumentInput], tokenized: bool = False,
+            processes: int = 1) -> tuple[list[Document], list[list[list[str]]]]:
         """IOB2 tags per document, per sentence, and the documents that were tagged.
 
         Empty documents (``""``, blank text, no sentences) and empty sentences get no tags
         (``[]``); they never reach the model.
+
+        Args:
+            documents: Raw strings, token lists (sentences) or :class:`Document` objects.
+            tokenized: Raw strings are one sentence per line, tokens split on whitespace.
+            processes: CPU processes to tag in, each loading the model from :attr:`path`
+                (a tagger made by :meth:`load`); ``0``: automatic (one per core, at most 2,
+                when each gets at least
+                :data:`~docgraph.distributed.MIN_TOKENS_PER_TAGGING_PROCESS` tokens).
+                Tags may differ in a few tokens between numbers of processes when the model
+                samples neighbours or prunes with Monte-Carlo dropout (see
+                :func:`~docgraph.training.predict_in_processes`).
         """
-        from docgraph.training import predict_graphs, prepare_split
+        from docgraph.distributed import contiguous_shards, map_in_processes, tagging_processes
 
         docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
+        lengths = [sum(len(s) for s in d.sentences) for d in docs]
+        if processes < 0:
+            raise ValueError(f"processes must be >= 0 (0: automatic), got {processes}")
+        if processes > 1 and self.path is None:
+            raise ValueError("processes > 1 needs a tagger loaded from a model directory "
+                             "(Tagger.load)")
+        count = 1 if self.path is None else tagging_processes(sum(lengths), self.device,
+                                                              processes)
+        if count == 1:
+            return docs, self._tag_documents(docs)
+        shards = contiguous_shards(lengths, count)
+        lm = self.config.lm if getattr(self.config, "lm", None) is not None else None
+        results = map_in_processes(_tag_in_process, [
+            (str(self.path), lm, [docs[i] for i in shard]) for shard in shards])
+        return docs, [tags for shard_tags in results for tags in shard_tags]
+
+    def _tag_documents(self, docs: list[Document]) -> list[list[list[str]]]:
+        """Tags of :meth:`tag` for documents already made :class:`Document` objects."""
+        from docgraph.training import predict_graphs, prepare_split
+
         # Tag unlabelled copies under positional ids: gold tags of Document inputs (possibly
         # with types the model does not know) are ignored, and documents sharing an id (two
         # input files with the same name) are never merged. Empty sentences are left out.
@@ -126,13 +158,13 @@ class Tagger:
             # re-join chunks of long documents
             for chunk, chunk_tags in zip(prepared.documents, tags):
                 merged[_parent_id(chunk.doc_id, merged)].extend(chunk_tags)
-        return docs, [_with_empty_sentences(d, merged.get(str(i), []))
-                      for i, d in enumerate(docs)]
+        return [_with_empty_sentences(d, merged.get(str(i), [])) for i, d in enumerate(docs)]
 
-    def predict(self, documents: Sequence[DocumentInput], tokenized: bool = False
-                ) -> list[list[Entity]]:
-        """Entity spans for each document (raw strings, token lists or Documents)."""
-        docs, tags = self.tag(documents, tokenized)
+    def predict(self, documents: Sequence[DocumentInput], tokenized: bool = False,
+                processes: int = 1) -> list[list[Entity]]:
+        """Entity spans for each document (raw strings, token lists or Documents); see
+        :meth:`tag` for ``processes``."""
+        docs, tags = self.tag(documents, tokenized, processes)
         result = []
         for doc, doc_tags in zip(docs, tags):
             entities = []
@@ -142,6 +174,11 @@ class Tagger:
                                            " ".join(sentence.tokens[start:end])))
             result.append(entities)
         return result
+
+
+def _tag_in_process(path: str, lm: str | None, docs: list[Document]) -> list[list[list[str]]]:
+    """One process of :meth:`Tagger.tag`: load the model on the CPU and tag ``docs``."""
+    return Tagger.load(path, "cpu", lm=lm)._tag_documents(docs)
 
 
 def _with_empty_sentences(document: Document, tags: list[list[str]]) -> list[list[str]]:

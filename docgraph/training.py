@@ -241,6 +241,42 @@ def _store_predictions(pred: list[int], indices: list[int], graphs: Sequence[Doc
         out[i] = sentences
 
 
+def predict_documents(model_dir: str | Path, documents: Sequence[Document],
+                      lm: str | Path | None = None) -> list[list[list[str]]]:
+    """Load a model directory and tag ``documents`` on the CPU, as :func:`evaluate` does.
+
+    The predictions are per graph of ``prepare_split(documents, ...)`` (a document split by
+    ``max_doc_tokens`` gives one entry per chunk), so the results of consecutive shards of a
+    document list concatenate to the result of the whole list. This is what the tagging
+    processes of :func:`predict_in_processes` run.
+    """
+    model, vocabs, config = load_model_dir(model_dir, "cpu", lm=lm)
+    prepared = prepare_split(documents, vocabs, config)
+    return predict_graphs(model, prepared.graphs, vocabs, config.train.eval_batch_tokens)
+
+
+def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
+                         processes: int, lm: str | Path | None = None
+                         ) -> list[list[list[str]]]:
+    """:func:`predict_documents` with the documents shared out over ``processes`` CPU
+    processes (consecutive runs of documents with about equal numbers of tokens).
+
+    Each process draws the Monte-Carlo dropout masks and the sampled graph neighbours of its
+    own share from the same seeds as one process would for the whole list, so the tags are
+    reproducible for a given number of processes; with pruning on or neighbours sampled they
+    can differ in a few tokens from those of another number of processes (as between two
+    seeds of the sampling).
+    """
+    from docgraph.distributed import contiguous_shards, map_in_processes
+
+    lengths = [sum(len(s) for s in d.sentences) for d in documents]
+    shards = contiguous_shards(lengths, processes)
+    results = map_in_processes(
+        predict_documents, [(str(model_dir), [documents[i] for i in shard], lm)
+                            for shard in shards])
+    return [graph_tags for shard_tags in results for graph_tags in shard_tags]
+
+
 def evaluate(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
              batch_tokens: int = 8000, device: torch.device | str = "cpu"
              ) -> tuple[Scores, list[list[list[str]]]]:

@@ -1,0 +1,116 @@
+"""Tagging on several CPU processes: shard arithmetic, the process pool, and equal outputs."""
+
+import json
+import operator
+import shutil
+
+import pytest
+from conftest import run_script
+
+from docgraph.distributed import (
+    MIN_TOKENS_PER_TAGGING_PROCESS,
+    contiguous_shards,
+    map_in_processes,
+    tagging_processes,
+)
+from docgraph.tagger import Tagger
+
+
+@pytest.mark.parametrize("lengths, parts, expected", [
+    ([100, 10], 2, [(0, 1), (1, 2)]),
+    ([1, 1, 1, 1], 2, [(0, 2), (2, 4)]),
+    ([1, 1, 1, 1], 3, [(0, 2), (2, 3), (3, 4)]),
+    ([5, 5], 3, [(0, 1), (1, 2)]),  # fewer items than parts: fewer shards, none empty
+    ([3, 1, 1, 1], 2, [(0, 1), (1, 4)]),
+    ([7], 2, [(0, 1)]),
+    ([], 2, []),
+    ([2, 2, 2], 1, [(0, 3)]),
+])
+def test_contiguous_shards(lengths, parts, expected):
+    shards = contiguous_shards(lengths, parts)
+    assert [(r.start, r.stop) for r in shards] == expected
+    assert [i for r in shards for i in r] == list(range(len(lengths)))
+
+
+def test_contiguous_shards_balance_many_documents():
+    lengths = [(37 * i) % 500 + 20 for i in range(300)]
+    shards = contiguous_shards(lengths, 2)
+    loads = [sum(lengths[i] for i in r) for r in shards]
+    assert abs(loads[0] - loads[1]) <= max(lengths)
+    with pytest.raises(ValueError, match="parts"):
+        contiguous_shards(lengths, 0)
+
+
+def test_tagging_processes():
+    big = 3 * MIN_TOKENS_PER_TAGGING_PROCESS
+    assert tagging_processes(big, "cpu", cores=2) == 2
+    assert tagging_processes(big, "cpu", cores=1) == 1
+    assert tagging_processes(big, "cpu", cores=16) == 2  # at most 2
+    assert tagging_processes(MIN_TOKENS_PER_TAGGING_PROCESS, "cpu", cores=2) == 1  # too small
+    assert tagging_processes(big, "cuda", cores=2) == 1
+    assert tagging_processes(big, "cuda", requested=2, cores=2) == 1
+    assert tagging_processes(10, "cpu", requested=3) == 3  # explicit counts are taken
+    assert tagging_processes(2, "cpu", requested=3) == 2  # but never more than tokens
+    with pytest.raises(ValueError, match="processes must be >= 0"):
+        tagging_processes(big, "cpu", requested=-1)
+
+
+def test_map_in_processes_keeps_order_and_raises():
+    assert map_in_processes(operator.mul, [(2, 3), (4, 5), (6, 7)]) == [6, 20, 42]
+    assert map_in_processes(operator.mul, [(2, 3)]) == [6]  # one call: no process
+    with pytest.raises(ValueError, match="invalid literal"):
+        map_in_processes(int, [("1",), ("x",)])
+
+
+@pytest.fixture(scope="module")
+def deterministic_model(model_dir, tmp_path_factory):
+    """The trained tiny model with every neighbour kept and no pruning: its tags do not
+    depend on random draws, so any number of processes must give the same tags."""
+    path = tmp_path_factory.mktemp("deterministic") / "model"
+    shutil.copytree(model_dir, path)
+    config = json.loads((path / "config.json").read_text())
+    config["graph"]["max_neighbours"] = None
+    config["model"]["threshold"] = 1e9  # no token is ever uncertain enough to be pruned
+    (path / "config.json").write_text(json.dumps(config))
+    return path
+
+
+def test_tagger_in_two_processes_equals_one(deterministic_model, sample_splits):
+    tagger = Tagger.load(deterministic_model)
+    docs = sample_splits["test"] + sample_splits["dev"]
+    one_docs, one = tagger.tag(docs)
+    two_docs, two = tagger.tag(docs, processes=2)
+    assert [d.doc_id for d in two_docs] == [d.doc_id for d in one_docs]
+    assert two == one
+    assert any(t != "O" for doc in two for sent in doc for t in sent)
+    assert tagger.predict(docs, processes=2) == tagger.predict(docs)
+
+
+def test_tagger_processes_arguments(model_dir, sample_splits):
+    tagger = Tagger.load(model_dir)
+    with pytest.raises(ValueError, match="processes must be >= 0"):
+        tagger.tag(sample_splits["test"], processes=-1)
+    unloaded = Tagger(tagger.model, tagger.vocabs, tagger.config)
+    with pytest.raises(ValueError, match="Tagger.load"):
+        unloaded.tag(sample_splits["test"], processes=2)
+    # automatic: the sample is far below MIN_TOKENS_PER_TAGGING_PROCESS, so one process
+    assert unloaded.tag(sample_splits["test"], processes=0)[1] == tagger.tag(
+        sample_splits["test"])[1]
+
+
+def test_evaluate_and_predict_in_two_processes(deterministic_model, tmp_path):
+    outputs = {}
+    for processes in ("1", "2"):
+        out = tmp_path / f"p{processes}"
+        res = run_script("evaluate", "--model", deterministic_model, "--dataset", "sample",
+                         "--split", "test", "--output-dir", out, "--processes", processes)
+        assert res.returncode == 0, res.stderr[-2000:]
+        metrics = json.loads((out / "test_metrics.json").read_text())
+        predictions = (out / "test_predictions.conll").read_text()
+        res = run_script("predict", "--model", deterministic_model, "--format", "conll",
+                         "--processes", processes, "docgraph/data/sample/test.txt")
+        assert res.returncode == 0, res.stderr[-2000:]
+        outputs[processes] = (metrics, predictions, res.stdout)
+    assert outputs["2"] == outputs["1"]
+    assert outputs["1"][0]["test"]["f1"] > 0
+    assert "-DOCSTART-" in outputs["1"][2]
