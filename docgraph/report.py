@@ -250,6 +250,28 @@ class Run:
         """The model variant, see :func:`model_variant`."""
         return model_variant(self.config, self.group)
 
+    @property
+    def lm(self) -> str:
+        """The contextual encoder whose features the run used (``--lm``), ``""`` if none."""
+        return lm_name(self.config)
+
+
+def lm_name(config: Mapping[str, Any]) -> str:
+    """Short name of the language model of a run configuration (``""`` without one).
+
+    The last component of ``config["lm"]``, or the one above it when that is a generic
+    ``model`` folder (as in a PyPI package's ``<package>/model``); ``"LM"`` when only the
+    feature size ``model.lm_dim`` is recorded.
+    """
+    path = config.get("lm")
+    if path:
+        parts = Path(str(path)).parts
+        name = parts[-1]
+        if name == "model" and len(parts) > 1:
+            name = parts[-2]
+        return name
+    return "LM" if (config.get("model") or {}).get("lm_dim") else ""
+
 
 def stop_reason(metrics: Mapping[str, Any]) -> str:
     """Why a run stopped: ``"early_stopping"``, ``"budget"``, ``"max_epochs"`` or ``"unknown"``.
@@ -363,6 +385,7 @@ def setting_key(run: Run) -> str:
         "dataset": run.dataset,
         "hardware": run.hardware,
         "embeddings": _pretty_embeddings(run.embeddings),
+        "lm": run.lm,
         "model": {k: v for k, v in model.items() if k not in ROW_FIELDS},
         "graph": {**graph_defaults, **(run.config.get("graph") or {})},
         "train": {k: v for k, v in train.items() if k not in _FREE_TRAIN_FIELDS},
@@ -376,6 +399,7 @@ def describe_setting(key: str) -> str:
     model, train = s["model"], s["train"]
     parts = [
         s["dataset"], s["hardware"], s["embeddings"],
+        *([f"+ {s['lm']} features"] if s.get("lm") else []),
         "frozen embeddings" if model.get("freeze_embeddings") else "fine-tuned embeddings",
         f"{train.get('optimizer')} lr {train.get('lr')}",
         f"batches of {train.get('batch_tokens')} tokens",
@@ -503,14 +527,15 @@ def overall_rows(dataset: str, groups: Mapping[str, list[Run]]) -> list[list[str
     rows = []
     for group, runs in groups.items():
         variant = runs[0].variant
-        paper = _paper_overall(dataset, variant)
+        paper = None if runs[0].lm else _paper_overall(dataset, variant)
         minutes = [
             float(r.metrics["train_seconds"]) / 60 for r in runs if "train_seconds" in r.metrics
         ]
         rows.append(
             [
                 group,
-                VARIANT_LABELS.get(variant, variant),
+                VARIANT_LABELS.get(variant, variant)
+                + (f" + {runs[0].lm} features" if runs[0].lm else ""),
                 ", ".join(sorted({r.hardware for r in runs})),
                 str(len(runs)),
                 format_mean_std(_values(runs, "test", "precision")),
@@ -984,7 +1009,7 @@ def model_notes(run: Run) -> str:
     """``" (frozen embeddings, fast approximations)"``: how a run's model departs from the
     paper's beyond its module switches (empty when it does not)."""
     model = run.config.get("model") or {}
-    notes = []
+    notes = [f"+ {run.lm} features"] if run.lm else []
     if model.get("freeze_embeddings"):
         notes.append("frozen embeddings")
     if model.get("window_encoding", "concat") != "concat" or model.get("mc_dropout",
@@ -1002,21 +1027,37 @@ def summary_rows(runs: Sequence[Run]) -> list[list[str]]:
     ablations = [v for v in VARIANT_LABELS if v not in ("baseline", "full", "other", "unknown")]
     rows = []
     for dataset, groups in by_dataset.items():
-        for variant in ("baseline", "full", *ablations):
-            best = best_group(groups, variant)
+        plain = {g: rs for g, rs in groups.items() if not rs[0].lm}
+        with_lm = {g: rs for g, rs in groups.items() if rs[0].lm}
+        choices = [(plain, v) for v in ("baseline", "full", *ablations)]
+        choices += [(with_lm, v) for v in ("baseline", "full")]
+        for candidates, variant in choices:
+            best = best_group(candidates, variant)
             if best is None:
                 continue
             group, members = best
             seeds = ", ".join("?" if r.seed is None else str(r.seed) for r in members)
             f1 = format_mean_std(_values(members, "test", "f1"))
+            paper = (_paper_for_variant(dataset, variant) if candidates is plain
+                     else _paper_with_bert(dataset, variant))
             rows.append([
                 dataset, SUMMARY_LABELS.get(variant, VARIANT_LABELS[variant])
                 + model_notes(members[0]), group,
                 f"n={len(members)} ({seeds})", f1, stop_summary(members),
-                ", ".join(sorted({r.hardware for r in members})),
-                _paper_for_variant(dataset, variant),
+                ", ".join(sorted({r.hardware for r in members})), paper,
             ])
     return rows
+
+
+PAPER_WITH_BERT: Mapping[str, tuple[float, float]] = MappingProxyType(
+    {"conll03": (93.40, 0.02), "ontonotes": (90.49, 0.09)})
+"""GCDoc + BERT-large features, test F1 ± std (Wang et al., Tables 2 and 3); the paper has
+no BiLSTM-CRF + BERT row."""
+
+
+def _paper_with_bert(dataset: str, variant: str) -> str:
+    value = PAPER_WITH_BERT.get(dataset) if variant == "full" else None
+    return f"{_paper_f1(value)} (+ BERT-large)" if value else "–"
 
 
 def summary_consistency_rows(runs: Sequence[Run]) -> list[list[str]]:
@@ -1027,10 +1068,13 @@ def summary_consistency_rows(runs: Sequence[Run]) -> list[list[str]]:
         by_dataset.setdefault(dataset, {})[group] = members
     rows = []
     for dataset, groups in by_dataset.items():
-        for variant in ("baseline", "full"):
-            best = best_group(groups, variant)
-            if best is not None:
-                rows += [[dataset, *row] for row in consistency_rows({best[0]: best[1]})]
+        plain = {g: rs for g, rs in groups.items() if not rs[0].lm}
+        with_lm = {g: rs for g, rs in groups.items() if rs[0].lm}
+        for candidates in (plain, with_lm):
+            for variant in ("baseline", "full"):
+                best = best_group(candidates, variant)
+                if best is not None:
+                    rows += [[dataset, *row] for row in consistency_rows({best[0]: best[1]})]
     return rows
 
 

