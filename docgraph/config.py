@@ -45,8 +45,9 @@ class TrainConfig:
         batch_tokens: Token budget of a training batch.
         eval_batch_tokens: Token budget of an evaluation batch.
         loss_reduction: ``"sum"`` or ``"sentence_mean"``.
-        threads: Torch intra-op threads (0 keeps torch's default; with several processes,
-            the cores are shared out between them).
+        threads: Torch intra-op threads. 0 (automatic): one thread for a single training
+            process on a CPU (measured faster than two, and safe beside other jobs), the cores
+            shared out between the processes of a multi-process run, torch's default on CUDA.
         processes: Training processes of ``scripts/train.py`` on a CPU (data-parallel, gloo):
             0 (default) chooses one per core, at most 2 (see
             :func:`docgraph.distributed.default_processes`); 1 trains in one process. The

@@ -667,7 +667,14 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
     Returns:
         The content of ``metrics.json``.
     """
-    torch.set_num_threads(config.train.threads) if config.train.threads > 0 else None
+    threads = config.train.threads
+    if threads <= 0 and not dist.is_initialized() and resolve_device(config.device).type == "cpu":
+        # One process on a CPU: one thread. Two intra-op threads were slower than one for both
+        # models, and a second job on the other core made a two-thread run 10-20x slower
+        # (docs/design.md, "Both cores").
+        threads = 1
+    if threads > 0:
+        torch.set_num_threads(threads)
     output_dir = Path(config.output_dir)
     if resume and not (output_dir / "last.pt").is_file():
         raise ValueError(f"--resume {output_dir}: no checkpoint last.pt to resume from")

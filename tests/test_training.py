@@ -265,6 +265,17 @@ def test_time_budget_starts_no_epoch_that_would_overrun(tmp_path):
     assert len(log) == 1 and log[0]["wall_seconds"] >= log[0]["epoch_seconds"] > 0
 
 
+def test_one_cpu_process_trains_on_one_thread_by_default(tmp_path):
+    torch.set_num_threads(2)
+    try:
+        metrics = run_experiment(tiny_config(tmp_path / "run", epochs=1, threads=0))
+        assert metrics["threads"] == 1 and torch.get_num_threads() == 1
+        metrics = run_experiment(tiny_config(tmp_path / "run2", epochs=1, threads=2))
+        assert metrics["threads"] == 2
+    finally:
+        torch.set_num_threads(1)
+
+
 def test_time_budget_lets_epochs_run_that_fit(tmp_path):
     metrics = run_experiment(tiny_config(tmp_path / "run", epochs=2, max_minutes=60))
     assert metrics["epochs"] == 2

@@ -46,7 +46,35 @@ ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
 # run seed), 3 seeds each of GCDoc, GCDoc with entity-only relation labels, GCDoc with a 2-epoch
 # unpruned warm-up and the frozen-embedding baseline, and one seed of the Table 4/5 ablations; up
 # to 60 epochs so that early stopping, not the epoch cap, ends every run.
-if [ "${JOBSET:-main}" = issue13 ]; then
+# JOBSET=issue15 (prepared in session 5, not yet run): the paper's Table 6 rows and Fig. 4 window
+# sizes on CoNLL-2003, 3 seeds each (18 runs side by side; GCDoc epochs stay ~12 s on an H100 at
+# that concurrency); give it >= 10 minutes so that early stopping (patience 6) can fire.
+# JOBSET=issue13c (prepared in session 5, not yet run): the plain-mean graph (best dev in Table 5)
+# over 3 seeds and GCDoc's own small sweep (lr 0.001/0.004, dropout 0.3/0.4), one seed each.
+if [ "${JOBSET:-main}" = issue15 ]; then
+  E="--epochs 60"
+  JOBS=()
+  for s in 1 2 3; do JOBS+=(
+    "conll03-current-only-bt4000-s$s|$CONLL --seed $s $E --current-sentence-only"
+    "conll03-previous-only-bt4000-s$s|$CONLL --seed $s $E --previous-only"
+    "conll03-next-only-bt4000-s$s|$CONLL --seed $s $E --next-only"
+    "conll03-window1-bt4000-s$s|$CONLL --seed $s $E --window 1"
+    "conll03-window3-bt4000-s$s|$CONLL --seed $s $E --window 3"
+    "conll03-window4-bt4000-s$s|$CONLL --seed $s $E --window 4"
+  ); done
+elif [ "${JOBSET:-main}" = issue13c ]; then
+  E="--epochs 60"
+  JOBS=()
+  for s in 1 2 3; do
+    JOBS+=("conll03-graphmean-bt4000-s$s|$CONLL --seed $s $E --no-pruning --no-edge-weights")
+  done
+  JOBS+=(
+    "sweep-gcdoc-lr0.001-s1|$CONLL --seed 1 $E --lr 0.001"
+    "sweep-gcdoc-lr0.004-s1|$CONLL --seed 1 $E --lr 0.004"
+    "sweep-gcdoc-dropout0.3-s1|$CONLL --seed 1 $E --dropout 0.3"
+    "sweep-gcdoc-dropout0.4-s1|$CONLL --seed 1 $E --dropout 0.4"
+  )
+elif [ "${JOBSET:-main}" = issue13 ]; then
   E="--epochs 60"
   JOBS=()
   for s in 1 2 3; do JOBS+=(
