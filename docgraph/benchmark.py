@@ -217,10 +217,15 @@ def matmul_gflops(size: int = 1024, repeats: int = 5) -> float:
     return 2 * size**3 / seconds / 1e9
 
 
-def train_step(model: GCDoc, optimizer: torch.optim.Optimizer, batch: Batch) -> float:
-    """One training step (forward, backward, Adam step); returns the loss."""
+def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: Batch,
+               weight: float = 1.0) -> float:
+    """One training step (forward, backward, optimizer step); returns the loss.
+
+    ``model`` may be a :class:`GCDoc` or its DDP wrapper; ``weight`` scales the loss (a DDP
+    process without a share of the batch steps with weight 0 to join the all-reduce).
+    """
     out = model(batch)
-    loss = out.loss / max(out.num_sentences, 1)
+    loss = out.loss / max(out.num_sentences, 1) * weight
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()

@@ -118,6 +118,7 @@ def _timed_passes(run, repeats: int) -> float:
 
 def _measure_model(name: str, options: ScalingOptions, batches: list, vocabs,
                    tokens: int) -> dict[str, float]:
+    from docgraph.benchmark import train_step
     from docgraph.model import GCDocConfig
     from docgraph.training import build_model
 
@@ -134,12 +135,8 @@ def _measure_model(name: str, options: ScalingOptions, batches: list, vocabs,
     def step(batch: Batch | None) -> None:
         # A process without graphs in this batch still joins the gradient all-reduce with a
         # zero loss over a real batch, so DDP's collective calls stay matched.
-        b = batch if batch is not None else present[0]
-        out = network(b)
-        loss = out.loss / max(out.num_sentences, 1) * (0.0 if batch is None else 1.0)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+        train_step(network, optimizer, present[0] if batch is None else batch,
+                   0.0 if batch is None else 1.0)
 
     model.train()
     for k in range(options.warmup):
