@@ -312,7 +312,7 @@ def add_processes_argument(p: argparse.ArgumentParser) -> None:
     """``--processes`` of the tagging tools (``evaluate.py``, ``predict.py``)."""
     p.add_argument("--processes", type=int, default=0, metavar="N",
                    help="tagging processes on a CPU (0: one per core, at most 2, when each "
-                        "gets at least 20000 tokens; 1: one process)")
+                        "gets at least 20000 tokens, 160000 for a BiLSTM-CRF; 1: one process)")
 
 
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
@@ -351,7 +351,9 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
             name = args.split
             documents = load_dataset(dataset, data_dir, splits=(args.split,))[args.split]
         processes = distributed.tagging_processes(
-            sum(len(s) for d in documents for s in d.sentences), device, args.processes)
+            sum(len(s) for d in documents for s in d.sentences), device, args.processes,
+            min_tokens=distributed.min_tagging_tokens(config.model.graph,
+                                                      config.model.cross_sentence))
         if processes > 1:
             logging.getLogger("docgraph").info(
                 "tagging in %d processes (--processes 1: one process)", processes)

@@ -102,22 +102,31 @@ class WorkerError(RuntimeError):
 
 
 MIN_TOKENS_PER_TAGGING_PROCESS = 20_000
-"""Tagging shares its input out over several processes only when each gets at least this many
-tokens: a process costs ~2-3 s to start (importing torch, loading the model), which a smaller
-share does not win back (measurements in ``docs/design.md``)."""
+"""Automatic tagging shares a GCDoc model's input out over several processes only when each
+gets at least this many tokens: a process costs a few seconds to start (importing torch,
+loading the model), which a smaller share does not win back (measurements in
+``docs/design.md``)."""
+
+BASELINE_MIN_TOKENS_PER_TAGGING_PROCESS = 160_000
+"""The same for a model without graph and cross-sentence module (the BiLSTM-CRF), which tags
+about 8x faster per token (``infer_cost_ratio`` of ``scripts/benchmark.py``)."""
 
 
 def tagging_processes(num_tokens: int, device: str | torch.device = "cpu",
-                      requested: int = 0, cores: int | None = None) -> int:
+                      requested: int = 0, cores: int | None = None,
+                      min_tokens: int = MIN_TOKENS_PER_TAGGING_PROCESS) -> int:
     """How many processes tag ``num_tokens`` tokens.
 
     Args:
         num_tokens: Tokens to tag.
         device: Where the model runs; tagging on CUDA always uses one process.
         requested: ``0`` (auto): one per core (at most 2) when every process gets at least
-            :data:`MIN_TOKENS_PER_TAGGING_PROCESS` tokens, else 1; a positive number is taken
-            as it is (capped by the number of tokens, at least 1).
+            ``min_tokens`` tokens, else 1; a positive number is taken as it is (capped by the
+            number of tokens, at least 1).
         cores: Cores available (default: :func:`available_cores`).
+        min_tokens: Fewest tokens per process for the automatic choice
+            (:data:`MIN_TOKENS_PER_TAGGING_PROCESS`, or
+            :data:`BASELINE_MIN_TOKENS_PER_TAGGING_PROCESS` for a BiLSTM-CRF).
     """
     if requested < 0:
         raise ValueError(f"processes must be >= 0 (0: automatic), got {requested}")
@@ -126,7 +135,15 @@ def tagging_processes(num_tokens: int, device: str | torch.device = "cpu",
     if requested > 0:
         return max(1, min(requested, num_tokens))
     cores = available_cores() if cores is None else cores
-    return max(1, min(2, cores, num_tokens // MIN_TOKENS_PER_TAGGING_PROCESS))
+    return max(1, min(2, cores, num_tokens // max(1, min_tokens)))
+
+
+def min_tagging_tokens(graph: bool, cross_sentence: bool) -> int:
+    """The ``min_tokens`` of :func:`tagging_processes` for a model with or without the
+    document graph and the cross-sentence module."""
+    if graph or cross_sentence:
+        return MIN_TOKENS_PER_TAGGING_PROCESS
+    return BASELINE_MIN_TOKENS_PER_TAGGING_PROCESS
 
 
 def contiguous_shards(lengths: Sequence[int], parts: int) -> list[range]:

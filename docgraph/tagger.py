@@ -114,13 +114,18 @@ class Tagger:
             tokenized: Raw strings are one sentence per line, tokens split on whitespace.
             processes: CPU processes to tag in, each loading the model from :attr:`path`
                 (a tagger made by :meth:`load`); ``0``: automatic (one per core, at most 2,
-                when each gets at least
-                :data:`~docgraph.distributed.MIN_TOKENS_PER_TAGGING_PROCESS` tokens).
+                when each gets enough tokens to win back its start-up, see
+                :func:`~docgraph.distributed.min_tagging_tokens`).
                 Tags may differ in a few tokens between numbers of processes when the model
                 samples neighbours or prunes with Monte-Carlo dropout (see
                 :func:`~docgraph.training.predict_in_processes`).
         """
-        from docgraph.distributed import contiguous_shards, map_in_processes, tagging_processes
+        from docgraph.distributed import (
+            contiguous_shards,
+            map_in_processes,
+            min_tagging_tokens,
+            tagging_processes,
+        )
 
         docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
         lengths = [sum(len(s) for s in d.sentences) for d in docs]
@@ -129,8 +134,10 @@ class Tagger:
         if processes > 1 and self.path is None:
             raise ValueError("processes > 1 needs a tagger loaded from a model directory "
                              "(Tagger.load)")
-        count = 1 if self.path is None else tagging_processes(sum(lengths), self.device,
-                                                              processes)
+        model = self.config.model
+        count = 1 if self.path is None else tagging_processes(
+            sum(lengths), self.device, processes,
+            min_tokens=min_tagging_tokens(model.graph, model.cross_sentence))
         if count == 1:
             return docs, self._tag_documents(docs)
         shards = contiguous_shards(lengths, count)

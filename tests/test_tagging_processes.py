@@ -11,6 +11,7 @@ from docgraph.distributed import (
     MIN_TOKENS_PER_TAGGING_PROCESS,
     contiguous_shards,
     map_in_processes,
+    min_tagging_tokens,
     tagging_processes,
 )
 from docgraph.tagger import Tagger
@@ -53,6 +54,12 @@ def test_tagging_processes():
     assert tagging_processes(2, "cpu", requested=3) == 2  # but never more than tokens
     with pytest.raises(ValueError, match="processes must be >= 0"):
         tagging_processes(big, "cpu", requested=-1)
+    # a BiLSTM-CRF tags ~8x faster, so it needs ~8x more tokens per process to gain
+    assert min_tagging_tokens(graph=False, cross_sentence=False) == 8 * min_tagging_tokens(
+        graph=True, cross_sentence=False) == 8 * min_tagging_tokens(False, True)
+    baseline = min_tagging_tokens(False, False)
+    assert tagging_processes(big, "cpu", cores=2, min_tokens=baseline) == 1
+    assert tagging_processes(2 * baseline, "cpu", cores=2, min_tokens=baseline) == 2
 
 
 def test_map_in_processes_keeps_order_and_raises():
