@@ -266,12 +266,10 @@ def test_time_budget_starts_no_epoch_that_would_overrun(tmp_path):
 
 
 def test_one_cpu_process_trains_on_one_thread_by_default(tmp_path):
-    torch.set_num_threads(2)
+    torch.set_num_threads(2)  # what torch would start with on two cores
     try:
         metrics = run_experiment(tiny_config(tmp_path / "run", epochs=1, threads=0))
         assert metrics["threads"] == 1 and torch.get_num_threads() == 1
-        metrics = run_experiment(tiny_config(tmp_path / "run2", epochs=1, threads=2))
-        assert metrics["threads"] == 2
     finally:
         torch.set_num_threads(1)
 
