@@ -24,7 +24,6 @@ import argparse
 import contextlib
 import json
 import os
-import socket
 import statistics
 import time
 
@@ -32,12 +31,6 @@ import torch
 import torch.distributed as dist
 
 SETTINGS = ("alone", "side by side", "ddp no_sync", "ddp")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _shares(data_dir: str, rank: int, num_batches: int):
@@ -116,6 +109,8 @@ def _worker(rank: int, setting: str, port: int, args: argparse.Namespace, out: s
 
 def run_setting(setting: str, args: argparse.Namespace, out: str) -> list[dict]:
     """Per-process records of one setting, each process fresh."""
+    from docgraph.distributed import _free_port
+
     ctx = torch.multiprocessing.get_context("spawn")
     port = _free_port()
     ranks = [0] if setting == "alone" else [0, 1]

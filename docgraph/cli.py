@@ -351,7 +351,7 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
             name = args.split
             documents = load_dataset(dataset, data_dir, splits=(args.split,))[args.split]
         processes = distributed.tagging_processes(
-            sum(len(s) for d in documents for s in d.sentences), device, args.processes,
+            sum(d.num_tokens for d in documents), device, args.processes,
             min_tokens=distributed.min_tagging_tokens(config.model.graph,
                                                       config.model.cross_sentence))
         if processes > 1:

@@ -188,3 +188,16 @@ def map_in_processes(fn: Callable[..., Any], arguments: Sequence[tuple], threads
             return [future.result() for future in futures]
     except BrokenProcessPool as err:
         raise WorkerError(f"a worker process died unexpectedly ({err})") from None
+
+
+def map_document_shards(fn: Callable[..., list], documents: Sequence[Any], processes: int,
+                        *args: Any) -> list:
+    """``fn(documents, *args)`` computed on :func:`contiguous_shards` of the documents (by
+    ``num_tokens``), one shard per process (:func:`map_in_processes`), results concatenated.
+
+    ``fn`` must return one list per shard whose concatenation in shard order is its result on
+    the whole list (one entry per document or per chunk of a document).
+    """
+    shards = contiguous_shards([d.num_tokens for d in documents], processes)
+    results = map_in_processes(fn, [([documents[i] for i in shard], *args) for shard in shards])
+    return [item for shard_result in results for item in shard_result]

@@ -121,14 +121,12 @@ class Tagger:
                 :func:`~docgraph.training.predict_in_processes`).
         """
         from docgraph.distributed import (
-            contiguous_shards,
-            map_in_processes,
+            map_document_shards,
             min_tagging_tokens,
             tagging_processes,
         )
 
         docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
-        lengths = [sum(len(s) for s in d.sentences) for d in docs]
         if processes < 0:
             raise ValueError(f"processes must be >= 0 (0: automatic), got {processes}")
         if processes > 1 and self.path is None:
@@ -136,15 +134,12 @@ class Tagger:
                              "(Tagger.load)")
         model = self.config.model
         count = 1 if self.path is None else tagging_processes(
-            sum(lengths), self.device, processes,
+            sum(d.num_tokens for d in docs), self.device, processes,
             min_tokens=min_tagging_tokens(model.graph, model.cross_sentence))
         if count == 1:
             return docs, self._tag_documents(docs)
-        shards = contiguous_shards(lengths, count)
-        lm = self.config.lm if getattr(self.config, "lm", None) is not None else None
-        results = map_in_processes(_tag_in_process, [
-            (str(self.path), lm, [docs[i] for i in shard]) for shard in shards])
-        return docs, [tags for shard_tags in results for tags in shard_tags]
+        return docs, map_document_shards(_tag_in_process, docs, count, str(self.path),
+                                         getattr(self.config, "lm", None))
 
     def _tag_documents(self, docs: list[Document]) -> list[list[list[str]]]:
         """Tags of :meth:`tag` for documents already made :class:`Document` objects."""
@@ -183,7 +178,8 @@ class Tagger:
         return result
 
 
-def _tag_in_process(path: str, lm: str | None, docs: list[Document]) -> list[list[list[str]]]:
+def _tag_in_process(docs: list[Document], path: str, lm: str | None
+                    ) -> list[list[list[str]]]:
     """One process of :meth:`Tagger.tag`: load the model on the CPU and tag ``docs``."""
     return Tagger.load(path, "cpu", lm=lm)._tag_documents(docs)
 

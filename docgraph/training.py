@@ -241,7 +241,7 @@ def _store_predictions(pred: list[int], indices: list[int], graphs: Sequence[Doc
         out[i] = sentences
 
 
-def predict_documents(model_dir: str | Path, documents: Sequence[Document],
+def predict_documents(documents: Sequence[Document], model_dir: str | Path,
                       lm: str | Path | None = None) -> list[list[list[str]]]:
     """Load a model directory and tag ``documents`` on the CPU, as :func:`evaluate` does.
 
@@ -259,7 +259,8 @@ def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
                          processes: int, lm: str | Path | None = None
                          ) -> list[list[list[str]]]:
     """:func:`predict_documents` with the documents shared out over ``processes`` CPU
-    processes (consecutive runs of documents with about equal numbers of tokens).
+    processes (:func:`~docgraph.distributed.map_document_shards`: consecutive runs of
+    documents with about equal numbers of tokens).
 
     Each process draws the Monte-Carlo dropout masks and the sampled graph neighbours of its
     own share from the same seeds as one process would for the whole list, so the tags are
@@ -267,14 +268,9 @@ def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
     can differ in a few tokens from those of another number of processes (as between two
     seeds of the sampling).
     """
-    from docgraph.distributed import contiguous_shards, map_in_processes
+    from docgraph.distributed import map_document_shards
 
-    lengths = [sum(len(s) for s in d.sentences) for d in documents]
-    shards = contiguous_shards(lengths, processes)
-    results = map_in_processes(
-        predict_documents, [(str(model_dir), [documents[i] for i in shard], lm)
-                            for shard in shards])
-    return [graph_tags for shard_tags in results for graph_tags in shard_tags]
+    return map_document_shards(predict_documents, documents, processes, str(model_dir), lm)
 
 
 def evaluate(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
