@@ -120,8 +120,11 @@ ROW_FIELDS = ("graph", "pruning", "edge_weights", "cross_sentence", "use_previou
               "window")
 """Model fields that decide a run's row; every other setting must match within a table."""
 
-_FREE_TRAIN_FIELDS = ("epochs", "max_minutes", "threads", "eval_batch_tokens")
-"""Training fields that may differ within a table (caps, threads, evaluation batching)."""
+_FREE_TRAIN_FIELDS = ("epochs", "max_minutes", "threads", "processes", "eval_batch_tokens")
+"""Training fields that may differ within a table (caps, threads, CPU processes, evaluation
+batching): they change the speed, not the model. Two DDP processes train to the same dev F1
+as one (``benchmarks/results/ddp-quality``: 90.74 ± 0.18 with one, 90.68 ± 0.15 with two,
+Welch p = 0.71)."""
 
 
 @dataclass(frozen=True)
@@ -370,20 +373,26 @@ def model_variant(config: Mapping[str, Any], group: str = "") -> str:
     return "full" if k == 2 else f"window-{k}"
 
 
+def _hardware_kind(run: Run) -> str:
+    """:func:`hardware` without the CPU thread count (threads and processes are free fields)."""
+    label = run.hardware
+    return "CPU" if label.startswith("CPU") else label
+
+
 def setting_key(run: Run) -> str:
     """Everything but the row's model switches that must agree between runs of one table.
 
     Data set, hardware, word embeddings (GloVe files cut from the same vectors count as one),
     every model field except :data:`ROW_FIELDS`, the graph construction and the training
-    settings except the caps and threads (:data:`_FREE_TRAIN_FIELDS`). Fields an older run
-    lacks take today's defaults.
+    settings except the caps, threads and CPU processes (:data:`_FREE_TRAIN_FIELDS`). Fields an
+    older run lacks take today's defaults.
     """
     model_defaults, graph_defaults, train_defaults = _config_defaults()
     model = {**model_defaults, **(run.config.get("model") or {})}
     train = {**train_defaults, **(run.config.get("train") or {})}
     key = {
         "dataset": run.dataset,
-        "hardware": run.hardware,
+        "hardware": _hardware_kind(run),
         "embeddings": _pretty_embeddings(run.embeddings),
         "lm": run.lm,
         "model": {k: v for k, v in model.items() if k not in ROW_FIELDS},
@@ -946,7 +955,7 @@ def ablation_sections(runs: Sequence[Run], figure: str | None = None
         f"({', '.join(f'`{f}`' for f in ROW_FIELDS)}), never by their names, and each table "
         "compares only runs of one setting: same data set, hardware, embeddings (and "
         "`freeze_embeddings`), other model fields, graph construction and training settings "
-        "(only the epoch cap, the time budget and the thread count may differ). "
+        "(only the epoch cap, the time budget and the CPU thread and process counts may differ). "
         f"Test F1 is mean ± sample std over the runs of a row; `{NOT_CONVERGED_MARK}` marks a "
         "row with a run that did not converge (stopped by its time budget or epoch cap before "
         "early stopping). Runs that repeat a seed of a row (a shorter budget, or an earlier "

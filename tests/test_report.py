@@ -515,3 +515,24 @@ def test_lm_runs_get_their_own_summary_rows(tmp_path: Path) -> None:
     assert by_group["conll03-baseline-lm"][7] == "–"
     assert lm_name({}) == "" and lm_name({"model": {"lm_dim": 8}}) == "LM"
     assert lm_name({"lm": "/models/bert-base-cased"}) == "bert-base-cased"
+
+
+def test_cpu_threads_and_processes_share_a_table(tmp_path: Path) -> None:
+    """A two-process DDP run and a one-thread run of another variant fill one Table 6."""
+    from docgraph.report import PAPER_TABLES, paper_table_rows, select_runs, setting_key
+
+    ddp = _ablation_run(tmp_path, "full-ddp", 1, 92.0, model=_model())
+    metrics = json.loads((ddp / "metrics.json").read_text())
+    metrics["config"]["train"].update(threads=0, processes=0)
+    (ddp / "metrics.json").write_text(json.dumps(metrics))
+    _ablation_run(tmp_path, "cur", 1, 91.0, model=_model(use_previous=False, use_next=False))
+    _ablation_run(tmp_path, "prev-p6", 1, 91.2, model=_model(use_next=False), patience=5)
+    runs = {r.group: r for r in find_runs([tmp_path])}
+    assert runs["full-ddp"].hardware == "CPU" and runs["cur"].hardware == "CPU (1 thread)"
+    assert setting_key(runs["full-ddp"]) == setting_key(runs["cur"])
+    assert setting_key(runs["prev-p6"]) != setting_key(runs["cur"])
+    table6 = next(t for t in PAPER_TABLES if t.key == "table6")
+    rows = paper_table_rows(table6, select_runs(runs.values(), "conll03",
+                                                [v for v, _ in table6.rows]))
+    assert [(r[2], r[4]) for r in rows] == [("cur", "91.00"), ("–", "not run"),
+                                            ("–", "not run"), ("full-ddp", "92.00")]
