@@ -402,6 +402,8 @@ def test_summary_block_and_readme_check(tmp_path: Path, capsys) -> None:
     _ablation_run(root, "conll03-gcdoc", 2, 91.0, model=_model())
     # higher test F1 but lower dev F1 (dev = test + 1 here, so make it explicit): not "best"
     lucky = _ablation_run(root, "conll03-gcdoc-lucky", 1, 80.0, model=_model())
+    _ablation_run(root, "conll03-graphonly", 1, 91.0, model=_model(cross_sentence=False))
+    _ablation_run(root, "conll03-k1", 1, 91.0, model=_model(window=1))  # RESULTS.md only
     metrics = json.loads((lucky / "metrics.json").read_text())
     metrics["test"]["f1"] = 99.0
     (lucky / "metrics.json").write_text(json.dumps(metrics))
@@ -411,6 +413,8 @@ def test_summary_block_and_readme_check(tmp_path: Path, capsys) -> None:
         "conll03-gcdoc", "n=2 (1, 2)", "91.50 ± 0.71", "converged"]
     assert rows["BiLSTM-CRF"][4] == "90.00"  # one seed: no "± 0.00"
     assert rows["GCDoc"][7] == "92.22 ± 0.02 (Table 4)"
+    assert [r[2] for r in rows.values()] == ["conll03-baseline", "conll03-gcdoc",
+                                             "conll03-graphonly"]
 
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n\n{SUMMARY_START}\nold\n{SUMMARY_END}\n\nrest\n")
