@@ -109,10 +109,10 @@ def _worker(rank: int, setting: str, port: int, args: argparse.Namespace, out: s
 
 def run_setting(setting: str, args: argparse.Namespace, out: str) -> list[dict]:
     """Per-process records of one setting, each process fresh."""
-    from docgraph.distributed import _free_port
+    from docgraph.distributed import free_port
 
     ctx = torch.multiprocessing.get_context("spawn")
-    port = _free_port()
+    port = free_port()
     ranks = [0] if setting == "alone" else [0, 1]
     procs = [ctx.Process(target=_worker, args=(r, setting, port, args, out)) for r in ranks]
     for proc in procs:

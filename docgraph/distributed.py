@@ -67,7 +67,8 @@ def default_processes(device: str, cores: int | None = None) -> int:
     return max(1, min(2, cores))
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free now (for a gloo rendezvous or ``torchrun``)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -93,7 +94,7 @@ def spawn(fn: Callable[..., Any], processes: int, *args: Any, threads: int = 1) 
     :class:`torch.multiprocessing.ProcessRaisedException` if a process fails.
     """
     torch.multiprocessing.spawn(
-        _worker, args=(processes, _free_port(), threads, fn, args), nprocs=processes, join=True
+        _worker, args=(processes, free_port(), threads, fn, args), nprocs=processes, join=True
     )
 
 

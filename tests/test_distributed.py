@@ -2,25 +2,20 @@
 
 import json
 import math
-import socket
 import subprocess
 import sys
 
 import pytest
 from conftest import ROOT, TINY_FLAGS, script_env
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from docgraph.distributed import free_port
 
 
 @pytest.mark.slow
 def test_torchrun_two_processes(tmp_path):
     out = tmp_path / "ddp"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-           "--master_port", str(_free_port()), str(ROOT / "scripts" / "train.py"),
+           "--master_port", str(free_port()), str(ROOT / "scripts" / "train.py"),
            "--dataset", "sample", "--output-dir", str(out), *TINY_FLAGS,
            "--epochs", "3", "--lr", "0.03", "--batch-tokens", "500"]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=script_env(),

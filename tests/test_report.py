@@ -530,11 +530,11 @@ def test_cpu_threads_and_processes_share_a_table(tmp_path: Path) -> None:
     metrics["config"]["train"].update(threads=0, processes=0)
     (ddp / "metrics.json").write_text(json.dumps(metrics))
     _ablation_run(tmp_path, "cur", 1, 91.0, model=_model(use_previous=False, use_next=False))
-    _ablation_run(tmp_path, "prev-p6", 1, 91.2, model=_model(use_next=False), patience=5)
+    _ablation_run(tmp_path, "prev-patience5", 1, 91.2, model=_model(use_next=False), patience=5)
     runs = {r.group: r for r in find_runs([tmp_path])}
     assert runs["full-ddp"].hardware == "CPU" and runs["cur"].hardware == "CPU (1 thread)"
     assert setting_key(runs["full-ddp"]) == setting_key(runs["cur"])
-    assert setting_key(runs["prev-p6"]) != setting_key(runs["cur"])
+    assert setting_key(runs["prev-patience5"]) != setting_key(runs["cur"])
     table6 = next(t for t in PAPER_TABLES if t.key == "table6")
     rows = paper_table_rows(table6, select_runs(runs.values(), "conll03",
                                                 [v for v, _ in table6.rows]))
