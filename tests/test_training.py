@@ -270,6 +270,8 @@ def test_one_cpu_process_trains_on_one_thread_by_default(tmp_path):
     try:
         metrics = run_experiment(tiny_config(tmp_path / "run", epochs=1, threads=0))
         assert metrics["threads"] == 1 and torch.get_num_threads() == 1
+        metrics = run_experiment(tiny_config(tmp_path / "run2", epochs=1, threads=2))
+        assert metrics["threads"] == 2 and torch.get_num_threads() == 2  # an explicit count wins
     finally:
         torch.set_num_threads(1)
 
