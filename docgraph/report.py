@@ -922,12 +922,16 @@ def plot_window(selection: Selection, path: str | Path) -> None:
     fig = Figure(figsize=(5.5, 3.6))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ours = [(k, mean_std(v)) for k, variant in WINDOW_VARIANTS
+    ours = [(k, mean_std(v), len(v)) for k, variant in WINDOW_VARIANTS
             if (v := _values(selection.rows.get(variant, []), "test", "f1"))]
     if ours:
-        ax.errorbar([k for k, _ in ours], [m for _, (m, _) in ours],
-                    yerr=[s for _, (_, s) in ours], marker="o", capsize=3,
-                    label="ours (test F1, mean ± std)")
+        seeds = sorted({n for _, _, n in ours})
+        what = ("one seed per point" if seeds == [1] else
+                f"mean ± std of {'/'.join(map(str, seeds))} seeds")
+        hardware = json.loads(selection.key)["hardware"] if selection.key else "?"
+        ax.errorbar([k for k, _, _ in ours], [m for _, (m, _), _ in ours],
+                    yerr=[s for _, (_, s), _ in ours], marker="o", capsize=3,
+                    label=f"ours, {hardware} (test F1, {what})")
     paper = sorted(PAPER_WINDOW.items())
     ax.errorbar([k for k, _ in paper], [m for _, (m, _) in paper],
                 yerr=[s for _, (_, s) in paper], marker="s", linestyle="--", capsize=3,
