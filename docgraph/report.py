@@ -928,7 +928,8 @@ def plot_window(selection: Selection, path: str | Path) -> None:
         seeds = sorted({n for _, _, n in ours})
         what = ("one seed per point" if seeds == [1] else
                 f"mean ± std of {'/'.join(map(str, seeds))} seeds")
-        hardware = json.loads(selection.key)["hardware"] if selection.key else "?"
+        # a selection with runs in its rows always has a setting key
+        hardware = json.loads(str(selection.key))["hardware"]
         ax.errorbar([k for k, _, _ in ours], [m for _, (m, _), _ in ours],
                     yerr=[s for _, (_, s), _ in ours], marker="o", capsize=3,
                     label=f"ours, {hardware} (test F1, {what})")
