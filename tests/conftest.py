@@ -6,10 +6,14 @@ sample corpus) so the whole suite stays fast on two CPU cores.
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import torch
@@ -23,6 +27,20 @@ TINY_TRAIN = {"epochs": 3, "patience": 10, "optimizer": "adam", "lr": 0.03,
 TINY_FLAGS = ["--hidden", "16", "--char-hidden", "8", "--sent-dim", "16",
               "--uncertainty-hidden", "8", "--samples", "2", "--embeddings", "none",
               "--threads", "1", "--device", "cpu", "--quiet"]
+
+
+@contextlib.contextmanager
+def benchmark_module(name: str) -> Iterator[ModuleType]:
+    """``benchmarks/<name>.py`` imported as module ``name`` (registered in ``sys.modules``
+    while in use: dataclasses look their module up there)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(name, None)
 
 
 def tiny_config(output_dir: str | Path, model: dict | None = None, **train):

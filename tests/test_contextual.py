@@ -17,7 +17,7 @@ from importlib.util import find_spec
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT, tiny_config
+from conftest import ROOT, benchmark_module, tiny_config
 
 from docgraph.data.contextual import (
     ContextualSettings,
@@ -390,15 +390,11 @@ def test_baseline_run_records_its_language_model(tiny_lm, tmp_path):
 @needs_transformers
 def test_lm_speed_benchmark_compares_like_with_like(tiny_lm, tmp_path):
     """benchmarks/lm_speed.py: four models on the same batches, ratios the right way round."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("lm_speed", ROOT / "benchmarks" / "lm_speed.py")
-    lm_speed = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(lm_speed)
     out = tmp_path / "speed.json"
-    lm_speed.main(["--dataset", "sample", "--lm", str(tiny_lm), "--cache-dir", str(tmp_path),
-                   "--context", "8", "--batches", "1", "--batch-tokens", "300",
-                   "--repeats", "1", "--tag-documents", "1", "--out", str(out)])
+    with benchmark_module("lm_speed") as lm_speed:
+        lm_speed.main(["--dataset", "sample", "--lm", str(tiny_lm), "--cache-dir", str(tmp_path),
+                       "--context", "8", "--batches", "1", "--batch-tokens", "300",
+                       "--repeats", "1", "--tag-documents", "1", "--out", str(out)])
     result = json.loads(out.read_text())
     steps = result["steps"]
     assert set(steps) == {"baseline", "baseline + lm", "gcdoc", "gcdoc + lm"}

@@ -1,24 +1,17 @@
 """Tests of ``benchmarks/edge_weights.py`` (relation scores of a trained run)."""
 
-import importlib.util
 import json
 import math
-import sys
 
 import pytest
 import torch
-from conftest import ROOT
+from conftest import benchmark_module
 
 
 @pytest.fixture(scope="module")
 def edge_weights():
-    spec = importlib.util.spec_from_file_location("edge_weights",
-                                                  ROOT / "benchmarks" / "edge_weights.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    with benchmark_module("edge_weights") as module:
+        yield module
 
 
 def _brute_force_auc(pos: list[float], neg: list[float]) -> float:

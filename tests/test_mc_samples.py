@@ -1,19 +1,15 @@
 """Tests of ``benchmarks/mc_samples.py`` (the Monte-Carlo passes study) on a tiny trained run."""
 
-import importlib.util
 import json
 
 import pytest
-from conftest import ROOT
+from conftest import benchmark_module
 
 
 @pytest.fixture(scope="module")
 def mc_samples():
-    spec = importlib.util.spec_from_file_location("mc_samples",
-                                                  ROOT / "benchmarks" / "mc_samples.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    with benchmark_module("mc_samples") as module:
+        yield module
 
 
 def test_study_writes_one_row_per_sample_count(mc_samples, model_dir, tmp_path, capsys):
