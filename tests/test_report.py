@@ -440,6 +440,25 @@ def test_summary_block_and_readme_check(tmp_path: Path, capsys) -> None:
     assert "stale" in capsys.readouterr().err
 
 
+def test_summary_prefers_replicated_configurations(tmp_path: Path) -> None:
+    from docgraph.report import summary_rows
+
+    root = tmp_path / "runs"
+    for seed, f1 in ((1, 90.0), (2, 91.0), (3, 92.0)):
+        _ablation_run(root, "conll03-gcdoc", seed, f1, model=_model())
+    # a one-seed sweep point whose dev F1 beats the three-seed mean does not displace it
+    _ablation_run(root, "conll03-gcdoc-sweep", 1, 95.0, model=_model())
+    rows = {r[1]: r for r in summary_rows(find_runs([root]))}
+    assert rows["GCDoc"][2:5] == ["conll03-gcdoc", "n=3 (1, 2, 3)", "91.00 ± 1.00"]
+    # seeds count up to three: with three seeds each, the higher mean dev F1 wins even
+    # against a configuration with more seeds
+    _ablation_run(root, "conll03-gcdoc", 4, 91.0, model=_model())
+    for seed in (2, 3):
+        _ablation_run(root, "conll03-gcdoc-sweep", seed, 93.0, model=_model())
+    rows = {r[1]: r for r in summary_rows(find_runs([root]))}
+    assert rows["GCDoc"][2:4] == ["conll03-gcdoc-sweep", "n=3 (1, 2, 3)"]
+
+
 def test_regenerate_command_round_trip() -> None:
     from docgraph.report import documented_command, parse_command, regenerate_command
 
