@@ -14,9 +14,16 @@ the *gold* types of both ends of every edge:
   (Mann-Whitney U) -- and the mean :math:`r_{ij}` of each class (and of the O--O and
   entity--O edges);
 * the pruned share: tokens in the uncertainty set *Drop*, and edges whose source is in *Drop*
-  (messages removed by pruning).
+  (messages removed by pruning); and the same two shares for gold entity tokens and for
+  entity--entity edges, the messages that could make repeated mentions agree (issue 13: is
+  pruning too aggressive on exactly these tokens?).
 
     python benchmarks/edge_weights.py RUN_DIR [--split dev] [--data-dir DIR] [--out OUT.json]
+        [--threshold T]
+
+``--threshold`` replaces the trained model's uncertainty threshold for this measurement only
+(which tokens count as *Drop*, and so which messages the forward pass removes): how the
+pruned shares would move at another threshold, for a model trained at the original one.
 """
 from __future__ import annotations
 
@@ -94,6 +101,8 @@ class EdgeSample:
         tokens: Number of tokens of the split.
         dropped_tokens: Tokens in *Drop*.
         outside: Type id of ``O``.
+        entity_tokens: Tokens inside a gold entity.
+        dropped_entity_tokens: Tokens inside a gold entity that are in *Drop*.
     """
 
     weight: Tensor
@@ -103,6 +112,8 @@ class EdgeSample:
     tokens: int
     dropped_tokens: int
     outside: int = 0
+    entity_tokens: int = 0
+    dropped_entity_tokens: int = 0
 
 
 @dataclass
@@ -125,6 +136,9 @@ class EdgeWeightReport:
         tokens: Number of tokens.
         pruned_token_share: ``100 *`` tokens in *Drop* ``/ tokens``.
         pruned_edge_share: ``100 *`` edges whose source is in *Drop* ``/ edges``.
+        pruned_entity_token_share: ``100 *`` gold entity tokens in *Drop* ``/`` entity tokens.
+        pruned_entity_edge_share: ``100 *`` entity--entity edges whose source is in *Drop*
+            ``/`` entity--entity edges.
     """
 
     edges: int
@@ -142,6 +156,8 @@ class EdgeWeightReport:
     tokens: int
     pruned_token_share: float | None
     pruned_edge_share: float | None
+    pruned_entity_token_share: float | None = None
+    pruned_entity_edge_share: float | None = None
 
     def to_dict(self) -> dict[str, float | int | None]:
         """A JSON-serialisable dictionary of the fields."""
@@ -191,6 +207,9 @@ def summarise(sample: EdgeSample) -> EdgeWeightReport:
         tokens=sample.tokens,
         pruned_token_share=_share(sample.dropped_tokens, sample.tokens),
         pruned_edge_share=_share(int(sample.source_dropped.sum()), edges),
+        pruned_entity_token_share=_share(sample.dropped_entity_tokens, sample.entity_tokens),
+        pruned_entity_edge_share=_share(int((sample.source_dropped & both).sum()),
+                                        int(both.sum())),
     )
 
 
@@ -221,7 +240,8 @@ def collect_edges(model: GCDoc, graphs: list[DocumentGraph], batch_tokens: int =
                                       shuffle=False)
     device = model.label_to_type.device
     weights, src_types, dst_types, src_dropped = [], [], [], []
-    tokens = dropped = 0
+    tokens = dropped = entity_tokens = dropped_entity_tokens = 0
+    outside = int(model.label_to_type[0])
     for _, batch in iterate_batches(graphs, sampler, device):
         out = model.inspect(batch)
         types = model.label_to_type[batch.y]
@@ -233,13 +253,17 @@ def collect_edges(model: GCDoc, graphs: list[DocumentGraph], batch_tokens: int =
         src_dropped.append(drop[src].cpu())
         tokens += int(batch.num_nodes)
         dropped += int(drop.sum())
+        entity = types != outside
+        entity_tokens += int(entity.sum())
+        dropped_entity_tokens += int((drop & entity).sum())
     return EdgeSample(torch.cat(weights), torch.cat(src_types), torch.cat(dst_types),
-                      torch.cat(src_dropped), tokens, dropped,
-                      outside=int(model.label_to_type[0]))
+                      torch.cat(src_dropped), tokens, dropped, outside=outside,
+                      entity_tokens=entity_tokens, dropped_entity_tokens=dropped_entity_tokens)
 
 
 def measure(run_dir: str | Path, split: str = "dev", data_dir: str | None = None,
-            seed: int = 0, batch_tokens: int | None = None) -> EdgeWeightReport:
+            seed: int = 0, batch_tokens: int | None = None,
+            threshold: float | None = None) -> EdgeWeightReport:
     """Load a run directory, build its graphs of ``split`` and summarise the edge weights.
 
     Args:
@@ -248,11 +272,19 @@ def measure(run_dir: str | Path, split: str = "dev", data_dir: str | None = None
         data_dir: Corpus directory (default: the run's, else ``DOCGRAPH_DATA_DIR``).
         seed: Seed of the Monte-Carlo dropout.
         batch_tokens: Token budget of a batch (default: the run's ``eval_batch_tokens``).
+        threshold: Uncertainty threshold to prune with instead of the trained model's.
 
     Returns:
         The report.
+
+    Raises:
+        ValueError: If ``threshold`` is given for a model without pruning.
     """
     model, vocabs, config = load_model_dir(run_dir)
+    if threshold is not None:
+        if model.uncertainty is None:
+            raise ValueError("--threshold needs a model with pruning")
+        model.uncertainty.threshold = threshold
     documents = load_dataset(config.dataset, data_dir if data_dir is not None
                              else config.data_dir, splits=(split,))[split]
     prepared = prepare_split(documents, vocabs, replace(config, graph=config.graph_config()))
@@ -280,6 +312,8 @@ def format_report(report: EdgeWeightReport, title: str = "") -> str:
         f"AUC same vs diff   {num(report.auc)}",
         f"pruned tokens      {num(report.pruned_token_share, 2)} % of {report.tokens}",
         f"pruned edges       {num(report.pruned_edge_share, 2)} %",
+        f"pruned entity tok. {num(report.pruned_entity_token_share, 2)} %",
+        f"pruned ent-ent e.  {num(report.pruned_entity_edge_share, 2)} %",
     ]
     return "\n".join(lines)
 
@@ -293,18 +327,22 @@ def main(argv: list[str] | None = None) -> None:
                    help="corpus directory (default: the run's, else DOCGRAPH_DATA_DIR)")
     p.add_argument("--seed", type=int, default=0, help="seed of the Monte-Carlo dropout")
     p.add_argument("--batch-tokens", type=int, default=None)
+    p.add_argument("--threshold", type=float, default=None,
+                   help="uncertainty threshold to prune with (default: the trained model's)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", default=None, help="JSON file to write")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     try:
-        report = measure(args.run_dir, args.split, args.data_dir, args.seed, args.batch_tokens)
+        report = measure(args.run_dir, args.split, args.data_dir, args.seed, args.batch_tokens,
+                         args.threshold)
     except (ValueError, FileNotFoundError, CheckpointError) as err:
         raise SystemExit(f"{args.run_dir}: {err}") from None
     print(format_report(report, title=f"{args.run_dir} ({args.split})"))
     if args.out:
         atomic_write_json(Path(args.out), {"run_dir": str(args.run_dir), "split": args.split,
-                                           "seed": args.seed, **report.to_dict()})
+                                           "seed": args.seed, "threshold": args.threshold,
+                                           **report.to_dict()})
 
 
 if __name__ == "__main__":

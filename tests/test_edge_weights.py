@@ -48,7 +48,7 @@ def test_summarise_by_hand(edge_weights):
         source_type=torch.tensor([0, 0, 1, 1, 2, 1]),
         target_type=torch.tensor([0, 0, 0, 1, 2, 2]),
         source_dropped=torch.tensor([True, False, False, False, True, False]),
-        tokens=10, dropped_tokens=3,
+        tokens=10, dropped_tokens=3, entity_tokens=4, dropped_entity_tokens=1,
     )
     report = edge_weights.summarise(sample)
     assert (report.edges, report.oo_edges, report.entity_o_edges) == (6, 2, 1)
@@ -60,6 +60,9 @@ def test_summarise_by_hand(edge_weights):
     assert report.auc == 1.0  # 0.8 and 0.6 both above 0.4
     assert report.pruned_token_share == pytest.approx(30.0)
     assert report.pruned_edge_share == pytest.approx(100 * 2 / 6)
+    assert report.pruned_entity_token_share == pytest.approx(25.0)
+    # entity-entity edges: PER-PER (kept), LOC-LOC (source dropped), PER-LOC (kept)
+    assert report.pruned_entity_edge_share == pytest.approx(100 / 3)
     assert json.loads(json.dumps(report.to_dict()))["auc"] == 1.0
 
 
@@ -73,11 +76,18 @@ def test_script_on_a_tiny_trained_run(edge_weights, model_dir, tmp_path, capsys)
     assert 0.0 <= result["oo_share"] <= 100.0
     assert result["auc"] is None or 0.0 <= result["auc"] <= 1.0
     assert 0.0 <= result["pruned_edge_share"] <= 100.0
+    assert result["pruned_entity_token_share"] is None or \
+        0.0 <= result["pruned_entity_token_share"] <= 100.0
     assert "AUC same vs diff" in capsys.readouterr().out
     # Reproducible for the same Monte-Carlo seed.
     again = edge_weights.measure(model_dir, "dev")
     assert again.to_dict() == {k: v for k, v in result.items()
-                               if k not in ("run_dir", "split", "seed")}
+                               if k not in ("run_dir", "split", "seed", "threshold")}
+    # A threshold above any entropy (ln of the label count) prunes nothing; 0 prunes every
+    # token whose predictive distribution is not one-hot.
+    assert edge_weights.measure(model_dir, "dev", threshold=100.0).pruned_token_share == 0.0
+    everything = edge_weights.measure(model_dir, "dev", threshold=-1.0)
+    assert everything.pruned_token_share == 100.0 and everything.pruned_edge_share == 100.0
 
 
 def test_script_refuses_a_model_without_edge_weights(edge_weights, tmp_path):
