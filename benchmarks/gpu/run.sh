@@ -53,7 +53,19 @@ ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
 # 7 runs converged but lr 0.001, resumed to convergence in a second call): the plain-mean graph
 # (best dev in Table 5) over 3 seeds and GCDoc's own small sweep (lr 0.001/0.004, dropout
 # 0.3/0.4), one seed each.
-if [ "${JOBSET:-main}" = issue15 ]; then
+# JOBSET=issue13d (prepared in session 10, not yet run): does GCDoc keep the plain mean's document
+# consistency when pruning spares the entity tokens? (At the paper's threshold 0.5 the pruning
+# removes 30% of entity tokens, benchmarks/results/edge-weights/.) 3 seeds each of the thresholds
+# 1.0 and 1.5 and of the edge-weighted graph without pruning; give it >= 9 minutes.
+if [ "${JOBSET:-main}" = issue13d ]; then
+  E="--epochs 60"
+  JOBS=()
+  for s in 1 2 3; do JOBS+=(
+    "conll03-gcdoc-threshold1.0-bt4000-s$s|$CONLL --seed $s $E --threshold 1.0"
+    "conll03-gcdoc-threshold1.5-bt4000-s$s|$CONLL --seed $s $E --threshold 1.5"
+    "conll03-gcdoc-nopruning-bt4000-s$s|$CONLL --seed $s $E --no-pruning"
+  ); done
+elif [ "${JOBSET:-main}" = issue15 ]; then
   E="--epochs 60"
   JOBS=()
   for s in 1 2 3; do JOBS+=(
