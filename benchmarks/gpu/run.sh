@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine (device tool) from the repository root, with .devcarry/ (made by
 # benchmarks/gpu/prepare_carry.py) carried along. Trains every run of JOBS below side by side on
-# one GPU, each process with one CPU thread, under a wall-clock budget, then packs the run
+# one GPU, each process with one CPU thread (THREADS), under a wall-clock budget, then packs the run
 # directories (without weights) into $OUT/gpu-runs.tgz.
 #
 #   bash benchmarks/gpu/run.sh [HARD_STOP_SECONDS]
@@ -53,11 +53,21 @@ ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
 # 7 runs converged but lr 0.001, resumed to convergence in a second call): the plain-mean graph
 # (best dev in Table 5) over 3 seeds and GCDoc's own small sweep (lr 0.001/0.004, dropout
 # 0.3/0.4), one seed each.
+# JOBSET=onto-alone (prepared in session 10, not yet run): issue 12's GPU clause, the faithful
+# OntoNotes GCDoc as ONE process with the whole GPU, to convergence. Alone on an H200 a default
+# (4000-token) epoch took 81 s, so ~20 epochs need ~27 min, more than one session's device time;
+# 16000-token batches (lr 0.004) cut the epoch count per pass. Run with THREADS=8 and the longest
+# HARD_STOP the call allows; a budget-stopped run resumes in a second call on the same warm
+# machine (its checkpoints stay there, they are not packed) with
+#   python3 scripts/train.py --resume runs/gpu/ontonotes-gcdoc-alone-bt16000-s1 --max-minutes M
+# and its wall time is the sum of the calls' training loops (train_log.jsonl).
 # JOBSET=issue13d (prepared in session 10, not yet run): does GCDoc keep the plain mean's document
 # consistency when pruning spares the entity tokens? (At the paper's threshold 0.5 the pruning
 # removes 30% of entity tokens, benchmarks/results/edge-weights/.) 3 seeds each of the thresholds
 # 1.0 and 1.5 and of the edge-weighted graph without pruning; give it >= 9 minutes.
-if [ "${JOBSET:-main}" = issue13d ]; then
+if [ "${JOBSET:-main}" = onto-alone ]; then
+  JOBS=("ontonotes-gcdoc-alone-bt16000-s1|$ONTO --seed 1 --batch-tokens 16000 --lr 0.004")
+elif [ "${JOBSET:-main}" = issue13d ]; then
   E="--epochs 60"
   JOBS=()
   for s in 1 2 3; do JOBS+=(
@@ -175,7 +185,7 @@ for job in "${JOBS[@]}"; do
   name=${job%%|*}; flags=${job#*|}
   # shellcheck disable=SC2086
   timeout "$LEFT" python3 scripts/train.py $flags --embeddings "$GLOVE" --device cuda \
-    --threads 1 --quiet --max-minutes "$MINUTES" \
+    --threads "${THREADS:-1}" --quiet --max-minutes "$MINUTES" \
     --output-dir "runs/gpu/$name" > "logs/$name.log" 2>&1 &
 done
 wait
