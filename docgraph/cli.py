@@ -304,6 +304,10 @@ def evaluate_parser() -> argparse.ArgumentParser:
                    help="where to write <name>_metrics.json and <name>_predictions.conll "
                         "(default: the model directory)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="uncertainty threshold to prune the document graph with, instead of "
+                        "the one the model was trained with (a value above ln(#labels), e.g. "
+                        "100, prunes nothing); tags in one process")
     add_processes_argument(p)
     return p
 
@@ -340,6 +344,13 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
     try:
         device = resolve_device(args.device)
         model, vocabs, config = load_model_dir(args.model, device)
+        if args.threshold is not None:
+            if model.uncertainty is None:
+                raise UsageError(f"--threshold {args.threshold}: the model in {args.model} "
+                                 "does not prune its document graph (trained without pruning "
+                                 "or without the graph)")
+            model.uncertainty.threshold = args.threshold
+            args.processes = 1  # the tagging processes load the model as saved
         if args.data:
             if not Path(args.data).exists():
                 raise UsageError(f"--data {args.data}: file not found")

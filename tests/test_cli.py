@@ -301,3 +301,34 @@ def test_seeds_in_two_processes_write_one_summary(tmp_path):
     mean = (runs[0]["test"]["f1"] + runs[1]["test"]["f1"]) / 2
     assert summary["test_f1_mean"] == pytest.approx(mean)
     assert summary["seeds"] == [1, 2]
+
+
+def test_evaluate_threshold_override(model_dir, tmp_path, capsys):
+    from dataclasses import replace
+
+    from docgraph.training import evaluate, load_model_dir, prepare_split
+
+    assert evaluate_main(["--model", str(model_dir), "--split", "dev", "--threshold", "100",
+                          "--output-dir", str(tmp_path), "--device", "cpu"]) == 0
+    written = json.loads((tmp_path / "dev_metrics.json").read_text())["dev"]
+    # reference: the same model with nothing pruned (no token's entropy exceeds 100)
+    model, vocabs, config = load_model_dir(model_dir)
+    model.uncertainty.threshold = 100.0
+    documents = load_dataset(config.dataset, config.data_dir, splits=("dev",))["dev"]
+    prepared = prepare_split(documents, vocabs, replace(config, graph=config.graph_config()))
+    scores, _ = evaluate(model, prepared, vocabs, config.train.eval_batch_tokens)
+    assert written["f1"] == pytest.approx(scores.f1)
+
+
+def test_evaluate_threshold_needs_pruning(tmp_path, capsys):
+    from conftest import tiny_config
+
+    from docgraph.training import run_experiment
+
+    run = tmp_path / "nopruning"
+    run_experiment(tiny_config(run, model={"pruning": False}, epochs=1))
+    with pytest.raises(SystemExit) as exc:
+        evaluate_main(["--model", str(run), "--threshold", "1.0", "--device", "cpu"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--threshold 1.0" in err and "does not prune" in err
