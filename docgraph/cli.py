@@ -387,8 +387,9 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
           f" string groups with more than one type {100 - consistency.pred.consistency:.1f}% "
           f"(gold {100 - consistency.gold.consistency:.1f}%); entities against their string's "
           f"majority type {consistency.pred.disagreement:.2f}%")
+    override = {} if args.threshold is None else {"threshold": args.threshold}
     atomic_write_json(out_dir / f"{name}_metrics.json",
-                      {name: scores.to_dict(), "consistency": consistency.to_dict()})
+                      {name: scores.to_dict(), "consistency": consistency.to_dict(), **override})
     write_conll(out_dir / f"{name}_predictions.conll", prepared.documents, predictions)
     print(f"wrote {out_dir / f'{name}_metrics.json'} and {out_dir / f'{name}_predictions.conll'}")
     return 0

@@ -310,7 +310,9 @@ def test_evaluate_threshold_override(model_dir, tmp_path, capsys):
 
     assert evaluate_main(["--model", str(model_dir), "--split", "dev", "--threshold", "100",
                           "--output-dir", str(tmp_path), "--device", "cpu"]) == 0
-    written = json.loads((tmp_path / "dev_metrics.json").read_text())["dev"]
+    payload = json.loads((tmp_path / "dev_metrics.json").read_text())
+    assert payload["threshold"] == 100.0  # the override is recorded beside the scores
+    written = payload["dev"]
     # reference: the same model with nothing pruned (no token's entropy exceeds 100)
     model, vocabs, config = load_model_dir(model_dir)
     model.uncertainty.threshold = 100.0
