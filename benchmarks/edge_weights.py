@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
@@ -282,12 +282,10 @@ def measure(run_dir: str | Path, split: str = "dev", data_dir: str | None = None
     """
     model, vocabs, config = load_model_dir(run_dir)
     if threshold is not None:
-        if model.uncertainty is None:
-            raise ValueError("--threshold needs a model with pruning")
-        model.uncertainty.threshold = threshold
+        model.set_threshold(threshold)
     documents = load_dataset(config.dataset, data_dir if data_dir is not None
                              else config.data_dir, splits=(split,))[split]
-    prepared = prepare_split(documents, vocabs, replace(config, graph=config.graph_config()))
+    prepared = prepare_split(documents, vocabs, config)
     sample = collect_edges(model, prepared.graphs,
                            batch_tokens or config.train.eval_batch_tokens, seed)
     return summarise(sample)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +69,15 @@ def measure(run_dir: str | Path, thresholds: Sequence[float], split: str = "dev"
         ValueError: If the model does not prune (no uncertainty module).
     """
     model, vocabs, config = load_model_dir(run_dir)
-    if model.uncertainty is None:
-        raise ValueError("this model does not prune its document graph (no uncertainty module)")
+    if not thresholds:
+        return []
+    model.set_threshold(thresholds[0])  # fails before the graphs are built if it cannot prune
     documents = load_dataset(config.dataset, data_dir if data_dir is not None
                              else config.data_dir, splits=(split,))[split]
-    prepared = prepare_split(documents, vocabs, replace(config, graph=config.graph_config()))
+    prepared = prepare_split(documents, vocabs, config)
     results = []
     for threshold in thresholds:
-        model.uncertainty.threshold = float(threshold)
+        model.set_threshold(threshold)
         torch.manual_seed(seed)
         scores, predictions = evaluate(model, prepared, vocabs, config.train.eval_batch_tokens)
         consistency = split_consistency(prepared, predictions)

@@ -345,11 +345,10 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
         device = resolve_device(args.device)
         model, vocabs, config = load_model_dir(args.model, device)
         if args.threshold is not None:
-            if model.uncertainty is None:
-                raise UsageError(f"--threshold {args.threshold}: the model in {args.model} "
-                                 "does not prune its document graph (trained without pruning "
-                                 "or without the graph)")
-            model.uncertainty.threshold = args.threshold
+            try:
+                model.set_threshold(args.threshold)
+            except ValueError as err:
+                raise UsageError(f"--threshold {args.threshold}: {args.model}: {err}") from None
             args.processes = 1  # the tagging processes load the model as saved
         if args.data:
             if not Path(args.data).exists():

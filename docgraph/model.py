@@ -12,7 +12,7 @@ Every switch of :class:`GCDocConfig` removes one component, so the paper's ablat
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 
 import torch
 from torch import Tensor, nn
@@ -463,6 +463,20 @@ class GCDoc(nn.Module):
             return self.forward(batch, compute_loss=False)
         finally:
             self.train(was_training)
+
+    def set_threshold(self, threshold: float) -> None:
+        """Prune with uncertainty threshold ``threshold`` from now on, e.g. to tag with a trained
+        model at another threshold than it was trained with (a value above ``ln C`` prunes
+        nothing).
+
+        Raises:
+            ValueError: If the model does not prune its document graph.
+        """
+        if self.uncertainty is None:
+            raise ValueError("this model does not prune its document graph (trained without "
+                             "pruning or without the graph)")
+        self.uncertainty.threshold = float(threshold)
+        self.config = replace(self.config, threshold=float(threshold))
 
     def extra_repr(self) -> str:
         c = self.config

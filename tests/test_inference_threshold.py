@@ -13,8 +13,6 @@ def inference_threshold():
 
 
 def test_trained_threshold_reproduces_evaluate(inference_threshold, model_dir):
-    from dataclasses import replace
-
     import torch
 
     from docgraph.data.registry import load_dataset
@@ -24,7 +22,7 @@ def test_trained_threshold_reproduces_evaluate(inference_threshold, model_dir):
     trained = model.uncertainty.threshold
     results = inference_threshold.measure(model_dir, [trained, 100.0, trained], "dev")
     documents = load_dataset(config.dataset, config.data_dir, splits=("dev",))["dev"]
-    prepared = prepare_split(documents, vocabs, replace(config, graph=config.graph_config()))
+    prepared = prepare_split(documents, vocabs, config)
     torch.manual_seed(0)
     scores, predictions = evaluate(model, prepared, vocabs, config.train.eval_batch_tokens)
     consistency = split_consistency(prepared, predictions)
