@@ -103,6 +103,7 @@ VARIANT_LABELS: Mapping[str, str] = MappingProxyType(
         "graph_only": "+ document graph module only",
         "plain_graph": "cross-sentence + plain mean document graph",
         "pruning": "cross-sentence + document graph with pruning",
+        "weighted_graph": "cross-sentence + edge-weighted document graph without pruning",
         "full": "GCDoc (all modules, k = 2)",
         "current_only": "GCDoc, current sentence only",
         "previous_only": "GCDoc, previous sentences only",
@@ -340,11 +341,12 @@ def model_variant(config: Mapping[str, Any], group: str = "") -> str:
 
     ``baseline`` (no graph, no cross-sentence module), ``cross_only``, ``graph_only`` (pruned
     and weighted graph), ``plain_graph`` / ``pruning`` (cross-sentence module with a graph
-    lacking edge weights, and pruning too), ``full`` (everything, previous and next sentences,
-    k = 2), ``current_only`` / ``previous_only`` / ``next_only`` (full graph, cross-sentence
-    context restricted), ``window-<k>`` (full model with k != 2) and ``other``. A run without a
-    ``model`` section in its configuration is classified by its name (``baseline`` or
-    ``gcdoc`` in it, else ``unknown``).
+    lacking edge weights, and pruning too), ``weighted_graph`` (cross-sentence module with an
+    edge-weighted graph that prunes nothing, not a row of the paper), ``full`` (everything,
+    previous and next sentences, k = 2), ``current_only`` / ``previous_only`` / ``next_only``
+    (full graph, cross-sentence context restricted), ``window-<k>`` (full model with k != 2)
+    and ``other``. A run without a ``model`` section in its configuration is classified by
+    its name (``baseline`` or ``gcdoc`` in it, else ``unknown``).
     """
     model = config.get("model")
     if not model:
@@ -363,8 +365,10 @@ def model_variant(config: Mapping[str, Any], group: str = "") -> str:
     if not graph:
         return "cross_only" if both and k == 2 else "other"
     if not full_graph:
-        if not both or k != 2 or (weights and not prune):
+        if not both or k != 2:
             return "other"
+        if weights:
+            return "weighted_graph"
         return "pruning" if prune else "plain_graph"
     if not prev and not nxt:
         return "current_only"

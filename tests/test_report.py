@@ -296,7 +296,8 @@ def test_model_variant_rows() -> None:
     assert v(cross_sentence=False) == "graph_only"
     assert v(pruning=False, edge_weights=False) == "plain_graph"
     assert v(edge_weights=False) == "pruning"
-    assert v(pruning=False) == "other"  # weights without pruning: no row of the paper
+    assert v(pruning=False) == "weighted_graph"  # weights without pruning: no row of the paper
+    assert v(pruning=False, window=3) == "other"
     assert v(use_previous=False, use_next=False) == "current_only"
     assert v(use_previous=False, use_next=False, window=1) == "current_only"
     assert v(use_next=False) == "previous_only"

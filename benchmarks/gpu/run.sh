@@ -61,7 +61,8 @@ ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
 # machine (its checkpoints stay there, they are not packed) with
 #   python3 scripts/train.py --resume runs/gpu/ontonotes-gcdoc-alone-bt16000-s1 --max-minutes M
 # and its wall time is the sum of the calls' training loops (train_log.jsonl).
-# JOBSET=issue13d (prepared in session 10, not yet run): does GCDoc keep the plain mean's document
+# JOBSET=issue13d (prepared in session 10, run in session 11 on an H200 with SMOKE=0 and 565 s;
+# 7 of 9 converged, two threshold-1.0 seeds budget-stopped): does GCDoc keep the plain mean's document
 # consistency when pruning spares the entity tokens? (At the paper's threshold 0.5 the pruning
 # removes 30% of entity tokens, benchmarks/results/edge-weights/.) 3 seeds each of the thresholds
 # 1.0 and 1.5 and of the edge-weighted graph without pruning; give it >= 9 minutes.
