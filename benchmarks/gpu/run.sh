@@ -62,7 +62,9 @@ ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
 #   python3 scripts/train.py --resume runs/gpu/ontonotes-gcdoc-alone-bt16000-s1 --max-minutes M
 # and its wall time is the sum of the calls' training loops (train_log.jsonl).
 # JOBSET=issue13d (prepared in session 10, run in session 11 on an H200 with SMOKE=0 and 565 s;
-# 7 of 9 converged, two threshold-1.0 seeds budget-stopped): does GCDoc keep the plain mean's document
+# 7 of 9 converged, two threshold-1.0 seeds budget-stopped; the resume call came after the
+# machine's 30 s idle release, so it got a fresh machine without the checkpoints -- resume in
+# the very next call or not at all): does GCDoc keep the plain mean's document
 # consistency when pruning spares the entity tokens? (At the paper's threshold 0.5 the pruning
 # removes 30% of entity tokens, benchmarks/results/edge-weights/.) 3 seeds each of the thresholds
 # 1.0 and 1.5 and of the edge-weighted graph without pruning; give it >= 9 minutes.
