@@ -37,10 +37,9 @@ from torch import Tensor
 
 from docgraph.atomic import atomic_write_json
 from docgraph.checkpoint import CheckpointError
-from docgraph.data.registry import load_dataset
 from docgraph.graph import DocumentGraph, TokenBudgetBatchSampler
 from docgraph.model import GCDoc
-from docgraph.training import iterate_batches, load_model_dir, prepare_split
+from docgraph.training import iterate_batches, load_model_dir, prepare_run_split
 
 
 # ---------------------------------------------------------------------------- AUC
@@ -283,9 +282,7 @@ def measure(run_dir: str | Path, split: str = "dev", data_dir: str | None = None
     model, vocabs, config = load_model_dir(run_dir)
     if threshold is not None:
         model.set_threshold(threshold)
-    documents = load_dataset(config.dataset, data_dir if data_dir is not None
-                             else config.data_dir, splits=(split,))[split]
-    prepared = prepare_split(documents, vocabs, config)
+    prepared = prepare_run_split(config, vocabs, split, data_dir)
     sample = collect_edges(model, prepared.graphs,
                            batch_tokens or config.train.eval_batch_tokens, seed)
     return summarise(sample)

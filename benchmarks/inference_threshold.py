@@ -28,8 +28,12 @@ import torch
 
 from docgraph.atomic import atomic_write_json
 from docgraph.checkpoint import CheckpointError
-from docgraph.data.registry import load_dataset
-from docgraph.training import evaluate, load_model_dir, prepare_split, split_consistency
+from docgraph.training import (
+    evaluate,
+    load_model_dir,
+    prepare_run_split,
+    split_consistency,
+)
 
 
 @dataclass
@@ -72,9 +76,7 @@ def measure(run_dir: str | Path, thresholds: Sequence[float], split: str = "dev"
     if not thresholds:
         return []
     model.set_threshold(thresholds[0])  # fails before the graphs are built if it cannot prune
-    documents = load_dataset(config.dataset, data_dir if data_dir is not None
-                             else config.data_dir, splits=(split,))[split]
-    prepared = prepare_split(documents, vocabs, config)
+    prepared = prepare_run_split(config, vocabs, split, data_dir)
     results = []
     for threshold in thresholds:
         model.set_threshold(threshold)

@@ -120,6 +120,22 @@ def prepare_split(
     return PreparedSplit(docs, graphs)
 
 
+def prepare_run_split(
+    config: ExperimentConfig, vocabs: Vocabularies, split: str, data_dir: str | None = None
+) -> PreparedSplit:
+    """Split ``split`` of a trained run's data set, prepared as the run prepared it.
+
+    Args:
+        config: The run's configuration (from :func:`load_model_dir`).
+        vocabs: The run's vocabularies.
+        split: ``"train"``, ``"dev"`` or ``"test"``.
+        data_dir: Corpus directory (default: the run's, else ``DOCGRAPH_DATA_DIR``).
+    """
+    documents = load_dataset(config.dataset, data_dir if data_dir is not None
+                             else config.data_dir, splits=(split,))[split]
+    return prepare_split(documents, vocabs, config)
+
+
 def build_model(
     config: GCDocConfig, vocabs: Vocabularies, pretrained: torch.Tensor | None = None
 ) -> GCDoc:

@@ -304,7 +304,7 @@ def test_seeds_in_two_processes_write_one_summary(tmp_path):
 
 
 def test_evaluate_threshold_override(model_dir, tmp_path, capsys):
-    from docgraph.training import evaluate, load_model_dir, prepare_split
+    from docgraph.training import evaluate, load_model_dir, prepare_run_split
 
     assert evaluate_main(["--model", str(model_dir), "--split", "dev", "--threshold", "100",
                           "--output-dir", str(tmp_path), "--device", "cpu"]) == 0
@@ -314,8 +314,7 @@ def test_evaluate_threshold_override(model_dir, tmp_path, capsys):
     # reference: the same model with nothing pruned (no token's entropy exceeds 100)
     model, vocabs, config = load_model_dir(model_dir)
     model.set_threshold(100.0)
-    documents = load_dataset(config.dataset, config.data_dir, splits=("dev",))["dev"]
-    prepared = prepare_split(documents, vocabs, config)
+    prepared = prepare_run_split(config, vocabs, "dev")
     scores, _ = evaluate(model, prepared, vocabs, config.train.eval_batch_tokens)
     assert written["f1"] == pytest.approx(scores.f1)
 

@@ -15,14 +15,17 @@ def inference_threshold():
 def test_trained_threshold_reproduces_evaluate(inference_threshold, model_dir):
     import torch
 
-    from docgraph.data.registry import load_dataset
-    from docgraph.training import evaluate, load_model_dir, prepare_split, split_consistency
+    from docgraph.training import (
+        evaluate,
+        load_model_dir,
+        prepare_run_split,
+        split_consistency,
+    )
 
     model, vocabs, config = load_model_dir(model_dir)
     trained = model.uncertainty.threshold
     results = inference_threshold.measure(model_dir, [trained, 100.0, trained], "dev")
-    documents = load_dataset(config.dataset, config.data_dir, splits=("dev",))["dev"]
-    prepared = prepare_split(documents, vocabs, config)
+    prepared = prepare_run_split(config, vocabs, "dev")
     torch.manual_seed(0)
     scores, predictions = evaluate(model, prepared, vocabs, config.train.eval_batch_tokens)
     consistency = split_consistency(prepared, predictions)
