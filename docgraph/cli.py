@@ -307,7 +307,7 @@ def evaluate_parser() -> argparse.ArgumentParser:
     p.add_argument("--threshold", type=float, default=None,
                    help="uncertainty threshold to prune the document graph with, instead of "
                         "the one the model was trained with (a value above ln(#labels), e.g. "
-                        "100, prunes nothing); tags in one process")
+                        "100, prunes nothing)")
     add_processes_argument(p)
     return p
 
@@ -349,7 +349,6 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
                 model.set_threshold(args.threshold)
             except ValueError as err:
                 raise UsageError(f"--threshold {args.threshold}: {args.model}: {err}") from None
-            args.processes = 1  # the tagging processes load the model as saved
         if args.data:
             if not Path(args.data).exists():
                 raise UsageError(f"--data {args.data}: file not found")
@@ -369,7 +368,8 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
                 "tagging in %d processes (--processes 1: one process)", processes)
             prepared = PreparedSplit(
                 split_long_documents(documents, config.graph.max_doc_tokens), [])
-            predictions = predict_in_processes(args.model, documents, processes, config.lm)
+            predictions = predict_in_processes(args.model, documents, processes, config.lm,
+                                               args.threshold)
             scores = score_predictions(prepared, predictions)
         else:
             prepared = prepare_split(documents, vocabs, config)

@@ -258,8 +258,12 @@ def _store_predictions(pred: list[int], indices: list[int], graphs: Sequence[Doc
 
 
 def predict_documents(documents: Sequence[Document], model_dir: str | Path,
-                      lm: str | Path | None = None) -> list[list[list[str]]]:
+                      lm: str | Path | None = None, threshold: float | None = None
+                      ) -> list[list[list[str]]]:
     """Load a model directory and tag ``documents`` on the CPU, as :func:`evaluate` does.
+
+    ``threshold``, if given, replaces the uncertainty threshold the model was trained with
+    (:meth:`~docgraph.model.GCDoc.set_threshold`).
 
     The predictions are per graph of ``prepare_split(documents, ...)`` (a document split by
     ``max_doc_tokens`` gives one entry per chunk), so the results of consecutive shards of a
@@ -267,13 +271,15 @@ def predict_documents(documents: Sequence[Document], model_dir: str | Path,
     processes of :func:`predict_in_processes` run.
     """
     model, vocabs, config = load_model_dir(model_dir, "cpu", lm=lm)
+    if threshold is not None:
+        model.set_threshold(threshold)
     prepared = prepare_split(documents, vocabs, config)
     return predict_graphs(model, prepared.graphs, vocabs, config.train.eval_batch_tokens)
 
 
 def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
-                         processes: int, lm: str | Path | None = None
-                         ) -> list[list[list[str]]]:
+                         processes: int, lm: str | Path | None = None,
+                         threshold: float | None = None) -> list[list[list[str]]]:
     """:func:`predict_documents` with the documents shared out over ``processes`` CPU
     processes (:func:`~docgraph.distributed.map_document_shards`: consecutive runs of
     documents with about equal numbers of tokens).
@@ -286,7 +292,8 @@ def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
     """
     from docgraph.distributed import map_document_shards
 
-    return map_document_shards(predict_documents, documents, processes, str(model_dir), lm)
+    return map_document_shards(predict_documents, documents, processes, str(model_dir), lm,
+                               threshold)
 
 
 def evaluate(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,

@@ -121,3 +121,30 @@ def test_evaluate_and_predict_in_two_processes(deterministic_model, tmp_path):
     assert outputs["2"] == outputs["1"]
     assert outputs["1"][0]["test"]["f1"] > 0
     assert "-DOCSTART-" in outputs["1"][2]
+
+
+def test_threshold_override_reaches_tagging_processes(model_dir, sample_splits, tmp_path):
+    from docgraph.training import (
+        load_model_dir,
+        predict_graphs,
+        predict_in_processes,
+        prepare_split,
+    )
+
+    # every neighbour kept, the trained threshold left as it is: the override alone decides
+    path = tmp_path / "model"
+    shutil.copytree(model_dir, path)
+    config = json.loads((path / "config.json").read_text())
+    config["graph"]["max_neighbours"] = None
+    (path / "config.json").write_text(json.dumps(config))
+    docs = sample_splits["test"] + sample_splits["dev"]
+    references = {}
+    # -1 prunes every token (an entropy is >= 0), 1e9 none: both leave nothing to chance
+    for threshold in (-1.0, 1e9):
+        model, vocabs, config = load_model_dir(path, "cpu")
+        model.set_threshold(threshold)
+        prepared = prepare_split(docs, vocabs, config)
+        references[threshold] = predict_graphs(model, prepared.graphs, vocabs,
+                                               config.train.eval_batch_tokens)
+        assert predict_in_processes(path, docs, 2, threshold=threshold) == references[threshold]
+    assert references[-1.0] != references[1e9]  # the graph's messages change some tags
