@@ -124,12 +124,7 @@ def test_evaluate_and_predict_in_two_processes(deterministic_model, tmp_path):
 
 
 def test_threshold_override_reaches_tagging_processes(model_dir, sample_splits, tmp_path):
-    from docgraph.training import (
-        load_model_dir,
-        predict_graphs,
-        predict_in_processes,
-        prepare_split,
-    )
+    from docgraph.training import predict_documents, predict_in_processes
 
     # every neighbour kept, the trained threshold left as it is: the override alone decides
     path = tmp_path / "model"
@@ -141,10 +136,6 @@ def test_threshold_override_reaches_tagging_processes(model_dir, sample_splits, 
     references = {}
     # -1 prunes every token (an entropy is >= 0), 1e9 none: both leave nothing to chance
     for threshold in (-1.0, 1e9):
-        model, vocabs, config = load_model_dir(path, "cpu")
-        model.set_threshold(threshold)
-        prepared = prepare_split(docs, vocabs, config)
-        references[threshold] = predict_graphs(model, prepared.graphs, vocabs,
-                                               config.train.eval_batch_tokens)
+        references[threshold] = predict_documents(docs, path, threshold=threshold)  # 1 process
         assert predict_in_processes(path, docs, 2, threshold=threshold) == references[threshold]
     assert references[-1.0] != references[1e9]  # the graph's messages change some tags
