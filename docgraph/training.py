@@ -679,6 +679,21 @@ def learning_curve(history: list[dict[str, Any]], path: Path) -> None:
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
 
 
+def training_threads(requested: int, device: torch.device, distributed: bool = False) -> int:
+    """The intra-op thread count a training run sets (0: leave torch's own count alone).
+
+    An explicit count (``requested > 0``) wins. Otherwise one process on a CPU gets one thread:
+    two intra-op threads were slower than one for both models, and a second job on the other
+    core made a two-thread run 10-20x slower (``docs/design.md``, "Both cores"). Processes of a
+    distributed run have their threads set when they are spawned.
+    """
+    if requested > 0:
+        return requested
+    if not distributed and device.type == "cpu":
+        return 1
+    return 0
+
+
 def run_experiment(config: ExperimentConfig, resume: bool = False, progress: bool = False
                    ) -> dict[str, Any]:
     """Train, select on dev, evaluate once on test, and write the run directory.
@@ -686,12 +701,8 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
     Returns:
         The content of ``metrics.json``.
     """
-    threads = config.train.threads
-    if threads <= 0 and not dist.is_initialized() and resolve_device(config.device).type == "cpu":
-        # One process on a CPU: one thread. Two intra-op threads were slower than one for both
-        # models, and a second job on the other core made a two-thread run 10-20x slower
-        # (docs/design.md, "Both cores").
-        threads = 1
+    threads = training_threads(config.train.threads, resolve_device(config.device),
+                               distributed=dist.is_initialized())
     if threads > 0:
         torch.set_num_threads(threads)
     output_dir = Path(config.output_dir)

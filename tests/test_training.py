@@ -270,10 +270,20 @@ def test_one_cpu_process_trains_on_one_thread_by_default(tmp_path):
     try:
         metrics = run_experiment(tiny_config(tmp_path / "run", epochs=1, threads=0))
         assert metrics["threads"] == 1 and torch.get_num_threads() == 1
-        metrics = run_experiment(tiny_config(tmp_path / "run2", epochs=1, threads=2))
-        assert metrics["threads"] == 2 and torch.get_num_threads() == 2  # an explicit count wins
     finally:
         torch.set_num_threads(1)
+
+
+def test_training_threads_rule():
+    from docgraph.training import training_threads
+
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert training_threads(0, cpu) == 1
+    assert training_threads(-1, cpu) == 1
+    assert training_threads(2, cpu) == 2  # an explicit count wins
+    assert training_threads(3, cpu, distributed=True) == 3
+    assert training_threads(0, cpu, distributed=True) == 0  # set when the workers are spawned
+    assert training_threads(0, cuda) == 0
 
 
 def test_time_budget_lets_epochs_run_that_fit(tmp_path):
