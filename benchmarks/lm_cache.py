@@ -35,6 +35,7 @@ def main() -> None:
     p.add_argument("--lm", required=True)
     p.add_argument("--cache-dir", required=True)
     p.add_argument("--context", type=int, default=64)
+    p.add_argument("--pack", action="store_true", help="packed windows (--lm-pack)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", required=True)
     args = p.parse_args()
@@ -42,7 +43,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     splits = load_dataset(args.dataset, args.data_dir)
     start = time.perf_counter()
-    encoder = ContextualEncoder(args.lm, ContextualSettings(context=args.context))
+    encoder = ContextualEncoder(args.lm, ContextualSettings(context=args.context, pack=args.pack))
     load_seconds = time.perf_counter() - start
     rows = {}
     for name, docs in splits.items():

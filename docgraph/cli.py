@@ -129,6 +129,9 @@ def train_parser() -> argparse.ArgumentParser:
     p.add_argument("--lm-context", type=int, default=None, metavar="N",
                    help="subwords of same-document context on each side of a sentence for "
                    "--lm (default 64; 0: sentence alone)")
+    p.add_argument("--lm-pack", action="store_true", default=None,
+                   help="encode consecutive sentences of a document in shared --lm windows "
+                   "(each keeps at least --lm-context subwords per side; several times faster)")
     p.add_argument("--resume", metavar="DIR", default=None,
                    help="continue the interrupted run in DIR from its last checkpoint")
     p.add_argument("--quiet", action="store_true", help="no progress bar, warnings only")
@@ -155,7 +158,8 @@ def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = N
             if args.dataset and config.dataset != args.dataset:
                 config = apply_overrides(config, {"dataset": args.dataset})
     overrides: dict[str, Any] = {}
-    for key in ("data_dir", "output_dir", "seed", "device", "embeddings", "lm", "lm_context"):
+    for key in ("data_dir", "output_dir", "seed", "device", "embeddings", "lm", "lm_context",
+                "lm_pack"):
         value = getattr(args, key, None)
         if value is not None:
             overrides[key] = value

@@ -111,6 +111,10 @@ class ExperimentConfig:
             0 encodes every sentence alone.
         lm_pooling: ``"mean"`` of a word's subword states or its ``"first"`` subword's.
         lm_layers: Mean of this many last hidden layers.
+        lm_pack: Encode consecutive sentences of a document in shared windows (several times
+            fewer subwords to encode; each sentence keeps at least ``lm_context`` subwords of
+            context per side). Off by default: every committed +LM run used one window per
+            sentence.
         lm_cache_dir: Where the features of the corpus splits are cached (``None``:
             ``$DOCGRAPH_CACHE_DIR/lm`` or ``~/.cache/docgraph/lm``).
         model: Model hyper-parameters.
@@ -128,6 +132,7 @@ class ExperimentConfig:
     lm_context: int = 64
     lm_pooling: str = "mean"
     lm_layers: int = 4
+    lm_pack: bool = False
     lm_cache_dir: str | None = None
     model: GCDocConfig = field(default_factory=GCDocConfig)
     graph: GraphConfig = field(default_factory=GraphConfig)

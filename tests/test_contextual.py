@@ -95,6 +95,17 @@ def test_split_targets_short_sentences_and_long_ones_at_word_boundaries():
     assert split_targets([(0, 4)], words, budget=2) == [(0, 2), (2, 3), (3, 5), (6, 7)]
 
 
+def test_split_targets_packs_consecutive_sentences():
+    words = [(i, i + 1) for i in range(14)]  # one subword per word
+    sentences = [(0, 3), (3, 7), (7, 9), (9, 14)]  # 3, 4, 2 and 5 subwords
+    assert split_targets(sentences, words, budget=20, pack=7) == [(0, 7), (7, 14)]
+    assert split_targets(sentences, words, budget=20, pack=14) == [(0, 14)]
+    assert split_targets(sentences, words, budget=20, pack=3) == [(0, 3), (3, 7), (7, 9),
+                                                                  (9, 14)]
+    # never more than a window: pack is capped at the budget
+    assert split_targets(sentences, words, budget=6, pack=100) == [(0, 3), (3, 9), (9, 14)]
+
+
 def test_context_window_shares_room_between_the_sides():
     assert context_window((10, 20), 100, budget=50, context=8) == (2, 28)
     assert context_window((10, 20), 100, budget=50, context=0) == (10, 20)
@@ -199,6 +210,45 @@ def test_document_context_stays_inside_the_document(tiny_lm):
     tokens = enc.tokenize(a)
     for w in enc.windows(0, tokens):
         assert 0 <= w.start <= w.target_start < w.target_end <= w.end <= len(tokens.ids)
+
+
+@needs_transformers
+def test_packed_windows_equal_encoding_the_whole_document(tiny_lm):
+    from docgraph.data.contextual import ContextualEncoder
+
+    doc = _doc("d", "the cat sat", "on the mat", "dog run .")
+    packed = ContextualEncoder(tiny_lm, ContextualSettings(context=4, pack=True))
+    tokens = packed.tokenize(doc)
+    assert len(tokens.ids) == 9 and len(packed.windows(0, tokens)) == 1
+    states = _manual_states(packed, tokens.ids)  # the document as one sequence
+    np.testing.assert_allclose(packed.encode([doc]), states, atol=1e-5)
+    unpacked = ContextualEncoder(tiny_lm, ContextualSettings(context=4))
+    assert len(unpacked.windows(0, tokens)) == 3
+    assert not np.allclose(unpacked.encode([doc]), states, atol=1e-4)
+
+
+@needs_transformers
+def test_packed_windows_keep_the_context_and_encode_fewer_subwords(tiny_lm):
+    from docgraph.data.contextual import ContextualEncoder
+
+    doc = _doc("d", *["the cat sat ."] * 12)  # 48 subwords, windows of at most 30
+    packed = ContextualEncoder(tiny_lm, ContextualSettings(context=4, pack=True))
+    unpacked = ContextualEncoder(tiny_lm, ContextualSettings(context=4))
+    tokens = packed.tokenize(doc)
+    windows = packed.windows(0, tokens)
+    assert [(w.target_start, w.target_end) for w in windows] == [(0, 20), (20, 40), (40, 48)]
+    for w in windows:
+        assert w.end - w.start <= packed.budget
+        assert w.target_start - w.start == min(4, w.target_start)
+        assert w.end - w.target_end == min(4, 48 - w.target_end)
+    encoded = sum(w.end - w.start for w in windows)
+    assert encoded == 24 + 28 + 12
+    assert sum(w.end - w.start for w in unpacked.windows(0, tokens)) == 10 * 12 + 2 * 8
+    features = packed.encode([doc])
+    assert features.shape == (48, 16) and np.all(np.abs(features).sum(1) > 0)
+    # the settings key: unchanged without packing (earlier caches stay valid), new with it
+    assert "pack" not in unpacked.settings.cache_dict()
+    assert packed.settings.cache_dict()["pack"] is True
 
 
 @needs_transformers
@@ -348,7 +398,20 @@ def test_cli_flags_set_the_lm_fields():
     args = train_parser().parse_args(["--lm", "some/dir", "--lm-context", "0", "--baseline"])
     config = config_from_args(args)
     assert config.lm == "some/dir" and config.lm_context == 0 and not config.model.graph
+    assert not config.lm_pack
     assert config_from_args(train_parser().parse_args([])).lm is None
+    assert config_from_args(train_parser().parse_args(["--lm", "x", "--lm-pack"])).lm_pack
+
+
+@needs_transformers
+def test_encoder_from_config_takes_the_lm_settings(tiny_lm):
+    from docgraph.config import ExperimentConfig
+    from docgraph.data.contextual import ContextualEncoder
+
+    config = ExperimentConfig(lm=str(tiny_lm), lm_context=5, lm_pooling="first", lm_layers=2,
+                              lm_pack=True)
+    assert ContextualEncoder.from_config(config).settings == ContextualSettings(
+        context=5, pooling="first", layers=2, pack=True)
 
 
 @needs_transformers
@@ -413,3 +476,27 @@ def test_lm_speed_benchmark_compares_like_with_like(tiny_lm, tmp_path):
     assert result["tagging_slowdown_with_lm"] == pytest.approx(
         tagging["gcdoc"]["tokens_per_s"] / tagging["gcdoc + lm"]["tokens_per_s"])
     assert result["tag_tokens"] > 0 and result["tag_documents"] == 1
+
+
+def test_lm_pack_benchmark_counts_the_work_and_compares_the_features(tiny_lm, tmp_path):
+    """benchmarks/lm_pack.py: the same words both ways; the work counted from the windows."""
+    out = tmp_path / "pack.json"
+    with benchmark_module("lm_pack") as lm_pack:
+        lm_pack.main(["--dataset", "sample", "--split", "dev", "--lm", str(tiny_lm),
+                      "--context", "4", "--documents", "2", "--out", str(out)])
+        a = np.array([[1.0, 0.0], [0.0, 2.0]])
+        same = lm_pack.agreement(a, a)
+        assert same["cosine_min"] == pytest.approx(1.0) and same["identical_rows"] == 2
+        flipped = lm_pack.agreement(a, np.array([[1.0, 0.0], [0.0, -2.0]]))
+        assert flipped["cosine_mean"] == pytest.approx(0.0)
+        assert flipped["relative_l2_mean"] == pytest.approx(1.0)
+    result = json.loads(out.read_text())
+    rows = result["encodings"]
+    assert result["documents"] == 2 and result["words"] > 0
+    assert rows["packed"]["windows"] < rows["unpacked"]["windows"]
+    assert result["work_ratio"] == pytest.approx(
+        rows["unpacked"]["subwords_encoded"] / rows["packed"]["subwords_encoded"], abs=0.01)
+    assert result["work_ratio"] > 1
+    agreement = result["agreement_packed_vs_unpacked"]
+    assert -1 <= agreement["cosine_min"] <= agreement["cosine_p1"] <= agreement["cosine_p5"] <= 1
+    assert agreement["cosine_min"] <= agreement["cosine_mean"] <= 1

@@ -18,6 +18,11 @@ Recipe (all choices documented in :class:`ContextualSettings`):
   neighbouring sentences of the *same* document (never of another one) and shortened to fit the
   model's maximum length; only the sentence's own subwords give features. ``context=0`` encodes
   every sentence alone.
+* **Packed windows** (opt-in, ``pack``): consecutive sentences of a document share one window
+  of up to the maximum length, with ``context`` subwords of context only at its two ends. Every
+  sentence still sees at least ``context`` subwords on each side (where its document has them),
+  its pack-mates more; a document costs a few long windows instead of one window per sentence
+  that repeats ``2 * context`` subwords of context, several times fewer subwords to encode.
 * **Long sentences** whose subwords do not fit the model's maximum length are split into
   windows of whole words, each encoded with the rest of the document as context; nothing is
   truncated, except a single word with more subwords than a whole window, which keeps its first
@@ -86,6 +91,10 @@ class ContextualSettings:
         max_length: Subwords per window, special tokens included (``None``: the smaller of the
             tokenizer's ``model_max_length`` and the model's ``max_position_embeddings``).
         batch_size: Windows per forward pass (does not change the features).
+        pack: Put consecutive sentences of a document into one window of up to ``max_length``
+            less ``2 * context`` target subwords (see the module docstring); ``False``: one
+            window per sentence, as FLERT does and as every run in ``benchmarks/results`` was
+            trained.
     """
 
     context: int = 64
@@ -93,6 +102,7 @@ class ContextualSettings:
     layers: int = 4
     max_length: int | None = None
     batch_size: int = 16
+    pack: bool = False
 
     def __post_init__(self) -> None:
         if self.pooling not in POOLINGS:
@@ -107,9 +117,15 @@ class ContextualSettings:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
 
     def cache_dict(self) -> dict[str, Any]:
-        """The settings that change the features (all but ``batch_size``)."""
+        """The settings that change the features (all but ``batch_size``).
+
+        ``pack`` appears only when set, so caches and model records written before it existed
+        keep their keys.
+        """
         out = asdict(self)
         out.pop("batch_size")
+        if not self.pack:
+            out.pop("pack")
         return out
 
 
@@ -160,13 +176,15 @@ class Window:
 
 
 def split_targets(sentence_spans: Sequence[tuple[int, int]], word_spans: Sequence[tuple[int, int]],
-                  budget: int) -> list[tuple[int, int]]:
+                  budget: int, pack: int = 0) -> list[tuple[int, int]]:
     """Subword ranges to encode: one per sentence, long sentences split at word boundaries.
 
     Args:
         sentence_spans: ``(first_word, end_word)`` of every sentence.
         word_spans: ``(first_subword, end_subword)`` of every word of the document.
         budget: Most subwords of one window without special tokens.
+        pack: When positive, consecutive ranges are merged while the merged range has at most
+            ``pack`` subwords (sentences sharing a window).
 
     Returns:
         ``(start, end)`` subword ranges covering every subword exactly once, except the subwords
@@ -187,7 +205,17 @@ def split_targets(sentence_spans: Sequence[tuple[int, int]], word_spans: Sequenc
             stop = w_end
         if start is not None:
             targets.append((start, stop))
-    return targets
+    return _merge_targets(targets, min(pack, budget)) if pack > 0 else targets
+
+
+def _merge_targets(targets: list[tuple[int, int]], pack: int) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for a, b in targets:
+        if merged and merged[-1][1] == a and b - merged[-1][0] <= pack:
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+    return merged
 
 
 def context_window(target: tuple[int, int], num_subwords: int, budget: int, context: int
@@ -328,11 +356,11 @@ class ContextualEncoder:
     @classmethod
     def from_config(cls, config: Any, device: str = "cpu") -> ContextualEncoder:
         """The encoder of an :class:`~docgraph.config.ExperimentConfig` (``lm``, ``lm_context``,
-        ``lm_pooling``, ``lm_layers``)."""
+        ``lm_pooling``, ``lm_layers``, ``lm_pack``)."""
         if config.lm is None:
             raise ValueError("the configuration names no language model (lm is None)")
         settings = ContextualSettings(context=config.lm_context, pooling=config.lm_pooling,
-                                      layers=config.lm_layers)
+                                      layers=config.lm_layers, pack=config.lm_pack)
         return cls(config.lm, settings, device)
 
     @property
@@ -397,7 +425,8 @@ class ContextualEncoder:
     def windows(self, doc_index: int, tokens: TokenizedDocument) -> list[Window]:
         """The windows of one document (see the module docstring)."""
         out = []
-        for target in split_targets(tokens.sentence_spans, tokens.word_spans, self.budget):
+        pack = self.budget - 2 * self.settings.context if self.settings.pack else 0
+        for target in split_targets(tokens.sentence_spans, tokens.word_spans, self.budget, pack):
             start, end = context_window(target, len(tokens.ids), self.budget,
                                         self.settings.context)
             out.append(Window(doc_index, start, end, target[0], target[1]))
