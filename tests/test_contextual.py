@@ -497,6 +497,13 @@ def test_lm_pack_benchmark_counts_the_work_and_compares_the_features(tiny_lm, tm
     assert result["work_ratio"] == pytest.approx(
         rows["unpacked"]["subwords_encoded"] / rows["packed"]["subwords_encoded"], abs=0.01)
     assert result["work_ratio"] > 1
+    with benchmark_module("lm_pack") as lm_pack:
+        lm_pack.main(["--dataset", "sample", "--split", "dev", "--lm", str(tiny_lm),
+                      "--context", "4", "--documents", "2", "--count-only",
+                      "--out", str(tmp_path / "count.json")])
+    counted = json.loads((tmp_path / "count.json").read_text())
+    assert counted["encodings"] == {name: {key: rows[name][key] for key in
+                                           ("windows", "subwords_encoded")} for name in rows}
     agreement = result["agreement_packed_vs_unpacked"]
     assert -1 <= agreement["cosine_min"] <= agreement["cosine_p1"] <= agreement["cosine_p5"] <= 1
     assert agreement["cosine_min"] <= agreement["cosine_mean"] <= 1
