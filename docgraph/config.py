@@ -113,8 +113,8 @@ class ExperimentConfig:
         lm_layers: Mean of this many last hidden layers.
         lm_pack: Encode consecutive sentences of a document in shared windows (several times
             fewer subwords to encode; each sentence keeps at least ``lm_context`` subwords of
-            context per side). Off by default: every committed +LM run used one window per
-            sentence.
+            context per side). Off by default: the committed +LM results (all but the
+            ``-lm-pack-`` runs) used one window per sentence.
         lm_cache_dir: Where the features of the corpus splits are cached (``None``:
             ``$DOCGRAPH_CACHE_DIR/lm`` or ``~/.cache/docgraph/lm``).
         model: Model hyper-parameters.

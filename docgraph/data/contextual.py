@@ -93,8 +93,8 @@ class ContextualSettings:
         batch_size: Windows per forward pass (does not change the features).
         pack: Put consecutive sentences of a document into one window of up to ``max_length``
             less ``2 * context`` target subwords (see the module docstring); ``False``: one
-            window per sentence, as FLERT does and as every run in ``benchmarks/results`` was
-            trained.
+            window per sentence, as FLERT does and as the +LM runs in ``benchmarks/results``
+            were trained (all but the ``-lm-pack-`` ones).
     """
 
     context: int = 64
