@@ -78,38 +78,33 @@ def main(argv: list[str] | None = None) -> None:
     base = ContextualEncoder(args.lm, ContextualSettings(context=args.context))
     packed = ContextualEncoder(args.lm, replace(base.settings, pack=True))
     encoders = {"unpacked": base, "packed": packed}
-    order = list(encoders) if args.order == "unpacked-first" else list(reversed(encoders))
-    if args.count_only:
-        rows = {name: window_work(encoder, documents) for name, encoder in encoders.items()}
-        atomic_write_json(args.out, {
-            "dataset": args.dataset, "split": args.split, "documents": len(documents),
-            "words": words, "context": args.context, "max_length": base.max_length,
-            "encodings": rows, "work_ratio": round(rows["unpacked"]["subwords_encoded"]
-                                                   / rows["packed"]["subwords_encoded"], 2)})
-        logging.info("%s", rows)
-        return
-    rows, features, walls = {}, {}, {}
-    for name in order:
-        encoder = encoders[name]
-        wall, cpu = time.perf_counter(), time.process_time()
-        features[name] = encoder.encode(documents, progress=True)
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        walls[name] = max(wall, 1e-9)
-        rows[name] = {**window_work(encoder, documents), "seconds": round(wall, 1),
-                      "cpu_seconds": round(cpu, 1), "words_per_s": round(words / wall, 1)}
-        logging.info("%s: %s", name, rows[name])
+    rows = {name: window_work(encoder, documents) for name, encoder in encoders.items()}
     result = {
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="minutes"),
         "dataset": args.dataset, "split": args.split, "documents": len(documents),
-        "words": words, "lm": str(base.model_dir.resolve()), "model_hash": base.model_hash,
-        "context": args.context, "max_length": base.max_length, "threads": args.threads,
-        "order": order, "encodings": rows,
-        "speedup_wall": round(walls["unpacked"] / walls["packed"], 2),
-        "work_ratio": round(rows["unpacked"]["subwords_encoded"]
-                            / rows["packed"]["subwords_encoded"], 2),
-        "agreement_packed_vs_unpacked": agreement(features["unpacked"], features["packed"]),
-        "torch": torch.__version__, "cpu": cpu_model(), "load_average_at_end": os.getloadavg(),
-    }
+        "words": words, "context": args.context, "max_length": base.max_length,
+        "encodings": rows, "work_ratio": round(rows["unpacked"]["subwords_encoded"]
+                                               / rows["packed"]["subwords_encoded"], 2)}
+    if not args.count_only:
+        order = list(encoders) if args.order == "unpacked-first" else list(reversed(encoders))
+        features, walls = {}, {}
+        for name in order:
+            wall, cpu = time.perf_counter(), time.process_time()
+            features[name] = encoders[name].encode(documents, progress=True)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            walls[name] = max(wall, 1e-9)
+            rows[name].update(seconds=round(wall, 1), cpu_seconds=round(cpu, 1),
+                              words_per_s=round(words / walls[name], 1))
+            logging.info("%s: %s", name, rows[name])
+        result.update({
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="minutes"),
+            "lm": str(base.model_dir.resolve()), "model_hash": base.model_hash,
+            "threads": args.threads, "order": order,
+            "speedup_wall": round(walls["unpacked"] / walls["packed"], 2),
+            "agreement_packed_vs_unpacked": agreement(features["unpacked"],
+                                                      features["packed"]),
+            "torch": torch.__version__, "cpu": cpu_model(),
+            "load_average_at_end": os.getloadavg(),
+        })
     atomic_write_json(args.out, result)
     logging.info("%s", result)
 
