@@ -1,0 +1,75 @@
+"""Write ``tests/data/reference_step.pt``: what the model code computed on fixed batches.
+
+Run once with the code whose behaviour is the reference (the commit before the lean training
+steps of issue 30); ``tests/test_reference_step.py`` checks that today's code computes the same
+losses, gradients, uncertainties, edge weights and tags, with the same dropout and Monte-Carlo
+masks (the same seed, and the masks drawn in the same order). Float64, so that a tolerance of
+1e-5 measures changed arithmetic, not rounding::
+
+    python tests/make_reference_step.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torch_geometric.data import Batch
+
+from docgraph.data.registry import load_dataset
+from docgraph.graph import GraphConfig, documents_to_graphs
+from docgraph.model import GCDocConfig
+from docgraph.training import build_model, build_vocabularies
+
+OUT = Path(__file__).parent / "data" / "reference_step.pt"
+SMALL = {"hidden": 12, "char_hidden": 6, "sent_dim": 10, "uncertainty_hidden": 6,
+         "num_samples": 3, "word_dim": 8, "char_dim": 5}
+#: name -> model switches; "gcdoc" is the full model at a threshold that prunes some tokens.
+CONFIGS = {
+    "gcdoc": {"threshold": 2.482},
+    "baseline": {"cross_sentence": False, "graph": False},
+    "constrained": {"constrained_decoding": True, "threshold": 2.482},
+}
+SEED = 7
+
+
+def reference_batch() -> Batch:
+    """Eight documents of the sample corpus's train split as one batch."""
+    splits = load_dataset("sample")
+    vocabs, _, _ = build_vocabularies(splits, "none")
+    graphs = documents_to_graphs(splits["train"][:8], vocabs, GraphConfig(seed=3))
+    return vocabs, Batch.from_data_list(graphs)
+
+
+def compute(name: str, vocabs, batch: Batch) -> dict[str, torch.Tensor]:
+    """Losses, gradients and tags of configuration ``name`` on ``batch`` (seeded)."""
+    torch.manual_seed(SEED)
+    model = build_model(GCDocConfig(**SMALL, **CONFIGS[name]), vocabs).double()
+    model.train()
+    torch.manual_seed(SEED + 1)
+    out = model(batch)
+    out.loss.backward()
+    result = {"loss": out.loss.detach(), "crf_loss": out.crf_loss.detach(),
+              "emissions": out.emissions.detach()}
+    for key in ("relation_loss", "uncertainty_loss", "uncertainty", "edge_weight"):
+        value = getattr(out, key)
+        if value is not None:
+            result[key] = value.detach()
+    for pname, param in model.named_parameters():
+        if param.grad is not None:
+            result[f"grad.{pname}"] = param.grad.detach().clone()
+    torch.manual_seed(SEED + 2)
+    result["tags"] = model.predict(batch)
+    return result
+
+
+def main() -> None:
+    vocabs, batch = reference_batch()
+    reference = {name: compute(name, vocabs, batch) for name in CONFIGS}
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(reference, OUT)
+    print(f"wrote {OUT}: " + ", ".join(f"{k} ({len(v)} tensors)" for k, v in reference.items()))
+
+
+if __name__ == "__main__":
+    main()
