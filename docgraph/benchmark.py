@@ -295,37 +295,46 @@ def component_parts(model: GCDoc, batch: Batch) -> dict[str, Callable[[], None]]
     """
     model.train()
     sent_len = batch.sent_len
+    plan = model.plan(batch)
+    sentences = plan.sentences
+    windows = (plan.previous, plan.next)
     with torch.no_grad():
-        token_x = model._token_features(batch)
+        token_x = model._token_features(batch, plan)
         x = token_x
         if model.cross_sentence is not None:
-            s_prime = model.cross_sentence(x, sent_len, _sentence_doc(batch))
+            s_prime = model.cross_sentence(x, sent_len, plan.sentence_doc, layout=sentences,
+                                           windows=windows)
             x = torch.cat([x, s_prime[batch.token_sentence]], dim=-1)
-        h = model.context_encoder(x, sent_len)
+        h = model.context_encoder(x, sent_len, sentences)
 
     def leaf(t: Tensor) -> Tensor:
         return t.detach().clone().requires_grad_(True)
 
     parts: dict[str, Callable[[], None]] = {
-        "char_encoder": _fwd_bwd(lambda: model.char_encoder(batch.chars, batch.char_len)),
+        "char_encoder": _fwd_bwd(lambda: model.char_encoder(batch.chars, batch.char_len,
+                                                            plan.chars)),
     }
     if model.cross_sentence is not None:
-        cs, tx, doc = model.cross_sentence, leaf(token_x), _sentence_doc(batch)
-        parts["cross_sentence"] = _fwd_bwd(lambda: cs(tx, sent_len, doc))
+        cs, tx, doc = model.cross_sentence, leaf(token_x), plan.sentence_doc
+        parts["cross_sentence"] = _fwd_bwd(
+            lambda: cs(tx, sent_len, doc, layout=sentences, windows=windows))
     cx = leaf(x)
-    parts["context_bilstm"] = _fwd_bwd(lambda: model.context_encoder(cx, sent_len))
+    parts["context_bilstm"] = _fwd_bwd(lambda: model.context_encoder(cx, sent_len, sentences))
     unc = model.uncertainty
     if unc is not None:
         ux = token_x.detach()
-        parts["uncertainty_mc"] = lambda: unc.uncertainty(ux, sent_len)
-        parts["uncertainty_train"] = lambda: unc.loss(unc(ux, sent_len), batch.y, "sum").backward()
+        mc = plan.monte_carlo
+        parts["uncertainty_mc"] = lambda: unc.uncertainty(ux, sent_len, sentences, mc)
+        parts["uncertainty_train"] = lambda: unc.loss(
+            unc(ux, sent_len, sentences), batch.y, "sum").backward()
     hh = leaf(h)
     if model.graph_conv is not None:
         graph_conv, relation = model.graph_conv, model.relation
         edge_index = batch.edge_index
         source_mask = None
         if unc is not None:
-            source_mask = ~unc.drop_mask(unc.uncertainty(token_x.detach(), sent_len)[0])
+            source_mask = ~unc.drop_mask(
+                unc.uncertainty(token_x.detach(), sent_len, sentences, plan.monte_carlo)[0])
         types = model.label_to_type[batch.y]
         same = (types[edge_index[0]] == types[edge_index[1]]).to(h.dtype)
 
@@ -336,12 +345,13 @@ def component_parts(model: GCDoc, batch: Batch) -> dict[str, Callable[[], None]]
                 logits = relation(hh, edge_index, return_logits=True)
                 weight = torch.sigmoid(logits)
                 loss = loss + relation_loss(logits, same)
-            out = graph_conv(hh, edge_index, edge_weight=weight, source_mask=source_mask)
+            out = graph_conv(hh, edge_index, edge_weight=weight, source_mask=source_mask,
+                             gated_nodes=plan.gated_nodes)
             (loss + out.sum()).backward()
 
         parts["relation_graph"] = relation_graph
     parts["emission_crf"] = lambda: model.crf.nll(
-        model.emission(hh), sent_len, batch.y, reduction="sum"
+        model.emission(hh), sent_len, batch.y, reduction="sum", layout=sentences
     ).backward()
     return parts
 

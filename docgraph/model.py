@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, fields, replace
 import torch
 from torch import Tensor, nn
 
+from docgraph.batch_plan import CPU_BUCKETS, GPU_BUCKETS, BatchPlan, plan_batch
 from docgraph.nn import (
     CharEncoder,
     CRFDecoder,
@@ -330,6 +331,8 @@ class GCDoc(nn.Module):
         self.register_buffer(
             "label_to_type", torch.tensor(label_to_type, dtype=torch.long), persistent=True
         )
+        #: The entity-type id of ``O`` (label 0), kept on the host.
+        self.outside_type = int(label_to_type[0])
         self.pruning_active = True
         self.reset_parameters(pretrained)
 
@@ -364,10 +367,31 @@ class GCDoc(nn.Module):
             return torch.zeros_like(sent_len)
         return doc_of_token[starts]
 
-    def _token_features(self, batch) -> Tensor:
+    def _token_features(self, batch, plan: BatchPlan) -> Tensor:
         w = self.word_embedding(batch.word)
-        c = self.char_encoder(batch.chars, batch.char_len)
+        c = self.char_encoder(batch.chars, batch.char_len, plan.chars)
         return torch.cat([w, c], dim=-1)
+
+    def _plan_of(self, batch, plan: BatchPlan | None = None) -> BatchPlan:
+        for candidate in (plan, getattr(batch, "plan", None)):
+            if isinstance(candidate, BatchPlan) and candidate.fits(self.config):
+                return candidate
+        return self.plan(batch)
+
+    def plan(self, batch, buckets: int | None = None) -> BatchPlan:
+        """The host-side plan of ``batch`` for this model (:func:`~docgraph.batch_plan.plan_batch`),
+        on the batch's device. The trainer makes it while the previous step runs; a batch
+        without one gets it here, at the cost of reading the batch's lengths back to the host.
+
+        Args:
+            batch: A batch of document graphs.
+            buckets: Most length buckets of each recurrent layer (default: one padded call
+                on a GPU, :data:`~docgraph.batch_plan.CPU_BUCKETS` on the CPU).
+        """
+        device = batch.sent_len.device
+        if buckets is None:
+            buckets = GPU_BUCKETS if device.type == "cuda" else CPU_BUCKETS
+        return plan_batch(batch, self.config, buckets).to(device)
 
     def _lm_features(self, batch, dtype: torch.dtype) -> Tensor:
         lm = getattr(batch, "lm", None)
@@ -381,8 +405,8 @@ class GCDoc(nn.Module):
         return lm.to(dtype)
 
     # ------------------------------------------------------------------ forward
-    def forward(self, batch, compute_loss: bool = True, prune: bool | None = None
-                ) -> GCDocOutput:
+    def forward(self, batch, compute_loss: bool = True, prune: bool | None = None,
+                plan: BatchPlan | None = None) -> GCDocOutput:
         """Run the model on a batch of document graphs.
 
         Args:
@@ -392,17 +416,26 @@ class GCDoc(nn.Module):
                 :attr:`pruning_active`. Unpruned, the Monte-Carlo passes are skipped
                 (``uncertainty`` and ``drop`` of the output are ``None``, every neighbour sends
                 its message) but the uncertainty tagger's loss is still computed.
+            plan: The batch's host-side plan (:meth:`plan`); taken from ``batch.plan`` when
+                that fits this model, made here otherwise.
         """
         cfg = self.config
         sent_len = batch.sent_len
-        token_x = self._token_features(batch)
+        plan = self._plan_of(batch, plan)
+        sentences = plan.sentences
+        token_x = self._token_features(batch, plan)
         x = self.dropout(token_x)
         if self.cross_sentence is not None:
-            s_prime = self.cross_sentence(x, sent_len, self._sentence_doc(batch))
+            sentence_doc = (plan.sentence_doc if plan.sentence_doc is not None
+                            else self._sentence_doc(batch))
+            windows = None if plan.previous is None and plan.next is None else (
+                plan.previous, plan.next)
+            s_prime = self.cross_sentence(x, sent_len, sentence_doc, layout=sentences,
+                                          windows=windows)
             x = torch.cat([x, s_prime[batch.token_sentence]], dim=-1)
         if cfg.lm_dim:
             x = torch.cat([x, self.dropout(self._lm_features(batch, x.dtype))], dim=-1)
-        h = self.dropout(self.context_encoder(x, sent_len))
+        h = self.dropout(self.context_encoder(x, sent_len, sentences))
 
         zero = h.new_zeros(())
         out = GCDocOutput(
@@ -416,12 +449,13 @@ class GCDoc(nn.Module):
             if self.uncertainty is not None:
                 unc_in = token_x.detach() if cfg.detach_uncertainty_input else token_x
                 if self.pruning_active if prune is None else prune:
-                    u, _ = self.uncertainty.uncertainty(unc_in, sent_len)
+                    u, _ = self.uncertainty.uncertainty(unc_in, sent_len, sentences,
+                                                        plan.monte_carlo)
                     out.uncertainty = u
                     out.drop = self.uncertainty.drop_mask(u)
                     source_mask = ~out.drop
                 if y is not None:
-                    logits = self.uncertainty(unc_in, sent_len)
+                    logits = self.uncertainty(unc_in, sent_len, sentences)
                     out.uncertainty_loss = self.uncertainty.loss(logits, y, reduction="sum")
             edge_weight = None
             if self.relation is not None:
@@ -431,14 +465,16 @@ class GCDoc(nn.Module):
                 if y is not None:
                     same, mask = relation_targets(
                         self.label_to_type[y], edge_index, cfg.relation_labels,
-                        outside=int(self.label_to_type[0]),
+                        outside=self.outside_type,
                     )
                     out.relation_loss = relation_loss(rel_logits, same, "sum", mask)
-            h = self.graph_conv(h, edge_index, edge_weight=edge_weight, source_mask=source_mask)
+            h = self.graph_conv(h, edge_index, edge_weight=edge_weight, source_mask=source_mask,
+                                gated_nodes=plan.gated_nodes)
 
         out.emissions = self.emission(h)
         if y is not None:
-            out.crf_loss = self.crf.nll(out.emissions, sent_len, y, reduction="sum")
+            out.crf_loss = self.crf.nll(out.emissions, sent_len, y, reduction="sum",
+                                        layout=sentences)
             loss = out.crf_loss
             if out.relation_loss is not None:
                 loss = loss + cfg.theta * out.relation_loss
@@ -453,8 +489,9 @@ class GCDoc(nn.Module):
         was_training = self.training
         self.eval()
         try:
-            out = self.forward(batch, compute_loss=False)
-            return self.crf.decode(out.emissions, batch.sent_len)
+            plan = self._plan_of(batch)
+            out = self.forward(batch, compute_loss=False, plan=plan)
+            return self.crf.decode(out.emissions, batch.sent_len, plan.sentences)
         finally:
             self.train(was_training)
 

@@ -11,7 +11,10 @@ issues:
 * **synchronising operators**: those that make the host wait for the device on a GPU (a
   value read back to the host: ``_local_scalar_dense`` behind ``.item()`` / ``int()`` /
   ``bool()``, and the operators whose output size depends on the data: ``nonzero``,
-  ``unique``, ...), counted once where one nests inside another.
+  ``unique``, ...), counted once where one nests inside another. Not counted: the reads of
+  the optimizer's step counters inside a fused optimizer kernel on the CPU (``_fused_adam_``
+  reads its CPU step tensors on the host; on a GPU the counters live on the device and the
+  kernel reads them there).
 
 The counts are properties of the code and the batch, not of the machine: the same batch
 gives the same counts on any CPU.
@@ -43,6 +46,9 @@ SYNCHRONISING = frozenset({
     "aten::masked_select",
     "aten::_cpu_to_host",
 })
+
+
+_FUSED_OPTIMIZER = "aten::_fused_"
 
 
 @dataclass
@@ -94,7 +100,7 @@ def count_operators(step: Callable[[], object]) -> OperatorCount:
         if event.name in SYNCHRONISING:
             ancestor, nested = parent, False
             while ancestor is not None:
-                if ancestor.name in SYNCHRONISING:
+                if ancestor.name in SYNCHRONISING or ancestor.name.startswith(_FUSED_OPTIMIZER):
                     nested = True
                     break
                 ancestor = ancestor.cpu_parent

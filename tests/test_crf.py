@@ -2,6 +2,7 @@
 
 import itertools
 
+import pytest
 import torch
 
 from docgraph.nn import CRFDecoder
@@ -116,3 +117,86 @@ def test_length_buckets_match_sentence_by_sentence():
     torch.testing.assert_close(crf.nll(emissions, sent_len, tags), per_sentence.sum())
     torch.testing.assert_close(crf.nll(emissions, sent_len, tags, reduction="token_mean"),
                                per_sentence.sum() / sent_len.sum())
+
+
+def _random_case(seed: int, num_labels: int, lengths: list[int], scale: float):
+    gen = torch.Generator().manual_seed(seed)
+    crf = CRFDecoder(num_labels).double()
+    with torch.no_grad():
+        for p in crf.crf.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64) * scale)
+    sent_len = torch.tensor(lengths)
+    n = int(sent_len.sum())
+    em = (torch.randn(n, num_labels, generator=gen, dtype=torch.float64) * scale
+          ).requires_grad_(True)
+    tags = torch.randint(0, num_labels, (n,), generator=gen)
+    return crf, sent_len, em, tags
+
+
+CASES = [  # (seed, labels, lengths, scale of the scores)
+    (0, 3, [1], 1.0), (1, 4, [2, 1, 3], 1.0), (2, 3, [5, 4, 1, 2], 3.0),
+    (3, 2, [6, 6], 10.0), (4, 5, [1, 1, 1], 0.1), (5, 4, [3, 5, 2, 4, 1], 5.0),
+]
+
+
+@pytest.mark.parametrize("seed,num_labels,lengths,scale", CASES)
+def test_nll_and_gradients_equal_enumeration_over_random_cases(seed, num_labels, lengths,
+                                                               scale):
+    # Every path enumerated: the NLL and its gradients with respect to the emissions and all
+    # three kinds of transition scores (start, end, transitions) equal the brute force.
+    crf, sent_len, em, tags = _random_case(seed, num_labels, lengths, scale)
+    got = crf.nll(em, sent_len, tags, reduction="none")
+    ref = []
+    for e, y in zip(em.split(lengths), tags.split(lengths)):
+        all_scores = torch.stack([_score(crf, e, list(p))
+                                  for p in itertools.product(range(num_labels), repeat=len(y))])
+        ref.append(torch.logsumexp(all_scores, 0) - _score(crf, e, y.tolist()))
+    ref = torch.stack(ref)
+    torch.testing.assert_close(got, ref, rtol=1e-9, atol=1e-9)
+    weights = torch.arange(1, len(lengths) + 1, dtype=torch.float64)  # distinct per sentence
+    params = [em, crf.crf.start_transitions, crf.crf.end_transitions, crf.crf.transitions]
+    grads = torch.autograd.grad((got * weights).sum(), params, allow_unused=True)
+    expected = torch.autograd.grad((ref * weights).sum(), params, allow_unused=True)
+    for name, p, g, e in zip(["emissions", "start", "end", "transitions"], params, grads,
+                             expected):
+        g = torch.zeros_like(p) if g is None else g
+        e = torch.zeros_like(p) if e is None else e  # one-token sentences use no transition
+        torch.testing.assert_close(g, e, rtol=1e-8, atol=1e-9, msg=name)
+
+
+@pytest.mark.parametrize("seed,num_labels,lengths,scale", CASES)
+def test_decode_equals_enumeration_over_random_cases(seed, num_labels, lengths, scale):
+    crf, sent_len, em, _ = _random_case(seed, num_labels, lengths, scale)
+    out = crf.decode(em.detach(), sent_len)
+    ref = []
+    for e in em.detach().split(lengths):
+        best = max(itertools.product(range(num_labels), repeat=e.size(0)),
+                   key=lambda p: float(_score(crf, e, p).detach()))
+        ref.extend(best)
+    assert out.tolist() == ref
+
+
+def test_nll_equals_pytorch_crf_on_long_sentences_and_large_scores():
+    # Lengths up to 120 (several renormalisations of the exp-space recursion), 73 labels (the
+    # OntoNotes BIOES set) and scores large enough to overflow a naive exp: equal to
+    # pytorch-crf's own forward algorithm in float64, value and gradients, whether our CRF
+    # runs in float64 or float32; Viterbi equals pytorch-crf's decoder.
+    from docgraph.nn import pad_tokens
+
+    crf, sent_len, em, tags = _random_case(11, 73, [120, 1, 37, 64, 2, 99], 8.0)
+    padded, mask = pad_tokens(em, sent_len)
+    padded_tags, _ = pad_tokens(tags, sent_len)
+    ref = -crf.crf(padded, padded_tags, mask=mask, reduction="none")
+    params = [em, *crf.crf.parameters()]
+    expected = torch.autograd.grad(ref.sum(), params)
+    for dtype, tol in ((torch.float64, 1e-9), (torch.float32, 2e-5)):
+        ours = CRFDecoder(73).to(dtype)
+        ours.crf.load_state_dict(crf.crf.state_dict())
+        x = em.detach().to(dtype).requires_grad_(True)
+        got = ours.nll(x, sent_len, tags, reduction="none")
+        torch.testing.assert_close(got.double(), ref.detach(), rtol=tol, atol=tol)
+        for g, e in zip(torch.autograd.grad(got.sum(), [x, *ours.crf.parameters()]), expected):
+            torch.testing.assert_close(g.double(), e, rtol=tol, atol=tol * 10)
+        decoded = ours.decode(x.detach(), sent_len)
+        assert decoded.tolist() == [t for seq in crf.crf.decode(padded.detach(), mask)
+                                    for t in seq]

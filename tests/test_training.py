@@ -207,8 +207,8 @@ def test_non_finite_loss_stops_with_checkpoint_hint(tmp_path, monkeypatch):
     original_log = Trainer._log
     poisoned = {"on": False}
 
-    def forward(self, batch, compute_loss=True):
-        out = original_forward(self, batch, compute_loss)
+    def forward(self, batch, compute_loss=True, **kwargs):
+        out = original_forward(self, batch, compute_loss, **kwargs)
         if poisoned["on"]:
             out.loss = out.loss * float("nan")
         return out

@@ -37,17 +37,17 @@ def test_uncertainty_single_batched_call_and_entropy(monkeypatch):
     x, sent_len = _batch()
     tagger = UncertaintyTagger(6, 5, num_labels=4, num_samples=7).eval()
     calls = []
-    real = encoders.run_packed_lstm
+    real = encoders.run_bilstm
 
-    def counting(lstm, padded, lengths):
-        calls.append(padded)
-        return real(lstm, padded, lengths)
+    def counting(lstm, x, layout, final_states=False):
+        calls.append(layout)
+        return real(lstm, x, layout, final_states)
 
-    monkeypatch.setattr(encoders, "run_packed_lstm", counting)
+    monkeypatch.setattr(encoders, "run_bilstm", counting)
     torch.manual_seed(3)
     u, probs = tagger.uncertainty(x, sent_len)
     assert len(calls) == 1
-    assert calls[0].size(0) == 7 * 4  # T copies of the 4 sentences
+    assert calls[0].num_sequences == 7 * 4  # T copies of the 4 sentences
     assert u.shape == (13,) and probs.shape == (13, 4)
     assert not u.requires_grad and not probs.requires_grad
     torch.testing.assert_close(probs.sum(-1), torch.ones(13))
@@ -91,17 +91,17 @@ def test_output_mc_dropout_runs_the_bilstm_once(monkeypatch):
     tagger = UncertaintyTagger(6, 5, num_labels=4, num_samples=7, mc_dropout="output").eval()
     assert "mc_dropout=output" in str(tagger)
     calls = []
-    real = encoders.run_packed_lstm
+    real = encoders.run_bilstm
 
-    def counting(lstm, padded, lengths):
-        calls.append(padded)
-        return real(lstm, padded, lengths)
+    def counting(lstm, x, layout, final_states=False):
+        calls.append(layout)
+        return real(lstm, x, layout, final_states)
 
-    monkeypatch.setattr(encoders, "run_packed_lstm", counting)
+    monkeypatch.setattr(encoders, "run_bilstm", counting)
     torch.manual_seed(3)
     u, probs = tagger.uncertainty(x, sent_len)
     assert len(calls) == 1
-    assert calls[0].size(0) == 4  # the 4 sentences, once
+    assert calls[0].num_sequences == 4  # the 4 sentences, once
     assert u.shape == (13,) and probs.shape == (13, 4)
     torch.testing.assert_close(probs.sum(-1), torch.ones(13))
     torch.testing.assert_close(u, -torch.special.xlogy(probs, probs).sum(-1))

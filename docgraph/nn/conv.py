@@ -135,6 +135,7 @@ class DocGraphConv(MessagePassing):
         edge_index: Tensor,
         edge_weight: OptTensor = None,
         source_mask: OptTensor = None,
+        gated_nodes: OptTensor = None,
     ) -> Tensor:
         """Run one round of gated document-graph message passing.
 
@@ -144,6 +145,10 @@ class DocGraphConv(MessagePassing):
             edge_weight (torch.Tensor, optional): Relation scores ``[E]``.
             source_mask (torch.Tensor, optional): Boolean ``[N]``, ``True`` for
                 nodes allowed to send messages (``False`` = in :math:`Drop`).
+            gated_nodes (torch.Tensor, optional): Sorted indices of the nodes that receive at
+                least one edge, when known beforehand (e.g. planned on the host with the
+                batch); computed from ``edge_index`` otherwise (a data-dependent shape, which
+                makes a GPU wait). Only used with ``isolated="identity"``.
 
         Returns:
             Updated node features ``[N, channels]``.
@@ -169,7 +174,7 @@ class DocGraphConv(MessagePassing):
 
         if self.isolated == "identity":
             # Only nodes with incoming edges go through the gate; the rest pass unchanged.
-            index = (in_degree > 0).nonzero().view(-1)
+            index = (in_degree > 0).nonzero().view(-1) if gated_nodes is None else gated_nodes
             gated = self._gate(a.index_select(0, index), x.index_select(0, index))
             return x.index_copy(0, index, gated)
         return self._gate(a, x)

@@ -2,22 +2,130 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import Tensor
 from torchcrf import CRF
 
-from docgraph.nn.encoders import length_buckets, pad_segments
+from docgraph.nn.layout import SequenceLayout
 
-__all__ = ["CRFDecoder"]
+__all__ = ["CRFDecoder", "log_partition"]
 
 _DISALLOWED = -1e4
-#: Sentences of a batch are scored and decoded in groups whose lengths lie within this factor
-#: (:func:`~docgraph.nn.encoders.length_buckets`), so short sentences do not run through the
-#: padding of the longest one. Exact; on 4000-token batches of OntoNotes-like lengths (73
-#: labels) the NLL's forward + backward took 192 instead of 1021 ms of CPU time, on CoNLL-like
-#: ones (17 labels) 43 instead of 139 ms (``benchmarks/crf_buckets.py``, log in
-#: ``benchmarks/results/crf/``).
-BUCKET_FACTOR = 2.0
+#: The forward and backward recursions renormalise their (float64, exp-space) vectors every
+#: this many steps. Between two renormalisations a vector can shrink by at most
+#: ``exp(-(max - min of the transition scores))`` per step, so float64 (``exp(-708)``) is
+#: safe for transition ranges up to ~170, far beyond what training produces.
+RENORMALISE_EVERY = 4
+
+
+class _LogPartition(torch.autograd.Function):
+    r""":math:`\log Z` of every sequence, forward algorithm in exp space, exact gradient.
+
+    The gradient is the posterior marginals from the forward-backward algorithm, computed
+    in :meth:`backward` (two operators per time step each way instead of autograd's record
+    of every step).
+    """
+
+    @staticmethod
+    def forward(ctx, emissions: Tensor, start: Tensor, end: Tensor, trans: Tensor,
+                reverse: Tensor, last: Tensor, lengths: Tensor, mask: Tensor) -> Tensor:
+        num, steps, _ = emissions.shape
+        em = emissions.detach().double()
+        shift = em.amax(dim=2, keepdim=True)
+        X = torch.exp(em - shift)  # [B, L, C], max 1 per position
+        trans64, start64, end64 = trans.detach().double(), start.detach().double(), \
+            end.detach().double()
+        tmax, smax, emax = trans64.max(), start64.max(), end64.max()
+        E = torch.exp(trans64 - tmax)
+        alphas, log_scales = _recursion(torch.exp(start64 - smax) * X[:, 0], X.unbind(1)[1:], E)
+        alpha_last = alphas.transpose(0, 1).reshape(num * steps, -1)[last]
+        end_exp = torch.exp(end64 - emax)
+        log_z = torch.log((alpha_last * end_exp).sum(dim=1)) + smax + emax \
+            + (shift.squeeze(2) * mask).sum(dim=1) + (lengths - 1).to(em.dtype) * tmax
+        if log_scales is not None:  # the renormalisations up to each sequence's last step
+            taken = log_scales[1] <= (lengths - 1).unsqueeze(0)
+            log_z = log_z + (log_scales[0] * taken).sum(dim=0)
+        ctx.save_for_backward(X, E, alphas, end_exp, reverse, last, mask)
+        ctx.dtypes = (emissions.dtype, start.dtype)
+        return log_z.to(emissions.dtype)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):  # type: ignore[override]
+        X, E, alphas, end_exp, reverse, last, mask = ctx.saved_tensors
+        num, steps, labels = X.shape
+        # Backward vectors, each sequence reversed within its length so that all start at 0.
+        X_rev = X.gather(1, reverse.unsqueeze(2).expand(-1, -1, labels))
+        betas_rev, _ = _recursion(end_exp.expand(num, labels), X_rev.unbind(1)[:-1], E.t(),
+                                  multiply_first=True)
+        betas = betas_rev.transpose(0, 1).gather(1, reverse.unsqueeze(2).expand(-1, -1, labels))
+        alphas = alphas.transpose(0, 1)  # [B, L, C]
+        g = grad.double().view(num, 1, 1)
+        posterior = alphas * betas
+        posterior = posterior / posterior.sum(dim=2, keepdim=True) * mask.unsqueeze(2) * g
+        grad_em = posterior.to(ctx.dtypes[0])
+        grad_start = posterior[:, 0].sum(dim=0)
+        grad_end = posterior.reshape(num * steps, labels)[last].sum(dim=0)
+        grad_trans = None
+        if steps > 1:
+            # pairwise marginals xi_t(i, j) = alpha_{t-1}(i) E(i, j) X_t(j) beta_t(j) / D_t
+            right = X[:, 1:] * betas[:, 1:]  # [B, L-1, C]
+            norm = ((alphas[:, :-1] @ E) * right).sum(dim=2, keepdim=True)
+            left = alphas[:, :-1] * (mask[:, 1:].unsqueeze(2) * g / norm.clamp(min=1e-300))
+            grad_trans = E * (left.reshape(-1, labels).t() @ right.reshape(-1, labels))
+            grad_trans = grad_trans.to(ctx.dtypes[1])
+        else:
+            grad_trans = torch.zeros_like(E).to(ctx.dtypes[1])
+        return (grad_em, grad_start.to(ctx.dtypes[1]), grad_end.to(ctx.dtypes[1]), grad_trans,
+                None, None, None, None)
+
+
+def _recursion(first: Tensor, inputs: tuple[Tensor, ...], step: Tensor,
+               multiply_first: bool = False) -> tuple[Tensor, Tensor | None]:
+    """``v_t = (v_{t-1} @ E) * X_t`` (``E`` = ``step``; or ``(v_{t-1} * X_t) @ E`` with ``multiply_first``),
+    renormalised every :data:`RENORMALISE_EVERY` steps; returns the stacked ``[L, B, C]``
+    vectors and the ``(log scales [R, B], step of each [R, 1])`` of the renormalisations."""
+    vectors = [first]
+    scales, scale_steps = [], []
+    v = first
+    for t, x in enumerate(inputs, start=1):
+        v = (v * x) @ step if multiply_first else (v @ step) * x
+        if t % RENORMALISE_EVERY == 0:
+            peak = v.amax(dim=1, keepdim=True)
+            v = v / peak
+            scales.append(peak)
+            scale_steps.append(t)
+        vectors.append(v)
+    if not scales:
+        return torch.stack(vectors), None
+    log_scales = torch.log(torch.cat(scales, dim=1).t())  # [R, B]
+    where = torch.tensor(scale_steps, device=first.device).unsqueeze(1)
+    return torch.stack(vectors), (log_scales, where)
+
+
+def log_partition(emissions: Tensor, start: Tensor, end: Tensor, transitions: Tensor,
+                  layout: SequenceLayout) -> Tensor:
+    r"""Log-partition :math:`\log Z` of a linear-chain CRF for every sequence of ``layout``
+    (the normaliser of pytorch-crf's ``_compute_normalizer``), with its exact gradient.
+
+    The forward algorithm runs in float64 in exp space (``v_t = (v_{t-1} E) \odot X_t`` with
+    :math:`E = \exp(U - \max U)` and :math:`X_t = \exp(e_t - \max e_t)`, renormalised every
+    :data:`RENORMALISE_EVERY` steps): two operators per step, one padded call for all
+    sequences. The backward pass computes the posterior marginals by the forward-backward
+    algorithm.
+
+    Args:
+        emissions: Flat emission scores ``[N, C]``.
+        start, end: Start / end transition scores ``[C]``.
+        transitions: Transition scores ``[C, C]`` (``[from, to]``).
+        layout: The sequences (sentences) of the flat rows.
+
+    Returns:
+        ``[B]`` log-partition of every sequence, in the dtype of ``emissions``.
+    """
+    padded = emissions[layout.crf_index]
+    return _LogPartition.apply(padded, start, end, transitions, layout.crf_reverse,
+                               layout.crf_last, layout.lengths, layout.crf_mask)
 
 
 class CRFDecoder(torch.nn.Module):
@@ -97,9 +205,13 @@ class CRFDecoder(torch.nn.Module):
         self.crf.reset_parameters()
 
     def nll(
-        self, emissions: Tensor, sent_len: Tensor, tags: Tensor, reduction: str = "sum"
+        self, emissions: Tensor, sent_len: Tensor, tags: Tensor, reduction: str = "sum",
+        layout: SequenceLayout | None = None,
     ) -> Tensor:
-        """Negative log-likelihood of the gold tags (Eq. loss_main).
+        """Negative log-likelihood of the gold tags (the loss :math:`\\mathcal{L}_m`).
+
+        Equal to pytorch-crf's ``CRF.forward`` (negated) on every sentence: the gold path
+        score is gathered on the flat layout, the normaliser is :func:`log_partition`.
 
         Args:
             emissions (torch.Tensor): Flat emission scores ``[N, C]``.
@@ -108,23 +220,32 @@ class CRFDecoder(torch.nn.Module):
             reduction (str, optional): ``"sum"`` over sentences (paper),
                 ``"mean"`` over sentences, ``"token_mean"`` or ``"none"``
                 (``[S]``). (default: ``"sum"``)
+            layout (SequenceLayout, optional): The sentences' layout, planned on the host
+                (made from ``sent_len`` when not given).
         """
         if reduction not in ("sum", "mean", "token_mean", "none"):
             raise ValueError(f"invalid reduction {reduction!r}")
-        starts = torch.cumsum(sent_len, 0) - sent_len
-        per_sentence = emissions.new_zeros(sent_len.numel())
-        for index in length_buckets(sent_len, BUCKET_FACTOR):
-            padded, mask = pad_segments(emissions, starts[index], sent_len[index])
-            padded_tags, _ = pad_segments(tags, starts[index], sent_len[index])
-            llh = self.crf(padded, padded_tags, mask=mask, reduction="none")
-            per_sentence = per_sentence.index_put((index.to(llh.device),), -llh)
+        if layout is None:
+            layout = SequenceLayout.from_lengths(sent_len).to(emissions.device)
+        crf = self.crf
+        padded_tags = tags[layout.crf_index]  # [S, L]
+        mask = layout.crf_mask.to(emissions.dtype)
+        gold = (emissions[layout.crf_index].gather(2, padded_tags.unsqueeze(2)).squeeze(2)
+                * mask).sum(dim=1)
+        gold = gold + crf.start_transitions[padded_tags[:, 0]] \
+            + crf.end_transitions[padded_tags.reshape(-1)[layout.crf_last]]
+        if padded_tags.size(1) > 1:
+            steps = crf.transitions[padded_tags[:, :-1], padded_tags[:, 1:]]
+            gold = gold + (steps * mask[:, 1:]).sum(dim=1)
+        per_sentence = log_partition(emissions, crf.start_transitions, crf.end_transitions,
+                                     crf.transitions, layout) - gold
         if reduction == "none":
             return per_sentence
         if reduction == "sum":
             return per_sentence.sum()
         if reduction == "mean":
             return per_sentence.mean()
-        return per_sentence.sum() / sent_len.sum().to(per_sentence.dtype)
+        return per_sentence.sum() / layout.lengths.sum().to(per_sentence.dtype)
 
     def _scores(self) -> tuple[Tensor, Tensor, Tensor]:
         start = self.crf.start_transitions
@@ -139,48 +260,66 @@ class CRFDecoder(torch.nn.Module):
         return start, end, trans
 
     @torch.no_grad()
-    def decode(self, emissions: Tensor, sent_len: Tensor) -> Tensor:
+    def decode(self, emissions: Tensor, sent_len: Tensor,
+               layout: SequenceLayout | None = None) -> Tensor:
         """Viterbi decoding of every sentence (constrained if masks are set).
+
+        The max-product recursion runs on the device over all sentences padded to the
+        longest (four operators per step); the back-pointers are read back once and
+        followed on the host.
 
         Args:
             emissions (torch.Tensor): Flat emission scores ``[N, C]``.
             sent_len (torch.Tensor): Sentence lengths ``[S]``.
+            layout (SequenceLayout, optional): The sentences' layout, planned on the host
+                (made from ``sent_len`` when not given).
 
         Returns:
             The best tag sequence of every sentence, flat ``[N]`` (long).
         """
-        starts = torch.cumsum(sent_len, 0) - sent_len
-        token_ids = torch.arange(emissions.size(0), device=emissions.device)
-        out = torch.empty_like(token_ids)
-        for index in length_buckets(sent_len, BUCKET_FACTOR):
-            padded, mask = pad_segments(emissions, starts[index], sent_len[index])
-            positions, _ = pad_segments(token_ids, starts[index], sent_len[index])
-            tags = self._viterbi(padded, mask, sent_len[index].to(emissions.device))
-            out[positions[mask]] = tags[mask]
-        return out
-
-    def _viterbi(self, padded: Tensor, mask: Tensor, lengths: Tensor) -> Tensor:
-        """Best tags ``[B, L]`` of a padded group of sentences (padding: anything)."""
+        if layout is None:
+            layout = SequenceLayout.from_lengths(sent_len).to(emissions.device)
         start, end, trans = self._scores()
-        num_sents, max_len, _ = padded.shape
-
-        score = start + padded[:, 0]  # [S, C]
-        history = []
-        for t in range(1, max_len):
-            nxt = score.unsqueeze(2) + trans + padded[:, t].unsqueeze(1)  # [S, C, C]
-            best, idx = nxt.max(dim=1)
-            score = torch.where(mask[:, t].unsqueeze(1), best, score)
+        labels = emissions.size(1)
+        # Packed order (time step by time step, the sentences still running, longest first):
+        # each step computes only the sentences that have a token there.
+        steps = emissions[layout.packed_index].split(layout.batch_sizes)
+        score = start + steps[0]
+        scores, history = [score], []
+        for em, running in zip(steps[1:], layout.batch_sizes[1:]):
+            best, idx = (score[:running].unsqueeze(2) + trans).max(dim=1)
+            score = best + em
+            scores.append(score)
             history.append(idx)
-        score = score + end
-
-        cur = score.argmax(dim=1)  # tag at the last real position
-        out = torch.empty(num_sents, max_len, dtype=torch.long, device=padded.device)
-        for t in range(max_len - 1, 0, -1):
-            out[:, t] = cur
-            prev = history[t - 1].gather(1, cur.unsqueeze(1)).squeeze(1)
-            cur = torch.where(t < lengths, prev, cur)
-        out[:, 0] = cur
-        return out
+        final = torch.cat(scores)[layout.packed_last] + end
+        last_tag = final.argmax(dim=1)
+        small = torch.uint8 if labels <= 256 else torch.int64
+        pointers = (torch.cat(history).to(small) if history
+                    else torch.empty(0, labels, dtype=small, device=emissions.device))
+        tags = _backtrace(pointers.cpu().numpy(), last_tag.cpu().numpy(), layout)
+        return torch.from_numpy(tags).to(emissions.device)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.num_labels}, constrained={self.constrained})"
+
+
+def _backtrace(pointers: np.ndarray, last_tag: np.ndarray, layout: SequenceLayout
+               ) -> np.ndarray:
+    """Follow the packed Viterbi back-pointers (``[M - B, C]``: step 1's rows, then step
+    2's, ...) from each sentence's best last tag (sentences longest first); returns the flat
+    tags of all sentences in their own order."""
+    sizes = layout.batch_sizes
+    num = layout.num_sequences
+    offsets = np.concatenate([[0], np.cumsum(sizes[1:])]).astype(np.int64)
+    out = np.zeros((num, len(sizes)), dtype=np.int64)  # sorted sentences x steps
+    cur = last_tag.astype(np.int64)
+    for t in range(len(sizes) - 1, 0, -1):
+        running = sizes[t]
+        out[:running, t] = cur[:running]
+        rows = offsets[t - 1] + np.arange(running)
+        cur[:running] = pointers[rows, cur[:running]]
+    out[:, 0] = cur
+    unsorted = np.empty_like(out)
+    unsorted[layout.sort_order] = out
+    lengths = layout.host_lengths
+    return unsorted[np.arange(len(sizes))[None, :] < lengths[:, None]]

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 from torch_geometric.nn.resolver import activation_resolver
 
-from docgraph.nn.encoders import (
-    pad_segments,
-    pad_tokens,
-    reset_lstm_parameters,
-    run_packed_lstm,
-)
+from docgraph.nn.encoders import pad_tokens, reset_lstm_parameters, run_packed_lstm
+from docgraph.nn.layout import SequenceLayout, WindowPlan, run_bilstm, segment_means
 
 WINDOW_ENCODINGS = ("concat", "per_sentence")
 
@@ -22,7 +19,10 @@ __all__ = [
     "WINDOW_ENCODINGS",
     "CrossSentenceEncoder",
     "encode_segments",
+    "encode_windows",
     "sentence_windows",
+    "window_plan",
+    "window_segments",
     "window_sums",
 ]
 
@@ -113,15 +113,16 @@ def encode_segments(
     dropout: float = 0.0,
     training: bool = False,
 ) -> Tensor:
-    r"""Mean-pooled Bi-LSTM encoding of contiguous token segments (Eq. method_sentence_encoder).
+    r"""Mean-pooled Bi-LSTM encoding of contiguous token segments (the sentence encoder,
+    Wang et al., Section 3.3 "Cross-sentence Contextual Embedding").
 
-    Segment :math:`w` is ``x[start[w] : start[w] + length[w]]``; all segments
-    are encoded in a single packed LSTM call and
-    :math:`\mathbf{s} = \frac{1}{n} \sum_i \mathbf{h}_i`. Segments of length
-    ``0`` get a zero vector.
+    Segment :math:`w` is ``x[start[w] : start[w] + length[w]]``, encoded on its own and
+    pooled as :math:`\mathbf{s} = \frac{1}{n} \sum_i \mathbf{h}_i`. Segments of length
+    ``0`` get a zero vector. The segments are planned on the host
+    (:func:`window_plan`); see :func:`encode_windows` for a plan made beforehand.
 
     Args:
-        lstm (torch.nn.LSTM): A ``batch_first`` (bidirectional) LSTM.
+        lstm (torch.nn.LSTM): A ``batch_first`` bidirectional LSTM.
         x (torch.Tensor): Flat token features ``[N, D]``.
         start (torch.Tensor): Segment starts ``[W]``.
         length (torch.Tensor): Segment lengths ``[W]`` (``>= 0``).
@@ -131,19 +132,58 @@ def encode_segments(
     Returns:
         ``[W, H_out]`` segment representations.
     """
+    plan = window_plan(start, length).to(x.device)
+    return encode_windows(lstm, x, plan, dropout, training)
+
+
+def window_plan(start: Tensor | np.ndarray, length: Tensor | np.ndarray,
+                buckets: int = 6) -> WindowPlan:
+    """Plan the non-empty segments ``(start, length)`` on the host (see :class:`WindowPlan`)."""
+    start = np.asarray(start.cpu() if isinstance(start, Tensor) else start, dtype=np.int64)
+    length = np.asarray(length.cpu() if isinstance(length, Tensor) else length, dtype=np.int64)
+    present = np.flatnonzero(length > 0)
+    layout = (SequenceLayout.from_lengths(length[present], start[present], buckets)
+              if present.size else None)
+    return WindowPlan(torch.from_numpy(present), torch.from_numpy(length > 0), layout)
+
+
+def encode_windows(lstm: torch.nn.LSTM, x: Tensor, plan: WindowPlan, dropout: float = 0.0,
+                   training: bool = False) -> Tensor:
+    """:func:`encode_segments` with the segments planned beforehand: ``[W, H_out]``.
+
+    A non-zero ``dropout`` masks the flat token features once per call (one mask per token,
+    shared by the windows that contain it) and the pooled outputs.
+    """
     hidden = lstm.hidden_size * (2 if lstm.bidirectional else 1)
-    out = x.new_zeros(start.numel(), hidden)
-    present = (length > 0).nonzero().view(-1)
-    if present.numel() == 0:
+    out = x.new_zeros(plan.has_window.numel(), hidden)
+    if plan.layout is None:
         return out
-    start, length = start[present], length[present]
-    padded, mask = pad_segments(x, start, length)  # [W', L, D], [W', L]
-    padded = padded * mask.unsqueeze(-1).to(x.dtype)
-    padded = F.dropout(padded, dropout, training)
-    h = run_packed_lstm(lstm, padded, length)  # zeros on padding
-    pooled = h.sum(dim=1) / length.unsqueeze(1).to(h.dtype)
+    x = F.dropout(x, dropout, training)
+    pooled = segment_means(run_bilstm(lstm, x, plan.layout), plan.layout)
     pooled = F.dropout(pooled, dropout, training)
-    return out.index_copy(0, present, pooled)
+    return out.index_copy(0, plan.present, pooled)
+
+
+def window_segments(sent_len: np.ndarray, sentence_doc: np.ndarray, window: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Numpy twin of :func:`sentence_windows`, for planning on the host:
+    ``(prev_start, prev_len, next_start, next_len)``."""
+    sent_len = np.asarray(sent_len, dtype=np.int64)
+    sentence_doc = np.asarray(sentence_doc)
+    num = sent_len.size
+    idx = np.arange(num)
+    new_doc = np.ones(num, dtype=bool)
+    new_doc[1:] = sentence_doc[1:] != sentence_doc[:-1]
+    doc_first = np.maximum.accumulate(np.where(new_doc, idx, 0)) if num else idx
+    ends_doc = np.ones(num, dtype=bool)
+    ends_doc[:-1] = new_doc[1:]
+    doc_last = (np.minimum.accumulate(np.where(ends_doc, idx, num)[::-1])[::-1]
+                if num else idx)
+    tok_end = np.cumsum(sent_len)
+    tok_start = tok_end - sent_len
+    prev_start = tok_start[np.maximum(doc_first, idx - window)]
+    next_len = tok_end[np.minimum(doc_last, idx + window)] - tok_end
+    return prev_start, tok_start - prev_start, tok_end, next_len
 
 
 class CrossSentenceEncoder(torch.nn.Module):
@@ -341,6 +381,8 @@ class CrossSentenceEncoder(torch.nn.Module):
         sent_len: Tensor,
         sentence_doc: Tensor,
         return_attention: bool = False,
+        layout: SequenceLayout | None = None,
+        windows: tuple[WindowPlan | None, WindowPlan | None] | None = None,
     ) -> Tensor | tuple[Tensor, Tensor, Tensor]:
         """Compute the enhanced sentence representations.
 
@@ -350,34 +392,57 @@ class CrossSentenceEncoder(torch.nn.Module):
             sentence_doc (torch.Tensor): Document of every sentence ``[S]``.
             return_attention (bool, optional): Also return ``[a_p, a_f]``
                 ``[S, 2]`` and :math:`\\lambda` ``[S, d_s]``. (default: ``False``)
+            layout (SequenceLayout, optional): The sentences' layout planned on the host
+                (made from ``sent_len`` when not given).
+            windows (tuple, optional): The previous and next windows planned on the host
+                (:func:`window_plan` of :func:`window_segments`; ``None`` for a disabled
+                side); made from ``sent_len`` and ``sentence_doc`` when not given.
 
         Returns:
             ``s_prime [S, sent_channels]`` (or ``(s_prime, attention, lam)``).
         """
-        prev_start, prev_len, next_start, next_len = sentence_windows(
-            sent_len, sentence_doc, self.window
-        )
-        cur_start = torch.cumsum(sent_len, 0) - sent_len
+        if layout is None:
+            layout = SequenceLayout.from_lengths(sent_len).to(x.device)
         drop, train = self.dropout, self.training
-
-        s_c = encode_segments(self.enc_current, x, cur_start, sent_len, drop, train)
+        s_c = F.dropout(segment_means(
+            run_bilstm(self.enc_current, F.dropout(x, drop, train), layout), layout),
+            drop, train)
         zeros = torch.zeros_like(s_c)
         no_side = torch.zeros_like(sent_len, dtype=torch.bool)
         if self.window_encoding == "per_sentence":
+            _, prev_len, _, next_len = sentence_windows(sent_len, sentence_doc, self.window)
             s_p, s_f = self._per_sentence_context(x, sent_len, sentence_doc, prev_len, next_len)
+            has_p = prev_len > 0 if self.enc_previous is not None else no_side
+            has_f = next_len > 0 if self.enc_next is not None else no_side
         else:
+            if windows is None:
+                windows = self.plan_windows(sent_len, sentence_doc, x.device)
             s_p = s_f = zeros
-            if self.enc_previous is not None:
-                s_p = encode_segments(self.enc_previous, x, prev_start, prev_len, drop, train)
-            if self.enc_next is not None:
-                s_f = encode_segments(self.enc_next, x, next_start, next_len, drop, train)
-        has_p = prev_len > 0 if self.enc_previous is not None else no_side
-        has_f = next_len > 0 if self.enc_next is not None else no_side
+            has_p = has_f = no_side
+            previous, following = windows
+            if self.enc_previous is not None and previous is not None:
+                s_p = encode_windows(self.enc_previous, x, previous, drop, train)
+                has_p = previous.has_window
+            if self.enc_next is not None and following is not None:
+                s_f = encode_windows(self.enc_next, x, following, drop, train)
+                has_f = following.has_window
 
         s_prime, attn, lam = self.fuse(s_c, s_p, s_f, has_p, has_f)
         if return_attention:
             return s_prime, attn, lam
         return s_prime
+
+    def plan_windows(self, sent_len: Tensor, sentence_doc: Tensor,
+                     device: torch.device | str = "cpu"
+                     ) -> tuple[WindowPlan | None, WindowPlan | None]:
+        """Plan the previous / next windows of the sentences on the host."""
+        prev_start, prev_len, next_start, next_len = window_segments(
+            sent_len.cpu().numpy(), sentence_doc.cpu().numpy(), self.window)
+        previous = (window_plan(prev_start, prev_len).to(device)
+                    if self.enc_previous is not None else None)
+        following = (window_plan(next_start, next_len).to(device)
+                     if self.enc_next is not None else None)
+        return previous, following
 
     def _per_sentence_context(
         self, x: Tensor, sent_len: Tensor, sentence_doc: Tensor, prev_len: Tensor,

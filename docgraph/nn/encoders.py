@@ -20,6 +20,8 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from docgraph.nn.layout import CharPlan, SequenceLayout, char_plan, run_bilstm
+
 __all__ = [
     "CharEncoder",
     "SequenceBiLSTM",
@@ -242,20 +244,24 @@ class SequenceBiLSTM(torch.nn.Module):
         """Glorot weights, zero biases."""
         reset_lstm_parameters(self.lstm)
 
-    def forward(self, x: Tensor, sent_len: Tensor) -> Tensor:
+    def forward(self, x: Tensor, sent_len: Tensor, layout: SequenceLayout | None = None
+                ) -> Tensor:
         """Encode every sentence of the flat batch.
 
         Args:
             x (torch.Tensor): Flat token features ``[N, in_channels]``.
             sent_len (torch.Tensor): Sentence lengths ``[S]``.
+            layout (SequenceLayout, optional): The sentences' layout planned on the host
+                (:meth:`SequenceLayout.from_lengths`; made from ``sent_len`` when not given,
+                which reads the lengths back from the device).
 
         Returns:
             Flat hidden states ``[N, 2 * hidden_channels]``.
         """
+        if layout is None:
+            layout = SequenceLayout.from_lengths(sent_len).to(x.device)
         x = F.dropout(x, self.dropout, self.training)
-        padded, _ = pad_tokens(x, sent_len)
-        out = run_packed_lstm(self.lstm, padded, sent_len)
-        out = unpad_tokens(out, sent_len)
+        out = run_bilstm(self.lstm, x, layout)
         return F.dropout(out, self.dropout, self.training)
 
     def __repr__(self) -> str:
@@ -330,31 +336,33 @@ class CharEncoder(torch.nn.Module):
         self.embedding.reset_parameters()
         reset_lstm_parameters(self.lstm)
 
-    def _encode(self, chars: Tensor, char_len: Tensor) -> Tensor:
-        out = run_packed_lstm(self.lstm, self.embedding(chars), char_len)
-        rows = torch.arange(out.size(0), device=out.device)
-        last = (char_len - 1).to(out.device)
-        hidden = self.hidden_channels
+    def _encode(self, chars: Tensor, layout: SequenceLayout) -> Tensor:
         # final forward state at the last character, final backward state at the first
-        return torch.cat([out[rows, last, :hidden], out[:, 0, hidden:]], dim=-1)
+        flat = self.embedding(chars).reshape(-1, self.char_dim)
+        return run_bilstm(self.lstm, flat, layout, final_states=True)
 
-    def forward(self, chars: Tensor, char_len: Tensor) -> Tensor:
+    def forward(self, chars: Tensor, char_len: Tensor, plan: CharPlan | None = None) -> Tensor:
         """Encode every word from its characters.
 
         Args:
             chars (torch.Tensor): Character ids ``[N, C]`` padded with ``padding_idx``.
             char_len (torch.Tensor): Number of characters of each word ``[N]``.
+            plan (CharPlan, optional): The distinct words and their layout, planned on the
+                host (``docgraph.batch_plan``); made here when not given (with ``unique``,
+                which reads the characters back from the device).
 
         Returns:
             Word features ``[N, 2 * hidden_channels]``.
         """
-        char_len = char_len.clamp(min=1, max=chars.size(1))
-        if not self.unique:
-            return self._encode(chars, char_len)
-        key = torch.cat([chars, char_len.view(-1, 1).to(chars.dtype)], dim=1)
-        uniq, inverse = torch.unique(key, dim=0, return_inverse=True)
-        out = self._encode(uniq[:, :-1], uniq[:, -1])
-        return out[inverse]
+        width = chars.size(1)
+        if plan is None and not self.unique:
+            lengths = char_len.clamp(min=1, max=width)
+            starts = torch.arange(chars.size(0)) * width
+            layout = SequenceLayout.from_lengths(lengths, starts).to(chars.device)
+            return self._encode(chars, layout)
+        if plan is None:
+            plan = char_plan(chars, char_len, device=chars.device)
+        return self._encode(chars[plan.unique_tokens], plan.layout)[plan.inverse]
 
     def __repr__(self) -> str:
         return (

@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from docgraph.nn.encoders import SequenceBiLSTM
+from docgraph.nn.layout import SequenceLayout
 
 __all__ = ["MC_DROPOUT_MODES", "UncertaintyTagger"]
 
@@ -115,26 +116,30 @@ class UncertaintyTagger(torch.nn.Module):
         torch.nn.init.xavier_uniform_(self.lin.weight)
         torch.nn.init.zeros_(self.lin.bias)
 
-    def _logits(self, x: Tensor, sent_len: Tensor, stochastic: bool) -> Tensor:
+    def _logits(self, x: Tensor, sent_len: Tensor, stochastic: bool,
+                layout: SequenceLayout | None = None) -> Tensor:
         x = F.dropout(x, self.dropout, stochastic)
-        h = self.encoder(x, sent_len)
+        h = self.encoder(x, sent_len, layout)
         h = F.dropout(h, self.dropout, stochastic)
         return self.lin(h)
 
-    def forward(self, x: Tensor, sent_len: Tensor) -> Tensor:
+    def forward(self, x: Tensor, sent_len: Tensor, layout: SequenceLayout | None = None
+                ) -> Tensor:
         """One pass (stochastic when training).
 
         Args:
             x (torch.Tensor): Flat token features ``[N, in_channels]``.
             sent_len (torch.Tensor): Sentence lengths ``[S]``.
+            layout (SequenceLayout, optional): The sentences' layout planned on the host.
 
         Returns:
             Label logits ``[N, num_labels]``.
         """
-        return self._logits(x, sent_len, self.training)
+        return self._logits(x, sent_len, self.training, layout)
 
     @torch.no_grad()
-    def uncertainty(self, x: Tensor, sent_len: Tensor) -> tuple[Tensor, Tensor]:
+    def uncertainty(self, x: Tensor, sent_len: Tensor, layout: SequenceLayout | None = None,
+                    mc_layout: SequenceLayout | None = None) -> tuple[Tensor, Tensor]:
         """Monte-Carlo-dropout predictive entropy of every token.
 
         Runs under :func:`torch.no_grad`: the pruning decision derived from it
@@ -144,6 +149,10 @@ class UncertaintyTagger(torch.nn.Module):
         Args:
             x (torch.Tensor): Flat token features ``[N, in_channels]``.
             sent_len (torch.Tensor): Sentence lengths ``[S]``.
+            layout (SequenceLayout, optional): The sentences' layout planned on the host.
+            mc_layout (SequenceLayout, optional): The layout of the :math:`T` copies of the
+                sentences (``SequenceLayout.from_lengths`` of ``sent_len`` tiled :math:`T`
+                times, the copies back to back), for ``mc_dropout="full"``.
 
         Returns:
             ``(u [N], probs [N, num_labels])``: the entropy (nats) and the
@@ -153,11 +162,12 @@ class UncertaintyTagger(torch.nn.Module):
         num_tokens = x.size(0)
         if self.mc_dropout == "output":
             # One input mask and one Bi-LSTM pass; T output masks and dense layers.
-            h = self.encoder(F.dropout(x, self.dropout, True), sent_len)
+            h = self.encoder(F.dropout(x, self.dropout, True), sent_len, layout)
             logits = self.lin(F.dropout(h.repeat(T, 1), self.dropout, True))
         else:
             # The flat layout of T copies of the batch is again a valid flat layout.
-            logits = self._logits(x.repeat(T, 1), sent_len.repeat(T), stochastic=True)
+            logits = self._logits(x.repeat(T, 1), sent_len.repeat(T), stochastic=True,
+                                  layout=mc_layout)
         probs = logits.softmax(dim=-1).view(T, num_tokens, -1).mean(dim=0)
         return self.entropy(probs), probs
 

@@ -1,0 +1,123 @@
+"""What a batch's shapes ask of the model, planned on the host when the batch is collated.
+
+Every data-dependent shape of a GCDoc step (sentence lengths and their length buckets, the
+Monte-Carlo copies of the sentences, the distinct words of the character encoder, the
+cross-sentence windows, the nodes that receive graph edges) follows from the batch alone.
+:func:`plan_batch` computes it once with numpy, off the device's critical path (the trainer
+does it in a background thread while the previous step runs), so the step itself never reads
+a value back from the device to decide a shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from docgraph.nn.cross_sentence import window_plan, window_segments
+from docgraph.nn.layout import CharPlan, SequenceLayout, WindowPlan, char_plan
+
+__all__ = ["BatchPlan", "plan_batch"]
+
+#: Most length buckets of the recurrent layers on the CPU (a padded step costs real time
+#: there) and on a GPU (a padded step is nearly free, a kernel launch is not).
+CPU_BUCKETS = 6
+GPU_BUCKETS = 1
+
+
+@dataclass
+class BatchPlan:
+    """Host-planned layouts of one batch (see :func:`plan_batch`); move with :meth:`to`."""
+
+    sentences: SequenceLayout
+    monte_carlo: SequenceLayout | None = None
+    chars: CharPlan | None = None
+    previous: WindowPlan | None = None
+    next: WindowPlan | None = None
+    gated_nodes: Tensor | None = None
+    sentence_doc: Tensor | None = None
+    key: tuple = ()
+
+    def fits(self, config) -> bool:
+        """Whether the plan was made for a model with ``config``'s shape-deciding settings."""
+        return self.key == plan_key(config)
+
+    def _map(self, move: Callable[[object], object]) -> BatchPlan:
+        values = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            values[f.name] = value if value is None or f.name == "key" else move(value)
+        return BatchPlan(**values)
+
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> BatchPlan:
+        """A copy on ``device``."""
+        return self._map(lambda v: _move(v, lambda t: t.to(device, non_blocking=non_blocking)))
+
+    def pin_memory(self) -> BatchPlan:
+        """A copy in pinned host memory."""
+        return self._map(lambda v: _move(v, lambda t: t.pin_memory()))
+
+
+def _move(value: object, fn: Callable[[Tensor], Tensor]) -> object:
+    if isinstance(value, Tensor):
+        return fn(value)
+    if isinstance(value, SequenceLayout):
+        return value._map(fn)
+    if isinstance(value, CharPlan):
+        return CharPlan(fn(value.unique_tokens), fn(value.inverse), value.layout._map(fn))
+    if isinstance(value, WindowPlan):
+        return WindowPlan(fn(value.present), fn(value.has_window),
+                          None if value.layout is None else value.layout._map(fn))
+    raise TypeError(f"cannot move {type(value).__name__}")
+
+
+def plan_batch(batch, config, buckets: int = CPU_BUCKETS) -> BatchPlan:
+    """Plan the layouts a :class:`~docgraph.model.GCDoc` with ``config`` needs for ``batch``.
+
+    Args:
+        batch: A :class:`~torch_geometric.data.Batch` of document graphs (on the host).
+        config: The model's :class:`~docgraph.model.GCDocConfig`.
+        buckets: Most length buckets of the recurrent layers (:data:`CPU_BUCKETS`,
+            :data:`GPU_BUCKETS`).
+    """
+    sent_len = batch.sent_len.detach().cpu().numpy().astype(np.int64)
+    sentences = SequenceLayout.from_lengths(sent_len, buckets=buckets)
+    plan = BatchPlan(sentences=sentences, key=plan_key(config))
+    plan.chars = char_plan(batch.chars, batch.char_len, buckets)
+    if config.graph and config.pruning and config.mc_dropout == "full":
+        num_tokens = int(sent_len.sum())
+        copies = config.num_samples
+        starts = (sentences_starts(sent_len)[None, :]
+                  + num_tokens * np.arange(copies)[:, None]).reshape(-1)
+        plan.monte_carlo = SequenceLayout.from_lengths(np.tile(sent_len, copies), starts, buckets)
+    doc = getattr(batch, "batch", None)
+    starts = sentences_starts(sent_len)
+    sentence_doc = (np.zeros(sent_len.size, dtype=np.int64) if doc is None
+                    else doc.detach().cpu().numpy()[starts])
+    plan.sentence_doc = torch.from_numpy(sentence_doc)
+    if config.cross_sentence and config.window > 0 and config.window_encoding == "concat":
+        prev_start, prev_len, next_start, next_len = window_segments(
+            sent_len, sentence_doc, config.window)
+        if config.use_previous:
+            plan.previous = window_plan(prev_start, prev_len, buckets)
+        if config.use_next:
+            plan.next = window_plan(next_start, next_len, buckets)
+    if config.graph:
+        targets = batch.edge_index[1].detach().cpu().numpy()
+        plan.gated_nodes = torch.from_numpy(np.unique(targets))
+    return plan
+
+
+def plan_key(config) -> tuple:
+    """The settings of a :class:`~docgraph.model.GCDocConfig` that decide a plan."""
+    return (config.graph, config.pruning, config.mc_dropout, config.num_samples,
+            config.cross_sentence, config.window, config.window_encoding, config.use_previous,
+            config.use_next)
+
+
+def sentences_starts(sent_len: np.ndarray) -> np.ndarray:
+    """First token of every sentence."""
+    return np.cumsum(sent_len) - sent_len

@@ -1,0 +1,361 @@
+r"""Host-planned layouts of variable-length sequences, and the BiLSTM runner that uses them.
+
+A batch holds sequences of many lengths (sentences, cross-sentence windows, words as
+character sequences) laid out *flat*: sequence :math:`b` is the contiguous rows
+``x[start[b] : start[b] + length[b]]`` of a ``[R, D]`` tensor. Recurrent layers need them
+padded. Where the padding goes, how the sequences are grouped by length and where every
+output row lands are questions about the *lengths* only, so :class:`SequenceLayout` answers
+them once, on the host, when a batch is collated, as a handful of index tensors. The model
+then runs with no data-dependent shapes on the device: no ``.item()``, ``nonzero`` or
+``unique`` in the step, and a fixed, small number of operators per length bucket.
+
+Length buckets: the sequences are split into at most ``buckets`` groups of consecutive
+lengths chosen to pad the fewest steps (:func:`length_partition`). Each bucket costs a fixed
+number of operators, each padded step real time on a CPU: a few buckets on the CPU, one
+padded call on a GPU (where a padded step costs next to nothing and a launch does not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+import torch
+from torch import Tensor
+
+__all__ = ["CharPlan", "LengthBucket", "SequenceLayout", "WindowPlan", "char_plan",
+           "run_bilstm", "segment_means"]
+
+
+@dataclass
+class LengthBucket:
+    """The sequences of one length bucket, padded to ``steps``.
+
+    Attributes:
+        steps: Padded length (the longest sequence of the bucket).
+        forward_index: ``[n, steps]`` source rows of each sequence, left-aligned; padding
+            repeats row 0 (a recurrent layer run left to right never lets it reach a real
+            position).
+        reverse_index: ``[n, steps]`` the same rows, each sequence reversed within its own
+            length (still left-aligned), for the right-to-left direction.
+    """
+
+    steps: int
+    forward_index: Tensor
+    reverse_index: Tensor
+
+
+@dataclass
+class SequenceLayout:
+    """Where every sequence of a flat batch goes when it is padded, in length buckets.
+
+    Build it with :meth:`from_lengths` on the host (numpy), move it with :meth:`to`.
+
+    Attributes:
+        lengths: ``[B]`` sequence lengths (on the model's device).
+        host_lengths: The same lengths as a numpy array (host).
+        buckets: The length buckets, shortest first.
+        forward_positions: ``[M]`` (``M = lengths.sum()``): for the real positions of all
+            sequences in order (sequence by sequence, position by position), the row of the
+            concatenated, flattened forward outputs of the buckets.
+        reverse_positions: ``[M]`` the same for the reverse-direction outputs.
+        sequence_of_position: ``[M]`` the sequence of each real position.
+        last_forward: ``[B]`` row of each sequence's last forward output (its final state).
+        last_reverse: ``[B]`` row of each sequence's last reverse output (the right-to-left
+            state at its first position).
+        crf_index: ``[B, max_len]`` source rows of each sequence padded to the longest one
+            (padding repeats the sequence's first row), for the CRF.
+        crf_mask: ``[B, max_len]`` real positions of :attr:`crf_index`.
+        crf_last: ``[B]`` flat index ``b * max_len + length_b - 1`` of each sequence's last
+            position in ``[B, max_len]``.
+        crf_reverse: ``[B, max_len]`` position ``length_b - 1 - t`` of each real position
+            ``t`` (padding keeps its own position): reverses every sequence within its length.
+        packed_index: ``[M]`` source rows in *packed* order (as
+            :class:`torch.nn.utils.rnn.PackedSequence`): time step by time step, the sequences
+            still running at that step, longest first.
+        packed_last: ``[B]`` row of each sequence's last position in the packed order, the
+            sequences sorted longest first (:attr:`sort_order`).
+        batch_sizes: Host list: number of sequences still running at each time step.
+        sort_order: Host array: the sequences, longest first (stable).
+    """
+
+    lengths: Tensor
+    host_lengths: np.ndarray
+    buckets: list[LengthBucket]
+    forward_positions: Tensor
+    reverse_positions: Tensor
+    sequence_of_position: Tensor
+    last_forward: Tensor
+    last_reverse: Tensor
+    crf_index: Tensor
+    crf_mask: Tensor
+    crf_last: Tensor
+    crf_reverse: Tensor
+    packed_index: Tensor
+    packed_last: Tensor
+    batch_sizes: list[int]
+    sort_order: np.ndarray
+
+    @property
+    def num_sequences(self) -> int:
+        """Number of sequences :math:`B`."""
+        return int(self.host_lengths.size)
+
+    @property
+    def max_len(self) -> int:
+        """Length of the longest sequence (0 for no sequence)."""
+        return int(self.host_lengths.max()) if self.host_lengths.size else 0
+
+    @classmethod
+    def from_lengths(
+        cls,
+        lengths: Sequence[int] | np.ndarray | Tensor,
+        starts: Sequence[int] | np.ndarray | Tensor | None = None,
+        buckets: int = 6,
+    ) -> SequenceLayout:
+        """Plan the layout of sequences of the given lengths (all ``>= 1``).
+
+        Args:
+            lengths: Length of every sequence.
+            starts: First source row of every sequence (default: the sequences tile the
+                source back to back, ``starts = cumsum(lengths) - lengths``).
+            buckets: Most length buckets (1: one padded call; see :func:`length_partition`).
+        """
+        lengths = _as_numpy(lengths)
+        if lengths.size and lengths.min() < 1:
+            raise ValueError("every sequence needs a length >= 1 (leave empty ones out)")
+        if buckets < 1:
+            raise ValueError(f"buckets must be >= 1, got {buckets}")
+        starts = (np.cumsum(lengths) - lengths) if starts is None else _as_numpy(starts)
+        num = lengths.size
+        bucket_of = length_partition(lengths, buckets)
+        buckets: list[LengthBucket] = []
+        forward_positions = np.empty(int(lengths.sum()), dtype=np.int64)
+        reverse_positions = np.empty_like(forward_positions)
+        last_forward = np.empty(num, dtype=np.int64)
+        last_reverse = np.empty(num, dtype=np.int64)
+        position_offset = np.cumsum(lengths) - lengths  # of each sequence's real positions
+        row = 0  # rows of the concatenated, flattened bucket outputs
+        for value in np.unique(bucket_of):
+            members = np.flatnonzero(bucket_of == value)
+            member_len = lengths[members]
+            steps = int(member_len.max())
+            pos = np.arange(steps)
+            real = pos[None, :] < member_len[:, None]
+            forward = np.where(real, starts[members, None] + pos[None, :], 0)
+            reverse = np.where(real, starts[members, None] + member_len[:, None] - 1 - pos, 0)
+            out_row = row + np.arange(members.size)[:, None] * steps + pos[None, :]  # [n, steps]
+            first = position_offset[members, None]
+            forward_positions[(first + pos)[real]] = out_row[real]
+            reverse_positions[(first + member_len[:, None] - 1 - pos)[real]] = out_row[real]
+            last_forward[members] = out_row[np.arange(members.size), member_len - 1]
+            last_reverse[members] = last_forward[members]
+            buckets.append(LengthBucket(steps, torch.from_numpy(forward),
+                                        torch.from_numpy(reverse)))
+            row += members.size * steps
+        max_len = int(lengths.max()) if num else 0
+        pos = np.arange(max_len)
+        crf_mask = pos[None, :] < lengths[:, None]
+        crf_index = np.where(crf_mask, starts[:, None] + pos[None, :], starts[:, None])
+        crf_reverse = np.where(crf_mask, lengths[:, None] - 1 - pos[None, :], pos[None, :])
+        order = np.argsort(-lengths, kind="stable")
+        batch_sizes = [int((lengths > t).sum()) for t in range(max_len)]
+        packed_index = np.concatenate(
+            [starts[order[:n]] + t for t, n in enumerate(batch_sizes)]
+        ) if num else np.zeros(0, dtype=np.int64)
+        step_offset = np.concatenate([[0], np.cumsum(batch_sizes)]).astype(np.int64)
+        packed_last = (step_offset[lengths[order] - 1] + np.arange(num)) if num \
+            else np.zeros(0, dtype=np.int64)
+        return cls(
+            lengths=torch.from_numpy(lengths.copy()),
+            host_lengths=lengths,
+            buckets=buckets,
+            forward_positions=torch.from_numpy(forward_positions),
+            reverse_positions=torch.from_numpy(reverse_positions),
+            sequence_of_position=torch.from_numpy(np.repeat(np.arange(num), lengths)),
+            last_forward=torch.from_numpy(last_forward),
+            last_reverse=torch.from_numpy(last_reverse),
+            crf_index=torch.from_numpy(crf_index.reshape(num, max_len)),
+            crf_mask=torch.from_numpy(crf_mask.reshape(num, max_len)),
+            crf_last=torch.from_numpy(np.arange(num) * max_len + lengths - 1),
+            crf_reverse=torch.from_numpy(crf_reverse.reshape(num, max_len)),
+            packed_index=torch.from_numpy(packed_index.astype(np.int64)),
+            packed_last=torch.from_numpy(packed_last.astype(np.int64)),
+            batch_sizes=batch_sizes,
+            sort_order=order,
+        )
+
+    def _map(self, move: Callable[[Tensor], Tensor]) -> SequenceLayout:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name, value in values.items():
+            if isinstance(value, Tensor):
+                values[name] = move(value)
+        values["buckets"] = [
+            LengthBucket(b.steps, move(b.forward_index), move(b.reverse_index))
+            for b in self.buckets
+        ]
+        return SequenceLayout(**values)
+
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> SequenceLayout:
+        """A copy whose tensors live on ``device`` (the host arrays stay)."""
+        if all(b.forward_index.device == torch.device(device) for b in self.buckets[:1]) \
+                and self.lengths.device == torch.device(device):
+            return self
+        return self._map(lambda t: t.to(device, non_blocking=non_blocking))
+
+    def pin_memory(self) -> SequenceLayout:
+        """A copy in pinned host memory (for ``non_blocking`` copies to a GPU)."""
+        return self._map(lambda t: t.pin_memory())
+
+
+@dataclass
+class CharPlan:
+    """The distinct words of a batch for the character encoder.
+
+    Attributes:
+        unique_tokens: ``[U]`` one token of every distinct ``(characters, length)`` word.
+        inverse: ``[N]`` the distinct word of every token.
+        layout: The character sequences of the distinct words in ``chars[unique_tokens]``
+            flattened to ``[U * max_word_len]`` rows.
+    """
+
+    unique_tokens: Tensor
+    inverse: Tensor
+    layout: SequenceLayout
+
+
+@dataclass
+class WindowPlan:
+    """The non-empty previous (or next) windows of the sentences of a batch.
+
+    Attributes:
+        present: ``[W]`` the sentences that have the window.
+        has_window: ``[S]`` boolean, whether each sentence has it.
+        layout: The windows as token segments of the flat batch.
+    """
+
+    present: Tensor
+    has_window: Tensor
+    layout: SequenceLayout | None
+
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> WindowPlan:
+        """A copy on ``device``."""
+        return WindowPlan(self.present.to(device, non_blocking=non_blocking),
+                          self.has_window.to(device, non_blocking=non_blocking),
+                          None if self.layout is None else self.layout.to(device, non_blocking))
+
+
+def char_plan(chars: Tensor | np.ndarray, char_len: Tensor | np.ndarray,
+              buckets: int = 6, device: torch.device | str = "cpu") -> CharPlan:
+    """Plan the character encoder's distinct words of a batch on the host.
+
+    Args:
+        chars: Character ids ``[N, C]``.
+        char_len: Word lengths ``[N]`` (clamped to ``[1, C]``).
+        buckets: Length-bucket buckets.
+        device: Where the plan's tensors go.
+    """
+    chars = chars.detach().cpu().numpy() if isinstance(chars, Tensor) else np.asarray(chars)
+    char_len = _as_numpy(char_len)
+    width = chars.shape[1]
+    char_len = np.clip(char_len, 1, width)
+    key = np.concatenate([chars, char_len[:, None]], axis=1)
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    layout = SequenceLayout.from_lengths(char_len[first], np.arange(first.size) * width, buckets)
+    plan = CharPlan(torch.from_numpy(first), torch.from_numpy(inverse.reshape(-1)), layout)
+    return CharPlan(plan.unique_tokens.to(device), plan.inverse.to(device),
+                    plan.layout.to(device))
+
+
+def length_partition(lengths: np.ndarray, buckets: int) -> np.ndarray:
+    """Bucket of every sequence: at most ``buckets`` groups of consecutive lengths that pad
+    the fewest steps (the sum over buckets of size times longest length), by dynamic
+    programming over the distinct lengths. Buckets are numbered shortest first."""
+    values, counts = np.unique(lengths, return_counts=True)
+    distinct = values.size
+    if distinct <= 1 or buckets <= 1:
+        return np.zeros(lengths.size, dtype=np.int64)
+    if distinct <= buckets:
+        return np.searchsorted(values, lengths)
+    below = np.concatenate([[0], np.cumsum(counts)])  # sequences shorter than values[j]
+    # best[j]: fewest padded steps for the lengths values[:j + 1] in the current bucket count
+    best = values[None, :] * below[None, 1:]
+    best = best[0].astype(np.float64)
+    cuts = []
+    for _ in range(1, buckets):
+        # a last bucket holding values[i + 1 : j + 1], the rest best[i]
+        cost = best[:, None] + values[None, :] * (below[None, 1:] - below[1:, None])
+        cost[np.tril_indices(distinct)] = np.inf
+        choice = np.argmin(np.concatenate([best[None, :], cost], axis=0), axis=0) - 1
+        best = np.minimum(best, cost.min(axis=0))
+        cuts.append(choice)
+    # follow the choices back from the last distinct length
+    bounds, j = [], distinct - 1
+    for choice in reversed(cuts):
+        i = int(choice[j])
+        if i < 0:
+            continue
+        bounds.append(i)
+        j = i
+    edges = np.array(sorted(bounds), dtype=np.int64)  # last index of each lower bucket
+    return np.searchsorted(values[edges], lengths, side="left")
+
+
+def _as_numpy(values: Sequence[int] | np.ndarray | Tensor) -> np.ndarray:
+    if isinstance(values, Tensor):
+        values = values.detach().cpu().numpy()
+    return np.asarray(values, dtype=np.int64).reshape(-1)
+
+
+def _lstm_direction(lstm: torch.nn.LSTM, x: Tensor, suffix: str, h0: Tensor) -> Tensor:
+    weights = [getattr(lstm, f"{name}_l0{suffix}") for name in ("weight_ih", "weight_hh")]
+    if lstm.bias:
+        weights += [getattr(lstm, f"{name}_l0{suffix}") for name in ("bias_ih", "bias_hh")]
+    out, _, _ = torch._VF.lstm(x, (h0, h0), weights, lstm.bias, 1, 0.0, lstm.training, False,
+                               True)
+    return out
+
+
+def run_bilstm(lstm: torch.nn.LSTM, x: Tensor, layout: SequenceLayout,
+               final_states: bool = False) -> Tensor:
+    r"""Run a one-layer bidirectional ``batch_first`` LSTM over every sequence of ``layout``.
+
+    Exact: each output equals running the LSTM on that sequence alone. Each bucket costs one
+    gather and one LSTM call per direction; the right-to-left direction runs left to right
+    over the sequences reversed within their lengths.
+
+    Args:
+        lstm: A one-layer bidirectional LSTM (``batch_first``).
+        x: Source rows ``[R, D]`` (the sequences index into them).
+        layout: Where the sequences lie in ``x``.
+        final_states: Return ``[B, 2H]``, each sequence's final left-to-right state and the
+            right-to-left state at its first position, instead of every position.
+
+    Returns:
+        ``[M, 2H]``, the outputs at the real positions of all sequences in order (sequence by
+        sequence), or ``[B, 2H]`` with ``final_states``.
+    """
+    hidden = lstm.hidden_size
+    forward, reverse = [], []
+    for bucket in layout.buckets:
+        h0 = x.new_zeros(1, bucket.forward_index.size(0), hidden)
+        forward.append(_lstm_direction(lstm, x[bucket.forward_index], "", h0).reshape(-1, hidden))
+        reverse.append(
+            _lstm_direction(lstm, x[bucket.reverse_index], "_reverse", h0).reshape(-1, hidden)
+        )
+    if final_states:
+        rows_f, rows_r = layout.last_forward, layout.last_reverse
+    else:
+        rows_f, rows_r = layout.forward_positions, layout.reverse_positions
+    if len(forward) == 1:
+        return torch.cat([forward[0][rows_f], reverse[0][rows_r]], dim=1)
+    return torch.cat([torch.cat(forward)[rows_f], torch.cat(reverse)[rows_r]], dim=1)
+
+
+def segment_means(values: Tensor, layout: SequenceLayout) -> Tensor:
+    """Mean of ``values`` ``[M, F]`` (real positions in order, as :func:`run_bilstm` returns
+    them) over each sequence: ``[B, F]``."""
+    sums = values.new_zeros(layout.num_sequences, values.size(1))
+    sums = sums.index_add(0, layout.sequence_of_position, values)
+    return sums / layout.lengths.unsqueeze(1).to(values.dtype)
