@@ -82,9 +82,11 @@ class _LogPartition(torch.autograd.Function):
 
 def _recursion(first: Tensor, inputs: tuple[Tensor, ...], step: Tensor,
                multiply_first: bool = False) -> tuple[Tensor, Tensor | None]:
-    """``v_t = (v_{t-1} @ E) * X_t`` (``E`` = ``step``; or ``(v_{t-1} * X_t) @ E`` with ``multiply_first``),
-    renormalised every :data:`RENORMALISE_EVERY` steps; returns the stacked ``[L, B, C]``
-    vectors and the ``(log scales [R, B], step of each [R, 1])`` of the renormalisations."""
+    """``v_t = (v_{t-1} @ E) * X_t`` with ``E = step`` (``(v_{t-1} * X_t) @ E`` with
+    ``multiply_first``), renormalised every :data:`RENORMALISE_EVERY` steps.
+
+    Returns the stacked ``[L, B, C]`` vectors and the ``(log scales [R, B], step of each
+    [R, 1])`` of the renormalisations (``None`` without any)."""
     vectors = [first]
     scales, scale_steps = [], []
     v = first
