@@ -647,6 +647,10 @@ def parse_args(argv: Sequence[str] | None = None) -> Any:
     parser.add_argument("--settings", nargs="*", default=None,
                         help="core settings to compare ('1 thread', '2 threads', 'DDP x2'; "
                              "default all; none to skip)")
+    parser.add_argument("--ops", action="store_true",
+                        help="count the operators of one training and one tagging step of "
+                             "both models on real batches of 4000 and 16000 tokens instead of "
+                             "timing (default output benchmarks/results/ops/<dataset>.json)")
     parser.add_argument("--scaling-batches", type=int, default=None,
                         help="batches of the core-settings comparison (default 6, quick 2)")
     return parser.parse_args(argv)
@@ -658,6 +662,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from docgraph.data.errors import CorpusFormatError
 
     args = parse_args(argv)
+    argv_list = list(sys.argv[1:] if argv is None else argv)
+    command = " ".join(["python scripts/benchmark.py", *argv_list])
+    if args.ops:
+        return _operator_counts_main(args, command)
     options = BenchmarkOptions(
         dataset=args.dataset,
         data_dir=args.data_dir,
@@ -670,8 +678,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             {"window_encoding": "per_sentence", "mc_dropout": "output"} if args.fast else {}
         ),
     )
-    argv_list = list(sys.argv[1:] if argv is None else argv)
-    command = " ".join(["python scripts/benchmark.py", *argv_list])
     try:
         result = run_benchmark(options, command=command)
         settings = tuple(args.settings) if args.settings is not None else tuple(SETTINGS)
@@ -695,5 +701,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out) if args.out else default_output()
     atomic_write_json(out, result)
     print(format_table(result))
+    print(f"wrote {out}")
+    return 0
+
+
+def _operator_counts_main(args: Any, command: str) -> int:
+    from docgraph.checkpoint import atomic_write_json
+    from docgraph.data.errors import CorpusFormatError
+    from docgraph.operator_counts import (
+        OperatorCountOptions,
+        format_counts,
+        run_operator_counts,
+    )
+
+    options = OperatorCountOptions(dataset=args.dataset, data_dir=args.data_dir)
+    try:
+        result = run_operator_counts(options, command=command)
+    except (ValueError, FileNotFoundError, CorpusFormatError) as exc:
+        print(f"benchmark.py: error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else Path("benchmarks/results/ops") / f"{args.dataset}.json"
+    atomic_write_json(out, result)
+    print(format_counts(result))
     print(f"wrote {out}")
     return 0

@@ -30,7 +30,14 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-__all__ = ["SYNCHRONISING", "OperatorCount", "count_operators"]
+__all__ = [
+    "SYNCHRONISING",
+    "TARGETS",
+    "OperatorCount",
+    "OperatorCountOptions",
+    "count_operators",
+    "run_operator_counts",
+]
 
 #: Operators that wait for the device: a scalar read back, or an output whose size depends on
 #: the data.
@@ -120,3 +127,136 @@ def training_step_counts(model: torch.nn.Module, optimizer: torch.optim.Optimize
     as Adam's moments is created on the first step and would count once only)."""
     step(model, optimizer, batch)
     return count_operators(lambda: step(model, optimizer, batch))
+
+
+#: Issue 30's targets for a training step of about 4000 tokens, and the growth allowed to a
+#: step of about 16000 tokens.
+TARGETS = {"gcdoc_train_operators": 2500, "baseline_train_operators": 1200,
+           "train_synchronising": 5, "tag_synchronising": 5, "growth_16k_over_4k": 1.2}
+
+
+@dataclass
+class OperatorCountOptions:
+    """What :func:`run_operator_counts` measures.
+
+    Args:
+        dataset: Registry name.
+        data_dir: Directory of the split files.
+        split: The split whose batches are counted (the training batches by default).
+        batch_tokens: Token budgets of the counted batches.
+        seed: Seed of the sampler's shuffle (which batch is taken) and of the models.
+        model_overrides: :class:`~docgraph.model.GCDocConfig` fields set on both models
+            (e.g. tiny sizes in tests; the counts of record use the paper's settings).
+    """
+
+    dataset: str = "ontonotes"
+    data_dir: str | None = None
+    split: str = "train"
+    batch_tokens: tuple[int, ...] = (4000, 16000)
+    seed: int = 0
+    model_overrides: dict[str, Any] = field(default_factory=dict)
+
+
+def run_operator_counts(options: OperatorCountOptions, command: str = "") -> dict[str, Any]:
+    """Count the operators of one training step and one tagging step of the BiLSTM-CRF and
+    GCDoc (the paper's settings) on real batches of each size, as the trainer runs them
+    (:func:`~docgraph.training.collate` with the host-side plan, then
+    :func:`~docgraph.training.training_step` with clipping and the fused Adam of the presets;
+    tagging is :meth:`~docgraph.model.GCDoc.predict`)."""
+    import datetime as _dt
+    import platform
+
+    from docgraph.config import TrainConfig
+    from docgraph.data.registry import load_dataset
+    from docgraph.data.vocab import Vocabularies
+    from docgraph.graph import GraphConfig, TokenBudgetBatchSampler, documents_to_graphs
+    from docgraph.model import GCDocConfig
+    from docgraph.training import (
+        build_model,
+        clip_groups,
+        collate,
+        make_optimizer,
+        training_step,
+    )
+
+    docs = load_dataset(options.dataset, options.data_dir, splits=(options.split,))[
+        options.split]
+    vocabs = Vocabularies.build(docs)
+    graphs = documents_to_graphs(docs, vocabs, GraphConfig())
+    lengths = [int(g.num_nodes) for g in graphs]
+    train = TrainConfig(optimizer="adam", lr=0.002, clip_norm=5.0)
+    device = torch.device("cpu")
+    rows: list[dict[str, Any]] = []
+    for budget in options.batch_tokens:
+        sampler = TokenBudgetBatchSampler(lengths, budget, shuffle=True, seed=options.seed)
+        indices = max(sampler.all_batches()[:20], key=lambda b: sum(lengths[i] for i in b))
+        extra = options.model_overrides
+        for name, config in (("baseline", GCDocConfig.baseline(**extra)),
+                             ("gcdoc", GCDocConfig(**extra))):
+            torch.manual_seed(options.seed)
+            model = build_model(config, vocabs)
+            batch = collate(graphs, indices, device, model)
+            optimizer = make_optimizer(model, train)
+            groups = clip_groups(model)
+
+            def step(model=model, optimizer=optimizer, batch=batch, groups=groups) -> None:
+                training_step(model, optimizer, batch, groups, train.clip_norm)
+
+            step()  # the optimizer's state is created on the first step
+            counted = count_operators(step)
+            tagged = count_operators(lambda model=model, batch=batch: model.predict(batch))
+            rows.append({
+                "model": name, "batch_tokens": budget, "tokens": int(batch.num_nodes),
+                "sentences": int(batch.sent_len.numel()),
+                "longest_sentence": int(batch.sent_len.max()),
+                "train": counted.to_dict(), "tag": tagged.to_dict(),
+            })
+    return {
+        "dataset": options.dataset, "split": options.split, "seed": options.seed,
+        "model_overrides": dict(options.model_overrides),
+        "rows": rows, "targets": TARGETS, "checks": check_targets(rows),
+        "definition": ("operators: aten operator events whose parent event is not an aten "
+                       "operator (forward, backward, clipping and optimizer step); "
+                       "synchronising: _local_scalar_dense, nonzero, unique*, masked_select "
+                       "(outermost; not the CPU fused optimizer's reads of its CPU step "
+                       "counters)"),
+        "torch": torch.__version__, "python": platform.python_version(),
+        "date": _dt.datetime.now().isoformat(timespec="seconds"), "command": command,
+    }
+
+
+def check_targets(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each of :data:`TARGETS` against the counted rows: the value and whether it is met."""
+    by = {(r["model"], r["batch_tokens"]): r for r in rows}
+    small, large = min(r["batch_tokens"] for r in rows), max(r["batch_tokens"] for r in rows)
+    checks: dict[str, Any] = {}
+    for name in ("baseline", "gcdoc"):
+        ops = by[(name, small)]["train"]["operators"]
+        checks[f"{name}_train_operators"] = {
+            "value": ops, "target": TARGETS[f"{name}_train_operators"],
+            "met": ops <= TARGETS[f"{name}_train_operators"]}
+        growth = by[(name, large)]["train"]["operators"] / ops
+        checks[f"{name}_growth"] = {"value": round(growth, 3),
+                                    "target": TARGETS["growth_16k_over_4k"],
+                                    "met": growth <= TARGETS["growth_16k_over_4k"]}
+    for kind in ("train", "tag"):
+        worst = max(r[kind]["synchronising"] for r in rows)
+        checks[f"{kind}_synchronising"] = {"value": worst,
+                                           "target": TARGETS[f"{kind}_synchronising"],
+                                           "met": worst <= TARGETS[f"{kind}_synchronising"]}
+    return checks
+
+
+def format_counts(result: dict[str, Any]) -> str:
+    """A plain-text table of a :func:`run_operator_counts` result."""
+    lines = [f"{result['dataset']} {result['split']}: operators per step (synchronising)",
+             f"{'model':<9} {'budget':>6} {'tokens':>6} {'train':>13} {'tag':>11}"]
+    for r in result["rows"]:
+        lines.append(
+            f"{r['model']:<9} {r['batch_tokens']:>6} {r['tokens']:>6} "
+            f"{r['train']['operators']:>7} ({r['train']['synchronising']:>2}) "
+            f"{r['tag']['operators']:>6} ({r['tag']['synchronising']:>2})")
+    for key, check in result["checks"].items():
+        lines.append(f"{key}: {check['value']} (target {check['target']}) "
+                     f"{'met' if check['met'] else 'NOT met'}")
+    return "\n".join(lines)

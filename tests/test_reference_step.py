@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-
-from tests.make_reference_step import CONFIGS, OUT, compute, reference_batch
+from make_reference_step import CONFIGS, OUT, compute, reference_batch
 
 
 @pytest.fixture(scope="module")

@@ -9,12 +9,12 @@ import statistics
 
 import pytest
 import torch
-from conftest import tiny_config
+from conftest import TINY_MODEL, tiny_config
 
 import docgraph.atomic as atomic
 import docgraph.checkpoint as checkpoint
 from docgraph.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from docgraph.model import GCDoc
+from docgraph.model import GCDoc, GCDocConfig
 from docgraph.training import (
     Trainer,
     TrainingError,
@@ -310,3 +310,23 @@ def test_model_rejects_vectors_of_another_size(sample_vocabs):
 
     with pytest.raises(ValueError, match="3 dimensions but config.word_dim is 50"):
         build_model(GCDocConfig(), sample_vocabs, torch.zeros(len(sample_vocabs.words), 3))
+
+
+def test_prefetched_batches_equal_the_plain_ones_and_errors_reach_the_loop(sample_splits,
+                                                                          sample_vocabs):
+    from docgraph.graph import GraphConfig, TokenBudgetBatchSampler, documents_to_graphs
+    from docgraph.training import build_model, iterate_batches
+
+    graphs = documents_to_graphs(sample_splits["train"], sample_vocabs, GraphConfig())
+    model = build_model(GCDocConfig(**TINY_MODEL), sample_vocabs)
+    sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs], 800, seed=3)
+    plain = list(iterate_batches(graphs, sampler, torch.device("cpu"), model))
+    ahead = list(iterate_batches(graphs, sampler, torch.device("cpu"), model, prefetch=2))
+    assert [i for i, _ in plain] == [i for i, _ in ahead] and len(plain) > 2
+    for (_, a), (_, b) in zip(plain, ahead):
+        assert torch.equal(a.word, b.word) and b.plan.fits(model.config)
+        assert b.plan.sentences.buckets[0].forward_index.equal(
+            a.plan.sentences.buckets[0].forward_index)
+    broken = [[0], [10**6]]  # the second batch names a graph that does not exist
+    with pytest.raises(IndexError):
+        list(iterate_batches(graphs, broken, torch.device("cpu"), model, prefetch=1))
