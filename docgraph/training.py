@@ -513,6 +513,16 @@ def _set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def _gather_rng_states() -> list[dict[str, Any]] | None:
+    """Every process's random-number state, rank by rank (a collective: all processes call it);
+    ``None`` in a single process."""
+    if not dist.is_initialized():
+        return None
+    states: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(states, _rng_state())
+    return states
+
+
 def seed_everything(seed: int) -> None:
     """Seed Python and torch."""
     random.seed(seed)
@@ -611,13 +621,21 @@ class Trainer:
         """The resumable state of the run."""
         return self.output_dir / "last.pt"
 
-    def save_checkpoint(self) -> None:
-        """Atomically write model, optimizer, scheduler, RNG and early-stopping state."""
+    def save_checkpoint(self, rng_ranks: list[dict[str, Any]] | None = None) -> None:
+        """Atomically write model, optimizer, scheduler, RNG and early-stopping state.
+
+        Args:
+            rng_ranks: The random-number states of every process of a multi-process run
+                (:func:`_gather_rng_states`, rank by rank); each process draws its own dropout
+                and Monte-Carlo masks, so an exact resume restores each its own.
+        """
         save_checkpoint(self.checkpoint_path, {
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
             "rng": _rng_state(),
+            **({"rng_ranks": rng_ranks} if rng_ranks is not None else {}),
+            "world": self.world,
             "state": {k: v for k, v in vars(self.state).items()},
         })
 
@@ -635,11 +653,25 @@ class Trainer:
             # (``wall_seconds``); only the fields TrainState still has are restored.
             known = {f.name for f in fields(TrainState)}
             self.state = TrainState(**{k: v for k, v in ckpt["state"].items() if k in known})
-            _set_rng_state(ckpt["rng"])
+            _set_rng_state(self._own_rng_state(ckpt))
         except (RuntimeError, KeyError, ValueError, TypeError) as err:
             raise CheckpointError(
                 f"{self.checkpoint_path}: does not fit this model/configuration ({err})"
             ) from err
+
+    def _own_rng_state(self, ckpt: dict[str, Any]) -> dict[str, Any]:
+        """This process's random-number state in ``ckpt``: its rank's when the checkpoint
+        holds one per rank for the same number of processes; otherwise the first process's
+        (checkpoints of one process, or of versions before 2026-11-27, which kept one state
+        and so could not resume a multi-process run exactly)."""
+        ranks = ckpt.get("rng_ranks")
+        world, rank = _world()
+        if ranks is not None and len(ranks) == world:
+            return ranks[rank]
+        if world > 1 and _is_main():
+            log.warning("%s: no random-number state per process for %d processes; the resumed "
+                        "run will differ from an uninterrupted one", self.checkpoint_path, world)
+        return ckpt["rng"]
 
     # -- loop
     def _train_epoch(self, epoch: int) -> tuple[float, int, float]:
@@ -726,6 +758,7 @@ class Trainer:
             stop = torch.zeros(1)
             scores = evaluate_sharded(self.model, self.dev, self.vocabs, tc.eval_batch_tokens,
                                       self.device)
+            rng_ranks = _gather_rng_states()
             if main:
                 assert scores is not None
                 improved = scores.f1 > self.state.best_f1
@@ -747,7 +780,7 @@ class Trainer:
                 }
                 record["wall_seconds"] = time.perf_counter() - epoch_start
                 self.state.history.append(record)
-                self.save_checkpoint()
+                self.save_checkpoint(rng_ranks)
                 self._log(record)
                 stop[0] = float(self.state.bad_epochs >= tc.patience or out_of_time())
             else:
