@@ -10,16 +10,39 @@ The public API::
     )
 """
 
-from docgraph.config import ExperimentConfig, TrainConfig
-from docgraph.data.conll import read_conll
-from docgraph.data.document import Document, Sentence
-from docgraph.data.ontonotes import read_ontonotes
-from docgraph.data.registry import load_dataset
-from docgraph.graph import GraphConfig
-from docgraph.model import GCDoc, GCDocConfig
-from docgraph.nn import DocGraphConv
-from docgraph.tagger import Entity, Tagger
-from docgraph.training import run_experiment, run_seeds
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from docgraph.config import ExperimentConfig, TrainConfig
+    from docgraph.data.conll import read_conll
+    from docgraph.data.document import Document, Sentence
+    from docgraph.data.ontonotes import read_ontonotes
+    from docgraph.data.registry import load_dataset
+    from docgraph.graph import GraphConfig
+    from docgraph.model import GCDoc, GCDocConfig
+    from docgraph.nn import DocGraphConv
+    from docgraph.tagger import Entity, Tagger
+    from docgraph.training import run_experiment, run_seeds
+
+# Imported on first use (PEP 562), so that ``import docgraph.cli`` can check the arguments of a
+# script before torch and PyG are loaded.
+_LAZY = {
+    "ExperimentConfig": "docgraph.config", "TrainConfig": "docgraph.config",
+    "read_conll": "docgraph.data.conll", "Document": "docgraph.data.document",
+    "Sentence": "docgraph.data.document", "read_ontonotes": "docgraph.data.ontonotes",
+    "load_dataset": "docgraph.data.registry", "GraphConfig": "docgraph.graph",
+    "GCDoc": "docgraph.model", "GCDocConfig": "docgraph.model", "DocGraphConv": "docgraph.nn",
+    "Entity": "docgraph.tagger", "Tagger": "docgraph.tagger",
+    "run_experiment": "docgraph.training", "run_seeds": "docgraph.training",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'docgraph' has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 

@@ -15,9 +15,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from docgraph.config import ExperimentConfig, apply_overrides, load_toml, preset_path
+from docgraph.presets import load_toml, preset_path
+from docgraph.validation import ConfigError, check_field, check_values
 
 if TYPE_CHECKING:
+    from docgraph.config import ExperimentConfig
     from docgraph.data.document import Document
 
 DATASETS = ("sample", "conll03", "ontonotes", "column")
@@ -145,6 +147,8 @@ def train_parser() -> argparse.ArgumentParser:
 def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = None
                      ) -> ExperimentConfig:
     """Defaults < preset < flags; with ``base`` (a resumed run's saved config), base < flags."""
+    from docgraph.config import ExperimentConfig, apply_overrides
+
     dataset = args.dataset or "sample"
     if base is not None:
         config = base
@@ -230,15 +234,48 @@ def _train_errors() -> tuple[type[BaseException], ...]:
             TrainingError)
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """Check every configuration value of the command line and of its TOML preset before
+    any work (and before torch is imported), naming the flag or the file and key.
+
+    Raises:
+        ConfigError: For the first value its field does not accept.
+        UsageError: For a ``--config`` file that does not exist.
+    """
+    for flag, (section, key, _, _) in _VALUE_FLAGS.items():
+        value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
+        if value is not None:
+            check_field(section or "", key, value, flag)
+    for key in ("seed", "lm_context"):
+        value = getattr(args, key, None)
+        if value is not None:
+            check_field("", key, value, "--" + key.replace("_", "-"))
+    for seed in getattr(args, "seeds", None) or ():
+        check_field("", "seed", seed, "--seeds")
+    if getattr(args, "resume", None):
+        return  # the run's saved configuration is checked when it is read
+    preset = Path(args.config) if args.config else preset_path(args.dataset or "sample")
+    if args.config and not preset.is_file():
+        raise UsageError(f"--config {args.config}: file not found")
+    if preset is not None:
+        check_values(load_toml(preset), str(preset))
+
+
 def train_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``scripts/train.py``.
 
     On a CPU the run is data-parallel over ``config.train.processes`` processes (automatic:
     one per core, at most 2), started here; under ``torchrun`` the processes already exist.
+    Every argument is checked before torch is imported (:func:`check_arguments`).
     """
-    from docgraph import distributed
-
     args = train_parser().parse_args(argv)
+    try:
+        check_arguments(args)
+    except (ConfigError, UsageError) as err:
+        fail(str(err))
+    from docgraph import distributed
+    from docgraph.config import ExperimentConfig
+
     setup_logging(args.quiet)
     torchrun = distributed.launched_by_torchrun()
     try:

@@ -7,18 +7,16 @@ tables ``[model]`` (:class:`~docgraph.model.GCDocConfig`), ``[graph]``
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict, dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any
 
 from docgraph.graph import GraphConfig
 from docgraph.model import GCDocConfig
+from docgraph.presets import load_toml, preset_path
+from docgraph.validation import check_field, check_values
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+__all__ = ["ExperimentConfig", "TrainConfig", "apply_overrides", "load_toml", "preset_path"]
+
 
 
 @dataclass
@@ -78,20 +76,8 @@ class TrainConfig:
     max_minutes: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.optimizer not in ("sgd", "adam"):
-            raise ValueError(f"optimizer must be 'sgd' or 'adam', not {self.optimizer!r}")
-        if self.lr_schedule not in ("none", "inverse", "cosine"):
-            raise ValueError(
-                f"lr_schedule must be 'none', 'inverse' or 'cosine', not {self.lr_schedule!r}"
-            )
-        if self.loss_reduction not in ("sum", "sentence_mean"):
-            raise ValueError(
-                f"loss_reduction must be 'sum' or 'sentence_mean', not {self.loss_reduction!r}"
-            )
-        if self.processes < 0:
-            raise ValueError(f"processes must be >= 0 (0: automatic), not {self.processes}")
-        if self.epochs < 1 or self.batch_tokens < 1:
-            raise ValueError("epochs and batch_tokens must be positive")
+        for f in fields(self):
+            check_field("train", f.name, getattr(self, f.name))
 
 
 @dataclass
@@ -137,6 +123,11 @@ class ExperimentConfig:
     model: GCDocConfig = field(default_factory=GCDocConfig)
     graph: GraphConfig = field(default_factory=GraphConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if f.name not in ("model", "graph", "train"):
+                check_field("", f.name, getattr(self, f.name))
 
     def graph_config(self) -> GraphConfig:
         """The effective graph configuration of the run.
@@ -193,7 +184,11 @@ def _coerce(cls: type, values: dict[str, Any], where: str) -> dict[str, Any]:
 
 def apply_overrides(config: ExperimentConfig, values: dict[str, Any], where: str = "config"
                     ) -> ExperimentConfig:
-    """Return a copy of ``config`` with ``values`` (nested like the TOML file) applied."""
+    """Return a copy of ``config`` with ``values`` (nested like the TOML file) applied.
+
+    Every value is checked first (:func:`docgraph.validation.check_values`), naming ``where``.
+    """
+    check_values(values, where)
     top = {k: v for k, v in values.items() if k not in _SECTIONS}
     top = _coerce(ExperimentConfig, top, where)
     sections = {}
@@ -206,21 +201,3 @@ def apply_overrides(config: ExperimentConfig, values: dict[str, Any], where: str
         else:
             sections[name] = replace(current)
     return replace(config, **top, **sections)
-
-
-def load_toml(path: str | Path) -> dict[str, Any]:
-    """Read a TOML preset, with a clear error naming the file."""
-    path = Path(path)
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: configuration file not found") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"{path}: invalid TOML ({err})") from None
-
-
-def preset_path(dataset: str) -> Path | None:
-    """The shipped preset ``configs/<dataset>.toml`` of a source checkout, if it exists."""
-    path = Path(__file__).resolve().parents[1] / "configs" / f"{dataset}.toml"
-    return path if path.is_file() else None

@@ -19,7 +19,7 @@ import math
 import string
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import torch
@@ -30,6 +30,7 @@ from torch_geometric.loader import DataLoader
 from docgraph.data.document import Document
 from docgraph.data.tags import iob2_to_bioes
 from docgraph.data.vocab import Vocab, Vocabularies
+from docgraph.validation import check_field
 
 PUNCTUATION: frozenset[str] = frozenset(string.punctuation) | frozenset(
     {"``", "''", "--", "...", "-LRB-", "-RRB-", "-LSB-", "-RSB-", "-LCB-", "-RCB-"}
@@ -71,12 +72,8 @@ class GraphConfig:
     max_doc_tokens: int | None = None
 
     def __post_init__(self) -> None:
-        if self.max_neighbours is not None and self.max_neighbours < 0:
-            raise ValueError(f"max_neighbours must be >= 0 or None, got {self.max_neighbours}")
-        if self.max_word_len < 1:
-            raise ValueError(f"max_word_len must be >= 1, got {self.max_word_len}")
-        if self.max_doc_tokens is not None and self.max_doc_tokens < 1:
-            raise ValueError(f"max_doc_tokens must be >= 1 or None, got {self.max_doc_tokens}")
+        for f in fields(self):
+            check_field("graph", f.name, getattr(self, f.name))
         self.skip_tokens = frozenset(self.skip_tokens)
 
     def resolve(self, run_seed: int) -> GraphConfig:

@@ -30,6 +30,7 @@ from docgraph.nn import (
 from docgraph.nn.cross_sentence import WINDOW_ENCODINGS
 from docgraph.nn.relation import RELATION_LABELS, relation_loss, relation_targets
 from docgraph.nn.uncertainty import MC_DROPOUT_MODES
+from docgraph.validation import check_field
 
 
 @dataclass
@@ -136,6 +137,8 @@ class GCDocConfig:
     lm_dim: int = 0
 
     def __post_init__(self) -> None:
+        for f in fields(self):
+            check_field("model", f.name, getattr(self, f.name))
         if self.lm_dim < 0:
             raise ValueError(f"lm_dim must be >= 0, got {self.lm_dim}")
         if self.window_encoding not in WINDOW_ENCODINGS:

@@ -12,6 +12,7 @@ import json
 import logging
 import subprocess
 import sys
+from dataclasses import replace
 from importlib.util import find_spec
 
 import numpy as np
@@ -507,3 +508,39 @@ def test_lm_pack_benchmark_counts_the_work_and_compares_the_features(tiny_lm, tm
     agreement = result["agreement_packed_vs_unpacked"]
     assert -1 <= agreement["cosine_min"] <= agreement["cosine_p1"] <= agreement["cosine_p5"] <= 1
     assert agreement["cosine_min"] <= agreement["cosine_mean"] <= 1
+
+
+@needs_transformers
+def test_every_feature_setting_is_in_the_cache_key(tiny_lm):
+    # Each setting that changes the features (all of ContextualSettings but batch_size) gives
+    # another cache key, so a changed --lm-context or layer selection never reuses stale
+    # features; batch_size alone keeps the key.
+    from dataclasses import fields
+
+    from docgraph.data.contextual import ContextualEncoder
+
+    docs = [_doc("a", "the cat sat", "on the mat")]
+    base = ContextualSettings(context=4)
+    key = ContextualEncoder(tiny_lm, base).cache_key(docs)
+    changed = {"context": 2, "pooling": "first", "layers": 2, "max_length": 16, "pack": True,
+               "batch_size": 3}
+    assert set(changed) == {f.name for f in fields(ContextualSettings)}
+    for name, value in changed.items():
+        other = ContextualEncoder(tiny_lm, replace(base, **{name: value})).cache_key(docs)
+        assert (other == key) == (name == "batch_size"), name
+
+
+@needs_transformers
+def test_features_of_chunked_documents_come_from_the_whole_documents(encoder, sample_vocabs):
+    # --max-doc-tokens splits a long document into chunks; its LM features are computed on the
+    # whole document, so a chunk's first sentence keeps the context before it.
+    from docgraph.training import prepare_split
+
+    docs = [_doc("a", "the cat sat", "on the mat", "the dog sat", "dog run")]
+    config = tiny_config("unused")
+    config = replace(config, lm="unused", graph=replace(config.graph, max_doc_tokens=6))
+    split = prepare_split(docs, sample_vocabs, config, lm_encoder=encoder)
+    assert len(split.graphs) >= 2  # chunked
+    got = np.concatenate([g.lm.numpy() for g in split.graphs])
+    np.testing.assert_allclose(got, encoder.encode(docs), atol=1e-5)
+    assert not np.allclose(got, encoder.encode(split.documents), atol=1e-3)

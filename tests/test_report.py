@@ -560,3 +560,23 @@ def test_cpu_threads_and_processes_share_a_table(tmp_path: Path) -> None:
                                                 [v for v, _ in table6.rows]))
     assert [(r[2], r[4]) for r in rows] == [("cur", "91.00"), ("–", "not run"),
                                             ("–", "not run"), ("full-ddp", "92.00")]
+
+
+def test_best_group_ranks_by_dev_never_by_test() -> None:
+    # Same seed counts; "dev-best" has the higher dev F1 and the lower test F1 of the two.
+    from docgraph.report import Run, best_group
+
+    def run(group: str, seed: int, dev: float, test: float) -> Run:
+        metrics = {"dev": {"f1": dev}, "test": {"f1": test},
+                   "config": {"model": _model(), "dataset": "conll03"}}
+        return Run(Path(f"{group}-s{seed}"), group, seed, metrics, "", "–")
+
+    groups = {
+        "dev-best": [run("dev-best", s, 95.0 + s / 10, 89.0) for s in (1, 2, 3)],
+        "test-best": [run("test-best", s, 94.0 + s / 10, 92.0) for s in (1, 2, 3)],
+    }
+    variant = groups["dev-best"][0].variant
+    assert best_group(groups, variant)[0] == "dev-best"
+    # a configuration with fewer seeds never displaces one with the full count
+    groups["one-lucky-seed"] = [run("one-lucky-seed", 1, 99.0, 99.0)]
+    assert best_group(groups, variant)[0] == "dev-best"

@@ -1,0 +1,195 @@
+"""Mutation check of the core modules: does the test suite catch small, plausible bugs?
+
+Each mutant below changes one expression of the library the way a real slip would (a dropped
+term, a swapped index, a wrong split, a key that forgets a setting). The script applies one
+mutant at a time to a scratch copy of the checkout, runs the test files that guard that code
+and records whether they fail (the mutant is *killed*) or pass (it *survives*). The
+checkout itself is never modified. Results go to ``docs/mutation.md`` (``--report``) so a
+survivor is either killed by a new test or explained there.
+
+    python scripts/mutation_check.py                 # all mutants, prints a table
+    python scripts/mutation_check.py --report docs/mutation.md
+    python scripts/mutation_check.py --only crf-no-end-transitions
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One small bug: ``old`` (which must occur exactly once in ``path``) becomes ``new``."""
+
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+    what: str
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant("crf-no-end-transitions", "docgraph/nn/crf.py",
+           "log_z = torch.log((alpha_last * end_exp).sum(dim=1)) + smax + emax",
+           "log_z = torch.log(alpha_last.sum(dim=1)) + smax",
+           ("tests/test_crf.py",), "the CRF normaliser forgets the end transitions"),
+    Mutant("crf-gold-no-end", "docgraph/nn/crf.py",
+           "\n            + crf.end_transitions[padded_tags.reshape(-1)[layout.crf_last]]", "",
+           ("tests/test_crf.py",), "the gold path score forgets the end transition"),
+    Mutant("crf-gold-transition-swapped", "docgraph/nn/crf.py",
+           "crf.transitions[padded_tags[:, :-1], padded_tags[:, 1:]]",
+           "crf.transitions[padded_tags[:, 1:], padded_tags[:, :-1]]",
+           ("tests/test_crf.py",), "gold transitions read [to, from]"),
+    Mutant("viterbi-no-end", "docgraph/nn/crf.py",
+           "final = torch.cat(scores)[layout.packed_last] + end",
+           "final = torch.cat(scores)[layout.packed_last]",
+           ("tests/test_crf.py",), "Viterbi ignores the end transitions"),
+    Mutant("layout-reverse-not-within-length", "docgraph/nn/layout.py",
+           "reverse = np.where(real, starts[members, None] + member_len[:, None] - 1 - pos, 0)",
+           "reverse = np.where(real, starts[members, None] + steps - 1 - pos, 0)",
+           ("tests/test_layout.py",), "the right-to-left LSTM reads padding first"),
+    Mutant("conv-mean-over-all-neighbours", "docgraph/nn/conv.py",
+           "count = x.new_zeros(num_nodes).index_add_(0, dst, keep)",
+           "count = in_degree",
+           ("tests/test_conv.py",), "the mean counts pruned neighbours too"),
+    Mutant("conv-gate-swapped", "docgraph/nn/conv.py",
+           "return (1.0 - z) * x + z * h_tilde", "return z * x + (1.0 - z) * h_tilde",
+           ("tests/test_conv.py",), "the update gate's roles swapped"),
+    Mutant("relation-halves-swapped", "docgraph/nn/relation.py",
+           "return score_i[edge_index[1]] + score_j[edge_index[0]] + self.lin.bias",
+           "return score_i[edge_index[0]] + score_j[edge_index[1]] + self.lin.bias",
+           ("tests/test_relation.py",), "W_c's target and source halves swapped"),
+    Mutant("relation-entity-labels-keep-o", "docgraph/nn/relation.py",
+           "return same & entity_i, entity_i | entity_j", "return same, entity_i | entity_j",
+           ("tests/test_relation.py", "tests/test_model.py"),
+           "O-O edges counted as positives with relation_labels='entity'"),
+    Mutant("uncertainty-prunes-below-threshold", "docgraph/nn/uncertainty.py",
+           "return u > self.threshold", "return u < self.threshold",
+           ("tests/test_uncertainty.py",), "Drop holds the confident tokens"),
+    Mutant("uncertainty-sum-not-mean", "docgraph/nn/uncertainty.py",
+           ".view(T, num_tokens, -1).mean(dim=0)", ".view(T, num_tokens, -1).sum(dim=0)",
+           ("tests/test_uncertainty.py",), "the MC average is not normalised"),
+    Mutant("cross-sentence-softmax-wrong-axis", "docgraph/nn/cross_sentence.py",
+           "attn = scores.softmax(dim=1) * avail.to(scores.dtype)",
+           "attn = scores.softmax(dim=0) * avail.to(scores.dtype)",
+           ("tests/test_cross_sentence.py",), "attention normalised over sentences"),
+    Mutant("graph-case-sensitive", "docgraph/graph.py",
+           "keys = [w.lower() for w in words] if lowercase else list(words)",
+           "keys = list(words)",
+           ("tests/test_graph.py",), "recurrence edges ignore the lowercase setting"),
+    Mutant("lm-key-without-context", "docgraph/data/contextual.py",
+           '        out.pop("batch_size")\n',
+           '        out.pop("batch_size")\n        out.pop("context")\n',
+           ("tests/test_contextual.py",), "the LM cache key forgets --lm-context"),
+    Mutant("lm-key-without-layers", "docgraph/data/contextual.py",
+           '        out.pop("batch_size")\n',
+           '        out.pop("batch_size")\n        out.pop("layers")\n',
+           ("tests/test_contextual.py",), "the LM cache key forgets the layer selection"),
+    Mutant("lm-features-on-chunks", "docgraph/training.py",
+           "lm_features = lm_encoder.encode(list(documents))",
+           "lm_features = lm_encoder.encode(docs)",
+           ("tests/test_contextual.py",), "LM features computed on the --max-doc-tokens chunks"),
+    Mutant("report-best-by-test", "docgraph/report.py",
+           'statistics.fmean(_values(item[1], "dev", "f1"))',
+           'statistics.fmean(_values(item[1], "test", "f1"))',
+           ("tests/test_report.py",), "the summary's best configuration chosen by test F1"),
+    Mutant("resume-one-rng-state", "docgraph/training.py",
+           "            return ranks[rank]\n", '            return ckpt["rng"]\n',
+           ("tests/test_distributed.py",), "a resumed multi-process run restores one RNG state"),
+    Mutant("trainer-skips-clipping-of-tagger", "docgraph/training.py",
+           "return [group for group in (main, tagger) if group]", "return [main]",
+           ("tests/test_training.py",), "the uncertainty tagger's gradient is never clipped"),
+    Mutant("config-accepts-negative-window", "docgraph/validation.py",
+           '"window": (int, 0, None),', '"window": (int, None, None),',
+           ("tests/test_validation.py",), "--window -2 accepted"),
+)
+
+
+def run_mutant(mutant: Mutant, scratch: Path, python: str) -> tuple[str, float]:
+    """Apply ``mutant`` in ``scratch``, run its tests, restore; ``("killed"|"survived"|
+    "not applied", seconds)``."""
+    target = scratch / mutant.path
+    original = target.read_text()
+    if original.count(mutant.old) != 1:
+        return "not applied", 0.0
+    target.write_text(original.replace(mutant.old, mutant.new))
+    start = time.perf_counter()
+    try:
+        env = {**os.environ, "PYTHONPATH": str(scratch), "OMP_NUM_THREADS": "1",
+               "PYTHONDONTWRITEBYTECODE": "1"}
+        env.pop("DOCGRAPH_DATA_DIR", None)
+        res = subprocess.run([python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                              *mutant.tests], cwd=scratch, env=env, capture_output=True,
+                             text=True, check=False)
+    finally:
+        target.write_text(original)
+    return ("killed" if res.returncode != 0 else "survived"), time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", default=None, help="mutant names to run")
+    parser.add_argument("--report", default=None, help="write a markdown report here")
+    args = parser.parse_args(argv)
+    chosen = [m for m in MUTANTS if args.only is None or m.name in args.only]
+    unknown = set(args.only or ()) - {m.name for m in MUTANTS}
+    if unknown:
+        print(f"mutation_check.py: error: unknown mutants {sorted(unknown)}", file=sys.stderr)
+        return 2
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp) / "checkout"
+        shutil.copytree(ROOT, scratch, ignore=shutil.ignore_patterns(
+            ".git", ".venv", "runs", "logs", "__pycache__", ".pytest_cache", "benchmarks"))
+        shutil.copytree(ROOT / "benchmarks", scratch / "benchmarks",
+                        ignore=shutil.ignore_patterns("results"))
+        for mutant in chosen:
+            outcome, seconds = run_mutant(mutant, scratch, sys.executable)
+            results.append((mutant, outcome, seconds))
+            print(f"{outcome:>11}  {seconds:6.1f}s  {mutant.name}: {mutant.what}", flush=True)
+    survivors = [m.name for m, outcome, _ in results if outcome != "killed"]
+    print(f"{len(results) - len(survivors)}/{len(results)} killed"
+          + (f"; not killed: {', '.join(survivors)}" if survivors else ""))
+    if args.report:
+        write_report(Path(args.report), results)
+    return 1 if survivors else 0
+
+
+def write_report(path: Path, results: list[tuple[Mutant, str, float]]) -> None:
+    """The markdown table of ``docs/mutation.md`` (between its generated markers)."""
+    rows = ["| mutant | module | the bug | guarded by | outcome |", "|---|---|---|---|---|"]
+    for mutant, outcome, seconds in results:
+        rows.append(f"| `{mutant.name}` | `{mutant.path}` | {mutant.what} | "
+                    f"{', '.join(f'`{t}`' for t in mutant.tests)} | {outcome} ({seconds:.0f} s) |")
+    killed = sum(outcome == "killed" for _, outcome, _ in results)
+    block = "\n".join([
+        "<!-- mutation:start -->",
+        f"Run of {_dt.date.today().isoformat()}: **{killed}/{len(results)} killed** "
+        "(`python scripts/mutation_check.py --report docs/mutation.md`).", "", *rows,
+        "<!-- mutation:end -->"])
+    text = path.read_text() if path.exists() else ""
+    if "<!-- mutation:start -->" in text:
+        head, rest = text.split("<!-- mutation:start -->", 1)
+        tail = rest.split("<!-- mutation:end -->", 1)[1]
+        text = head + block + tail
+    else:
+        text = text + ("\n" if text else "") + block + "\n"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
