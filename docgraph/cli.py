@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from docgraph.presets import load_toml, preset_path
-from docgraph.validation import ConfigError, check_field, check_values
+from docgraph.validation import check_field, check_values
 
 if TYPE_CHECKING:
     from docgraph.config import ExperimentConfig
@@ -271,7 +271,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     args = train_parser().parse_args(argv)
     try:
         check_arguments(args)
-    except (ConfigError, UsageError) as err:
+    except ValueError as err:  # ConfigError, UsageError, unreadable TOML
         fail(str(err))
     from docgraph import distributed
     from docgraph.config import ExperimentConfig

@@ -82,6 +82,8 @@ PAPER_EMBEDDINGS = "300d GloVe"
 
 SUMMARY_START = "<!-- summary:start -->"
 SUMMARY_END = "<!-- summary:end -->"
+REPRODUCE_START = "<!-- reproduce:start -->"
+REPRODUCE_END = "<!-- reproduce:end -->"
 """Markers around the generated summary block of the README."""
 
 _SEED_SUFFIX = re.compile(r"^(?P<name>.+?)-(?:s|seed-?)(?P<seed>\d+)$")
@@ -1051,14 +1053,25 @@ SUMMARY_ABLATIONS = ("cross_only", "graph_only", "plain_graph", "pruning")
 variants of Table 6 and Fig. 4 are in ``RESULTS.md`` only (the front page stays short)."""
 
 
-def summary_rows(runs: Sequence[Run]) -> list[list[str]]:
-    """Per corpus: the best BiLSTM-CRF, the best GCDoc, and the best run of every
-    :data:`SUMMARY_ABLATIONS` variant present, each with seeds, stop summary, hardware and the
-    paper's F1."""
+@dataclass(frozen=True)
+class SummaryChoice:
+    """One row of the summary: the best configuration of a variant on a corpus."""
+
+    dataset: str
+    variant: str
+    with_lm: bool
+    group: str
+    members: list[Run]
+
+
+def summary_choices(runs: Sequence[Run]) -> list[SummaryChoice]:
+    """Per corpus: the best BiLSTM-CRF, the best GCDoc, the best run of every
+    :data:`SUMMARY_ABLATIONS` variant present, then the best BiLSTM-CRF and GCDoc with
+    language-model features (:func:`best_group` each)."""
     by_dataset: dict[str, dict[str, list[Run]]] = {}
     for (dataset, group), members in group_runs(runs).items():
         by_dataset.setdefault(dataset, {})[group] = members
-    rows = []
+    out = []
     for dataset, groups in by_dataset.items():
         plain = {g: rs for g, rs in groups.items() if not rs[0].lm}
         with_lm = {g: rs for g, rs in groups.items() if rs[0].lm}
@@ -1066,20 +1079,117 @@ def summary_rows(runs: Sequence[Run]) -> list[list[str]]:
         choices += [(with_lm, v) for v in ("baseline", "full")]
         for candidates, variant in choices:
             best = best_group(candidates, variant)
-            if best is None:
-                continue
-            group, members = best
-            seeds = ", ".join("?" if r.seed is None else str(r.seed) for r in members)
-            f1 = format_mean_std(_values(members, "test", "f1"))
-            paper = (_paper_for_variant(dataset, variant) if candidates is plain
-                     else _paper_with_bert(dataset, variant))
-            rows.append([
-                dataset, SUMMARY_LABELS.get(variant, VARIANT_LABELS[variant])
-                + model_notes(members[0]), group,
-                f"n={len(members)} ({seeds})", f1, stop_summary(members),
-                ", ".join(sorted({r.hardware for r in members})), paper,
-            ])
+            if best is not None:
+                out.append(SummaryChoice(dataset, variant, candidates is with_lm, *best))
+    return out
+
+
+def summary_rows(runs: Sequence[Run]) -> list[list[str]]:
+    """The summary table: per :func:`summary_choices` row its seeds, test F1, stop summary,
+    hardware and the paper's F1."""
+    rows = []
+    for choice in summary_choices(runs):
+        dataset, variant, group, members = (choice.dataset, choice.variant, choice.group,
+                                            choice.members)
+        seeds = ", ".join("?" if r.seed is None else str(r.seed) for r in members)
+        f1 = format_mean_std(_values(members, "test", "f1"))
+        paper = (_paper_with_bert(dataset, variant) if choice.with_lm
+                 else _paper_for_variant(dataset, variant))
+        rows.append([
+            dataset, SUMMARY_LABELS.get(variant, VARIANT_LABELS[variant])
+            + model_notes(members[0]), group,
+            f"n={len(members)} ({seeds})", f1, stop_summary(members),
+            ", ".join(sorted({r.hardware for r in members})), paper,
+        ])
     return rows
+
+
+#: Flags of a recorded ``train.py`` command that say where and how fast a run went, not what
+#: it trained (each with the number of values it takes).
+_MACHINE_FLAGS = {"--data-dir": 1, "--device": 1, "--threads": 1, "--quiet": 0,
+                  "--max-minutes": 1, "--output-dir": 1, "--seed": 1, "--resume": 1}
+
+
+def reproduce_command(choice: SummaryChoice) -> str:
+    """The ``train.py`` command that trains every seed of a summary row: the recorded
+    command of its first run, less the flags of :data:`_MACHINE_FLAGS` (and ``--embeddings``
+    naming a copy of GloVe 6B 50d, the default), ``--lm`` pointing at ``$LM``."""
+    first = next((r for r in choice.members if "--resume" not in (r.command or "")),
+                 choice.members[0])
+    words = shlex.split(first.command or "")
+    if words and words[0].endswith("train.py"):
+        words = words[1:]
+    kept: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _MACHINE_FLAGS:
+            i += 1 + _MACHINE_FLAGS[word]
+            continue
+        if word == "--seeds":
+            i += 1
+            while i < len(words) and not words[i].startswith("--"):
+                i += 1
+            continue
+        if word == "--embeddings" and i + 1 < len(words) and \
+                Path(words[i + 1]).name.lower().startswith("glove.6b.50d"):
+            i += 2
+            continue
+        if word == "--lm" and i + 1 < len(words):
+            kept += ["--lm", "$LM"]
+            i += 2
+            continue
+        kept.append(word)
+        i += 1
+    seeds = [str(r.seed) for r in choice.members if r.seed is not None]
+    return " ".join(["python scripts/train.py", *(shlex.quote(w) if w != "$LM" else w
+                                                    for w in kept),
+                     "--seeds", *seeds, "--output-dir", f"runs/{choice.group}"])
+
+
+def _run_cost(members: Sequence[Run]) -> str:
+    minutes = [float(r.metrics["train_seconds"]) / 60 for r in members
+               if "train_seconds" in r.metrics]
+    epochs = [int(r.metrics["epochs"]) for r in members if "epochs" in r.metrics]
+    hardware = ", ".join(sorted({r.hardware.removeprefix("NVIDIA ").split(" ")[0]
+                                 for r in members}))
+    if not minutes or not epochs:
+        return hardware
+    return (f"{statistics.fmean(epochs):.0f} epochs, {statistics.fmean(minutes):.0f} min a run, "
+            f"{hardware}")
+
+
+def reproduce_markdown(runs: Sequence[Run]) -> str:
+    """The README's reproduce block: for every summary row, the command that trains it and
+    what one of its runs cost."""
+    lines = ["```bash"]
+    for choice in summary_choices(runs):
+        label = SUMMARY_LABELS.get(choice.variant, VARIANT_LABELS[choice.variant])
+        lines.append(f"# {choice.dataset} {label}{model_notes(choice.members[0])}: "
+                     f"{_run_cost(choice.members)}")
+        lines.append(reproduce_command(choice))
+    lines.append("```")
+    return "\n".join(lines) + "\n"
+
+
+def standing_lines(runs: Sequence[Run]) -> list[str]:
+    """Best GCDoc against best BiLSTM-CRF of each corpus (plain and with LM features), by
+    Welch's t-test on test F1, when both have at least two seeds."""
+    chosen = {(c.dataset, c.variant, c.with_lm): c for c in summary_choices(runs)}
+    lines = []
+    for (dataset, variant, with_lm), gcdoc in chosen.items():
+        base = chosen.get((dataset, "baseline", with_lm))
+        if variant != "full" or base is None:
+            continue
+        a, b = _values(gcdoc.members, "test", "f1"), _values(base.members, "test", "f1")
+        if len(a) < 2 or len(b) < 2:
+            continue
+        _, _, p = welch_t_test(a, b)
+        lm = " with LM features" if with_lm else ""
+        lines.append(f"{dataset}{lm}: best GCDoc {statistics.fmean(a) - statistics.fmean(b):+.2f}"
+                     f" test F1 against the best BiLSTM-CRF (Welch p = {p:.3f}; "
+                     f"n = {len(a)} and {len(b)})")
+    return lines
 
 
 PAPER_WITH_BERT: Mapping[str, tuple[float, float]] = MappingProxyType(
@@ -1111,24 +1221,27 @@ def summary_consistency_rows(runs: Sequence[Run]) -> list[list[str]]:
     return rows
 
 
-def summary_markdown(runs: Sequence[Run]) -> str:
-    """The README's summary block (without the markers): the results table, the document
-    consistency of the best models, and their legend."""
+def summary_markdown(runs: Sequence[Run], consistency: bool = False) -> str:
+    """The README's summary block (without the markers): the results table, best GCDoc
+    against best BiLSTM-CRF, the legend; with ``consistency`` (``RESULTS.md``) also the
+    document consistency of the best models."""
     lines = _table(SUMMARY_HEADER, summary_rows(runs))
-    consistency = summary_consistency_rows(runs)
-    if consistency:
+    standing = standing_lines(runs)
+    if standing:
+        lines += ["", *(f"- {line}" for line in standing)]
+    rows = summary_consistency_rows(runs) if consistency else []
+    if rows:
         lines += ["", "Document consistency on test of the same best configurations "
-                  "(definitions in `RESULTS.md`):", ""]
-        lines += _table(["Corpus", *CONSISTENCY_HEADER], consistency)
+                  "(definitions below):", ""]
+        lines += _table(["Corpus", *CONSISTENCY_HEADER], rows)
     lines += [
         "",
-        "Best configuration: the highest mean dev F1 among the configurations (run directory "
-        "name without its seed) of that model with the most seeds (up to 3), as classified by "
-        "its model switches. Test F1: "
-        "mean ± sample std over seeds (one seed: its value). Converged: early stopping "
-        "fired; budget-stopped and max-epochs runs were cut while they could still improve. "
-        "Paper: test F1 ± std of Wang et al., Table 4 (5 and 6 for the other ablations). "
-        + embeddings_note(runs),
+        "Best configuration: highest mean dev F1 among the configurations (run directory "
+        "without its seed) of that model with the most seeds (up to 3). Test F1: mean ± "
+        "sample std over seeds. Converged: early stopping fired (budget-stopped and "
+        "max-epochs runs could still improve). Paper: Wang et al., Tables 4–6. "
+        + embeddings_note(runs)
+        + ("" if consistency else " Document consistency of these models: `RESULTS.md`."),
     ]
     return "\n".join(lines) + "\n"
 
@@ -1171,8 +1284,9 @@ def render(runs: Sequence[Run], speed: Sequence[tuple[str, dict[str, Any]]] = ()
     lines = ["# Results", ""]
     lines += ["Generated by `scripts/report.py` from the run directories; do not edit by hand."]
     if command:
-        lines += ["Regenerate it (and the README's summary block) from the repository root with",
-                  "", "```bash", command, "```"]
+        lines += ["Regenerate it (and the README's summary block) from the repository root with "
+                  f"`python scripts/report.py` (its arguments are recorded in `{ARGS_FILE}`; "
+                  "add `--check` to verify instead), which runs", "", "```bash", command, "```"]
     lines.append("")
     if runs:
         lines += [
@@ -1189,7 +1303,7 @@ def render(runs: Sequence[Run], speed: Sequence[tuple[str, dict[str, Any]]] = ()
             "",
             "## Summary",
             "",
-            summary_markdown(runs).rstrip("\n"),
+            summary_markdown(runs, consistency=True).rstrip("\n"),
             "",
         ]
         ablation, _ = ablation_sections(runs, figure)
@@ -1319,6 +1433,8 @@ class Generated:
     selections: list[str]
     """The selection line of every ablation table."""
     speed_files: list[str]
+    reproduce: str = ""
+    """The README's reproduce block (the ``train.py`` command of every summary row)."""
 
 
 def generate(argv: Sequence[str]) -> Generated:
@@ -1343,7 +1459,24 @@ def generate(argv: Sequence[str]) -> Generated:
     text = render(runs, load_speed(speed), [tuple(pair) for pair in args.compare],
                   command=regenerate_command(argv), figure=figure_link)
     _, selections = ablation_sections(runs)
-    return Generated(runs, text, summary_markdown(runs), selections, speed)
+    return Generated(runs, text, summary_markdown(runs), selections, speed,
+                     reproduce_markdown(runs))
+
+
+#: The arguments that regenerate the committed results documents, one per line: what
+#: ``python scripts/report.py`` (no arguments, or only ``--check``) runs. Written whenever
+#: the report is generated into :data:`DEFAULT_OUT`.
+ARGS_FILE = "benchmarks/results/report.args"
+DEFAULT_OUT = "benchmarks/results/RESULTS.md"
+
+
+def recorded_arguments(path: str | Path = ARGS_FILE) -> list[str]:
+    """The recorded arguments of the committed results documents (:data:`ARGS_FILE`)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no recorded report arguments; run scripts/report.py "
+                                "with its arguments once (see benchmarks/results/RESULTS.md)")
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1351,30 +1484,47 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Writes the markdown report (``--out``), the README's summary block between its markers
     (``--readme``) and the Fig. 4 PNG (``--figure``); with ``--check`` writes nothing and
-    exits 1 when the report or the README block differ from what the runs give.
+    exits 1 when the report or the README block differ from what the runs give. Without
+    arguments (or with only ``--check``) it uses the recorded ones (:data:`ARGS_FILE`), so
+    ``python scripts/report.py`` regenerates every committed document.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    recorded = None
+    if not [a for a in argv if a != "--check"]:
+        recorded = recorded_arguments()
+        argv = recorded + [a for a in argv if a == "--check"]
     args = _parser().parse_args(argv)
-    made = generate(argv)
+    made = generate([a for a in argv if a != "--check"])
     if args.check:
         stale = []
         out = Path(args.out)
         if not out.is_file() or out.read_text(encoding="utf-8") != made.report:
             stale.append(str(out))
-        if args.readme and read_block(Path(args.readme).read_text(encoding="utf-8")) \
-                != made.summary:
-            stale.append(f"{args.readme} (summary block)")
+        if args.readme:
+            text = Path(args.readme).read_text(encoding="utf-8")
+            if read_block(text) != made.summary:
+                stale.append(f"{args.readme} (summary block)")
+            if REPRODUCE_START in text and \
+                    read_block(text, REPRODUCE_START, REPRODUCE_END) != made.reproduce:
+                stale.append(f"{args.readme} (reproduce block)")
         if stale:
-            print(f"stale: {', '.join(stale)}; regenerate with: {regenerate_command(argv)}",
-                  file=sys.stderr)
+            explicit = [a for a in argv if a != "--check"]
+            same = recorded is not None or (Path(ARGS_FILE).is_file()
+                                            and explicit == recorded_arguments())
+            advice = "python scripts/report.py" if same else regenerate_command(argv)
+            print(f"stale: {', '.join(stale)}; regenerate with: {advice}", file=sys.stderr)
             return 1
         print(f"up to date: {args.out}{' and ' + args.readme if args.readme else ''}")
         return 0
     atomic_write_text(args.out, made.report)
+    if Path(args.out).resolve() == Path(DEFAULT_OUT).resolve():
+        atomic_write_text(ARGS_FILE, "".join(f"{a}\n" for a in argv))
     if args.readme:
         readme = Path(args.readme)
-        atomic_write_text(readme, replace_block(readme.read_text(encoding="utf-8"),
-                                                made.summary))
+        text = replace_block(readme.read_text(encoding="utf-8"), made.summary)
+        if REPRODUCE_START in text:  # the reproduce block is optional
+            text = replace_block(text, made.reproduce, REPRODUCE_START, REPRODUCE_END)
+        atomic_write_text(readme, text)
     if args.figure:
         plot_window(window_selection(made.runs), args.figure)
     for line in made.selections:

@@ -1,18 +1,13 @@
-"""Results tables, the README's summary block and Fig. 4 from run directories (never typed by
-hand).
+"""Results tables, the README's generated blocks and Fig. 4 from run directories (never typed
+by hand).
 
-The committed documents are regenerated from the repository root with the command written at
-the top of ``benchmarks/results/RESULTS.md``::
+Regenerate every committed document from the repository root with::
 
-    python scripts/report.py benchmarks/results/conll03 benchmarks/results/ontonotes \\
-        --speed 'benchmarks/results/speed-*.json' \\
-        --compare conll03-gcdoc-bt4000-h200 conll03-baseline-frozen-bt4000-h200 \\
-        --compare conll03-gcdoc-frozen-bt4000-h200 conll03-baseline-bt4000-h200 \\
-        --out benchmarks/results/RESULTS.md \\
-        --readme README.md \\
-        --figure benchmarks/results/fig4-window.png
+    python scripts/report.py            # the arguments recorded in benchmarks/results/report.args
+    python scripts/report.py --check    # verify instead of writing (exit 1 when stale)
 
-Add ``--check`` to verify instead of writing (exit 1 when a document is stale).
+Give the arguments explicitly (directories, ``--out``, ``--readme``, ``--compare A B``, ...)
+to make another report; a run that writes ``benchmarks/results/RESULTS.md`` records them.
 """
 
 from __future__ import annotations

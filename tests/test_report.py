@@ -580,3 +580,25 @@ def test_best_group_ranks_by_dev_never_by_test() -> None:
     # a configuration with fewer seeds never displaces one with the full count
     groups["one-lucky-seed"] = [run("one-lucky-seed", 1, 99.0, 99.0)]
     assert best_group(groups, variant)[0] == "dev-best"
+
+
+def test_report_without_arguments_uses_the_recorded_ones_and_advises_them(
+        tmp_path: Path, monkeypatch, capsys) -> None:
+    # `python scripts/report.py` regenerates from benchmarks/results/report.args; a stale
+    # --check advises exactly that command (never one that would drop inputs).
+    from docgraph.report import ARGS_FILE, main
+
+    root = tmp_path / "runs"
+    _ablation_run(root, "conll03-baseline", 1, 90.0, model=_model(graph=False,
+                                                                  cross_sentence=False))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    args = ["runs", "--out", "benchmarks/results/RESULTS.md"]
+    assert main(args) == 0
+    assert Path(ARGS_FILE).read_text().splitlines() == args
+    assert main(["--check"]) == 0
+    _ablation_run(root, "conll03-gcdoc", 1, 92.0, model=_model())
+    capsys.readouterr()
+    assert main(["--check"]) == 1
+    assert capsys.readouterr().err.strip().endswith("regenerate with: python scripts/report.py")
+    assert main([]) == 0 and main(["--check"]) == 0

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from docgraph.report import documented_command, find_runs, read_block, summary_markdown
+from docgraph.report import (
+    REPRODUCE_END,
+    REPRODUCE_START,
+    documented_command,
+    find_runs,
+    read_block,
+    reproduce_markdown,
+    summary_markdown,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "RESULTS.md"
@@ -47,12 +55,50 @@ def test_results_md_and_readme_block_equal_the_generated(argv: list[str]) -> Non
 def test_readme_summary_block_is_generated() -> None:
     runs = find_runs([ROOT / "benchmarks" / "results" / "conll03",
                       ROOT / "benchmarks" / "results" / "ontonotes"])
-    assert read_block(README.read_text(encoding="utf-8")) == summary_markdown(runs)
+    text = README.read_text(encoding="utf-8")
+    assert read_block(text) == summary_markdown(runs)
+    assert read_block(text, REPRODUCE_START, REPRODUCE_END) == reproduce_markdown(runs)
+
+
+def test_every_summary_row_has_its_reproduce_command() -> None:
+    # The README's commands are the summary rows' recorded ones: each names the row's group,
+    # its seeds and every model flag its runs were trained with.
+    import shlex
+
+    from docgraph.report import summary_choices
+
+    runs = find_runs([ROOT / "benchmarks" / "results" / "conll03",
+                      ROOT / "benchmarks" / "results" / "ontonotes"])
+    block = read_block(README.read_text(encoding="utf-8"), REPRODUCE_START, REPRODUCE_END)
+    commands = {line.rsplit("runs/", 1)[1]: shlex.split(line)
+                for line in block.splitlines() if line.startswith("python scripts/train.py")}
+    for choice in summary_choices(runs):
+        words = commands[choice.group]
+        seeds = words[words.index("--seeds") + 1:words.index("--output-dir")]
+        assert seeds == [str(r.seed) for r in choice.members]
+        recorded = shlex.split(choice.members[0].command)
+        for flag in ("--epochs", "--threshold", "--baseline", "--freeze-embeddings",
+                     "--no-graph", "--no-cross-sentence", "--no-pruning", "--no-edge-weights",
+                     "--fast", "--processes", "--batch-tokens", "--lr"):
+            assert (flag in words) == (flag in recorded), (choice.group, flag)
+            if flag in recorded and not recorded[recorded.index(flag) + 1].startswith("--"):
+                assert words[words.index(flag) + 1] == recorded[recorded.index(flag) + 1]
+
+
+def test_readme_figures_outside_the_blocks_match_their_measurements() -> None:
+    import json
+
+    text = README.read_text(encoding="utf-8")
+    pack = json.loads((ROOT / "benchmarks" / "results" / "lm-pack"
+                       / "conll03-dev-minilm-1thread-amd.json").read_text())
+    agreement = pack["agreement_packed_vs_unpacked"]
+    assert f"cosine {agreement['cosine_mean']:.2f} on average" in text
+    assert f"as low as {agreement['cosine_min']:.2f}" in text
 
 
 def test_front_page_is_short_and_keeps_the_install_commands() -> None:
     text = README.read_text(encoding="utf-8")
-    assert len(text.encode("utf-8")) <= 12_500
+    assert len(text.encode("utf-8")) <= 12_288
     assert "python3 -m venv .venv && . .venv/bin/activate\n" in text
     assert 'pip install torch==2.13.0 -e ".[glove,dev,lm]"\n' in text
     assert "python -m pytest -q\n" in text
