@@ -37,9 +37,10 @@ def mc_passes(model, batches, samples: int, seed: int
     try:
         with torch.no_grad():
             for batch in batches:
-                x = model._token_features(batch)
+                plan = model.plan(batch)
+                x = model._token_features(batch, plan)
                 start = time.perf_counter()
-                u, p = unc.uncertainty(x, batch.sent_len)
+                u, p = unc.uncertainty(x, batch.sent_len, plan.sentences)
                 seconds += time.perf_counter() - start
                 entropies.append(u)
                 probs.append(p)

@@ -120,10 +120,12 @@ def train_parser() -> argparse.ArgumentParser:
     add_data_arguments(p)
     p.add_argument("--output-dir", default=None, help="run directory (default: runs/<dataset>)")
     p.add_argument("--config", default=None, help="TOML preset (default: configs/<dataset>.toml)")
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None,
+                   help="random seed of the run (default: the preset's, else 1)")
     p.add_argument("--seeds", type=int, nargs="+", default=None,
                    help="run once per seed and summarise test F1 as mean ± std")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None)
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None,
+                   help="where to train (default: auto, a GPU when there is one)")
     p.add_argument("--embeddings", default=None, help="glove-6b-50d | none | PATH to vectors")
     p.add_argument("--lm", default=None, metavar="PATH",
                    help="Hugging Face encoder directory: add its frozen states as contextual "
@@ -338,13 +340,15 @@ def evaluate_parser() -> argparse.ArgumentParser:
         description="Score a trained model (conlleval P/R/F1 overall and per type).")
     p.add_argument("--model", required=True, help="model directory written by train.py")
     add_data_arguments(p)
-    p.add_argument("--split", choices=("dev", "test"), default="test")
+    p.add_argument("--split", choices=("dev", "test"), default="test",
+                   help="split to score (default: test)")
     p.add_argument("--data", default=None,
                    help="a labelled CoNLL column file to score instead of a dataset split")
     p.add_argument("--output-dir", default=None,
                    help="where to write <name>_metrics.json and <name>_predictions.conll "
                         "(default: the model directory)")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where to tag (default: auto, a GPU when there is one)")
     p.add_argument("--threshold", type=float, default=None,
                    help="uncertainty threshold to prune the document graph with, instead of "
                         "the one the model was trained with (a value above ln(#labels), e.g. "
@@ -451,9 +455,11 @@ def predict_parser() -> argparse.ArgumentParser:
                    help="text input is pre-tokenised: one sentence per line, tokens split "
                         "on whitespace")
     p.add_argument("--format", choices=("conll", "jsonl"), default="jsonl",
-                   help="output: CoNLL columns (word, predicted tag) or JSON lines of spans")
+                   help="output: CoNLL columns (word, predicted tag) or JSON lines of spans "
+                        "(default: jsonl)")
     p.add_argument("--output", default=None, help="output file (default: stdout)")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where to tag (default: auto, a GPU when there is one)")
     add_processes_argument(p)
     return p
 

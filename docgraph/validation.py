@@ -129,7 +129,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "char_hidden": _int(1), "hidden": _int(1), "sent_dim": _int(2, even=True),
         "window": _int(0), "use_previous": FLAG, "use_next": FLAG, "cross_sentence": FLAG,
         "graph": FLAG, "pruning": FLAG, "edge_weights": FLAG, "num_samples": _int(1),
-        "threshold": _float(0.0, low_open=True), "uncertainty_hidden": _int(1),
+        "threshold": _float(0.0), "uncertainty_hidden": _int(1),
         "detach_uncertainty_input": FLAG, "theta": _float(0.0),
         "dropout": _float(0.0, high=1.0, high_open=True),
         "isolated": _choice("identity", "gate"), "constrained_decoding": FLAG,

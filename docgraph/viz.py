@@ -337,7 +337,7 @@ def save_figure(fig: Figure, path: str | Path, dpi: float | None = None) -> Path
 def draw_document_graph(
     G: nx.DiGraph,  # noqa: N803
     path: str | Path | None = None,
-    word: str | None = None,
+    word: str | Sequence[str] | None = None,
     ax: Axes | None = None,
     *,
     layout: str = "sentence",
@@ -358,7 +358,8 @@ def draw_document_graph(
     Args:
         G: A graph from :func:`to_networkx`.
         path: Optional ``.png`` or ``.svg`` file, written atomically.
-        word: Only the tokens of this word (case-insensitive) and the edges between them.
+        word: Only the tokens of this word, or of these words (case-insensitive), and the
+            edges between them.
         ax: Axes to draw on (its figure is returned); a new figure when ``None``.
         layout: ``"sentence"`` or ``"word"``.
         figsize: Size in inches of a new figure (chosen from the graph when ``None``).
@@ -376,8 +377,8 @@ def draw_document_graph(
         ValueError: When ``word`` does not occur in the document, or for a bad layout or suffix.
     """
     if word is not None:
-        key = word.lower()
-        nodes = [v for v, w in G.nodes(data="word") if str(w).lower() == key]
+        keys = {word.lower()} if isinstance(word, str) else {w.lower() for w in word}
+        nodes = [v for v, w in G.nodes(data="word") if str(w).lower() in keys]
         if not nodes:
             raise ValueError(f"word {word!r} does not occur in document {G.graph.get('doc_id')!r}")
         keep = set(nodes)
@@ -506,6 +507,24 @@ def draw_document_graph(
 # ---------------------------------------------------------------------------- analysis
 def _graphs(graphs: nx.DiGraph | Iterable[nx.DiGraph]) -> list[nx.DiGraph]:
     return [graphs] if isinstance(graphs, nx.Graph) else list(graphs)
+
+
+def noisiest_words(G: nx.DiGraph, k: int) -> list[str]:  # noqa: N803
+    """The ``k`` repeated words (lowercased) of a document whose edges are the noisiest
+    (:func:`noisy_edges` order: the word of each edge's source, first seen first)."""
+    words: list[str] = []
+    for record in noisy_edges(G):
+        word = str(record["source_word"]).lower()
+        if word not in words:
+            words.append(word)
+        if len(words) == k:
+            break
+    return words
+
+
+def repeated_words(G: nx.DiGraph) -> set[str]:  # noqa: N803
+    """The words (lowercased) of a document graph that have at least one edge."""
+    return {str(G.nodes[j]["word"]).lower() for j, _ in G.edges}
 
 
 def noisy_edges(

@@ -112,7 +112,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "return [group for group in (main, tagger) if group]", "return [main]",
            ("tests/test_training.py",), "the uncertainty tagger's gradient is never clipped"),
     Mutant("config-accepts-negative-window", "docgraph/validation.py",
-           '"window": (int, 0, None),', '"window": (int, None, None),',
+           '"window": _int(0),', '"window": _int(None),',
            ("tests/test_validation.py",), "--window -2 accepted"),
 )
 

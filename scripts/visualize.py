@@ -35,16 +35,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="corpus (default: the model's)")
     p.add_argument("--data-dir", default=None,
                    help="corpus directory (default: the model's, or $DOCGRAPH_DATA_DIR/<dataset>)")
-    p.add_argument("--split", choices=("train", "dev", "test"), default="dev")
+    p.add_argument("--split", choices=("train", "dev", "test"), default="dev",
+                   help="split of the corpus (default: dev)")
     p.add_argument("--doc", type=int, default=None,
-                   help="index of the document (chunk) in the split")
+                   help="index of the document (chunk) in the split; --out needs it")
     p.add_argument("--word", default=None,
                    help="draw only the tokens of this word (case-insensitive) and their edges")
-    p.add_argument("--layout", choices=("sentence", "word"), default="sentence")
-    p.add_argument("--out", default=None, help="figure to write (.png or .svg)")
+    p.add_argument("--max-words", type=int, default=6, metavar="K",
+                   help="without --word, draw only the K repeated words with the noisiest "
+                        "edges when the document has more (default: 6; 0 draws every word)")
+    p.add_argument("--layout", choices=("sentence", "word"), default="sentence",
+                   help="nodes by sentence and position, or one column per word "
+                        "(default: sentence)")
+    p.add_argument("--out", default=None,
+                   help="figure of document --doc N to write (.png or .svg)")
     p.add_argument("--noisy", type=int, default=None, metavar="K",
                    help="print the K noisiest edges (of --doc, else of the whole split)")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu",
+                   help="device to tag on (default: cpu)")
     return p
 
 
@@ -64,12 +72,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         fail(f"--doc must be >= 0, got {args.doc}")
     if args.word is not None and args.out is None:
         fail("--word needs --out FILE")
+    if args.max_words < 0:
+        fail(f"--max-words must be >= 0, got {args.max_words}")
 
     from docgraph.checkpoint import CheckpointError
     from docgraph.data.errors import CorpusFormatError
     from docgraph.data.registry import load_dataset
     from docgraph.training import load_model_dir, prepare_split, resolve_device
-    from docgraph.viz import draw_document_graph, format_edge_table, inspect_documents, noisy_edges
+    from docgraph.viz import (
+        draw_document_graph,
+        format_edge_table,
+        inspect_documents,
+        noisiest_words,
+        noisy_edges,
+        repeated_words,
+    )
 
     try:
         device = resolve_device(args.device)
@@ -87,7 +104,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                                    [prepared.documents[i] for i in indices], vocabs,
                                    config.train.eval_batch_tokens)
         if args.out is not None:
-            draw_document_graph(graphs[0], args.out, word=args.word, layout=args.layout)
+            words = args.word
+            repeated = repeated_words(graphs[0])
+            if words is None and 0 < args.max_words < len(repeated):
+                words = noisiest_words(graphs[0], args.max_words)
+                print(f"drawing the {len(words)} of {len(repeated)} repeated words with the "
+                      f"noisiest edges ({', '.join(words)}); --max-words 0 draws all, "
+                      "--word W one word")
+            draw_document_graph(graphs[0], args.out, word=words, layout=args.layout)
     except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
         fail(str(err))
     if args.out is not None:

@@ -86,7 +86,7 @@ def test_script_on_a_tiny_trained_run(edge_weights, model_dir, tmp_path, capsys)
     # A threshold above any entropy (ln of the label count) prunes nothing; 0 prunes every
     # token whose predictive distribution is not one-hot.
     assert edge_weights.measure(model_dir, "dev", threshold=100.0).pruned_token_share == 0.0
-    everything = edge_weights.measure(model_dir, "dev", threshold=-1.0)
+    everything = edge_weights.measure(model_dir, "dev", threshold=0.0)
     assert everything.pruned_token_share == 100.0 and everything.pruned_edge_share == 100.0
 
 

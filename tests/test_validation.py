@@ -13,7 +13,7 @@ from docgraph.validation import RULES, ConfigError, check_field, check_values
 
 BAD_FLAGS = [
     ("--window", "-2", "an integer >= 0"),
-    ("--threshold", "-1", "a number > 0"),
+    ("--threshold", "-1", "a number >= 0"),
     ("--max-minutes", "-5", "a number >= 0"),
     ("--lr", "-1", "a number > 0"),
     ("--batch-tokens", "0", "an integer >= 1"),

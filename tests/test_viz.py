@@ -269,3 +269,31 @@ def test_visualize_script_on_bad_and_odd_data(model_dir, tmp_path):
     assert res.stderr == "" and (tmp_path / "long.png").stat().st_size > 0
     table = res.stdout.splitlines()[1:]
     assert len(table) == 3 and all("Kalvenia" in line for line in table[1:])
+
+
+def test_noisiest_words_and_a_readable_default_drawing(model_dir, tmp_path):
+    from conftest import run_script
+
+    from docgraph.viz import noisiest_words, repeated_words
+
+    G = nx.DiGraph(doc_id="d")
+    for v, (word, gold) in enumerate([("A", "PER"), ("a", "ORG"), ("b", "O"), ("B", "O"),
+                                      ("c", "LOC"), ("C", "LOC")]):
+        G.add_node(v, word=word, sentence=0, position=v, gold_type=gold)
+    for (j, i), r in {(0, 1): 0.9, (1, 0): 0.8, (2, 3): 0.7, (3, 2): 0.99, (4, 5): 0.2,
+                      (5, 4): 0.9}.items():
+        same = G.nodes[j]["gold_type"] == G.nodes[i]["gold_type"]
+        G.add_edge(j, i, r_ij=r, same_type=same, noisy=not same)
+    assert repeated_words(G) == {"a", "b", "c"}
+    # errors: A->a 0.9, a->A 0.8, c->C 0.8, b->B 0.3, ...: the words of the worst edges first
+    assert noisiest_words(G, 2) == ["a", "c"]
+    assert noisiest_words(G, 5) == ["a", "c", "b"]
+    base = ["--model", model_dir, "--split", "dev", "--doc", "0"]
+    res = run_script("visualize", *base, "--out", tmp_path / "few.png", "--max-words", "2")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("drawing the 2 of ") and "--max-words 0 draws all" in res.stdout
+    res = run_script("visualize", *base, "--out", tmp_path / "all.png", "--max-words", "0")
+    assert res.returncode == 0 and "drawing the" not in res.stdout
+    assert (tmp_path / "all.png").stat().st_size > (tmp_path / "few.png").stat().st_size
+    help_text = " ".join(run_script("visualize", "--help").stdout.split())
+    assert "--out needs it" in help_text and "(default: 6; 0 draws every word)" in help_text

@@ -203,7 +203,8 @@ def dataset_files(
         resolved = default_data_dir(name)
         if resolved is None:
             raise ValueError(
-                f"no data directory for {name!r}: pass data_dir or set {ENV_VAR} "
+                f"no data directory for {name!r}: pass --data-dir DIR (data_dir= from Python) "
+                f"or set {ENV_VAR} "
                 f"(expected {ENV_VAR}/{spec.shared_name}). {spec.description}"
             )
     else:

@@ -166,6 +166,8 @@ class UncertaintyTagger(torch.nn.Module):
             logits = self.lin(F.dropout(h.repeat(T, 1), self.dropout, True))
         else:
             # The flat layout of T copies of the batch is again a valid flat layout.
+            if mc_layout is not None and mc_layout.num_sequences != T * sent_len.numel():
+                mc_layout = None  # planned for another number of passes
             logits = self._logits(x.repeat(T, 1), sent_len.repeat(T), stochastic=True,
                                   layout=mc_layout)
         probs = logits.softmax(dim=-1).view(T, num_tokens, -1).mean(dim=0)
