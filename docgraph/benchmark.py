@@ -651,6 +651,14 @@ def parse_args(argv: Sequence[str] | None = None) -> Any:
                         help="count the operators of one training and one tagging step of "
                              "both models on real batches of 4000 and 16000 tokens instead of "
                              "timing (default output benchmarks/results/ops/<dataset>.json)")
+    parser.add_argument("--step-speed", action="store_true",
+                        help="time training steps of both models at each --budgets token "
+                             "budget on --device, and dev tagging (the GPU kit's speed table)")
+    parser.add_argument("--device", default="cpu", help="device of --step-speed (default: cpu)")
+    parser.add_argument("--budgets", type=int, nargs="+", default=[4000, 16000, 32000],
+                        help="token budgets of --step-speed (default: 4000 16000 32000)")
+    parser.add_argument("--steps", type=int, default=8,
+                        help="timed steps per budget and model of --step-speed (default: 8)")
     parser.add_argument("--scaling-batches", type=int, default=None,
                         help="batches of the core-settings comparison (default 6, quick 2)")
     return parser.parse_args(argv)
@@ -666,6 +674,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = " ".join(["python scripts/benchmark.py", *argv_list])
     if args.ops:
         return _operator_counts_main(args, command)
+    if args.step_speed:
+        return _step_speed_main(args, command)
     options = BenchmarkOptions(
         dataset=args.dataset,
         data_dir=args.data_dir,
@@ -723,5 +733,114 @@ def _operator_counts_main(args: Any, command: str) -> int:
     out = Path(args.out) if args.out else Path("benchmarks/results/ops") / f"{args.dataset}.json"
     atomic_write_json(out, result)
     print(format_counts(result))
+    print(f"wrote {out}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- step speed
+def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
+                   budgets: Sequence[int] = (4000, 16000, 32000), steps: int = 8,
+                   warmup: int = 2, seed: int = 0, command: str = "") -> dict[str, Any]:
+    """Training-step and tagging speed of both models on one device (``--step-speed``).
+
+    For every token budget, the first ``warmup + steps`` batches of the training sampler's
+    shuffled epoch are collated once, with their plans, onto ``device``; each model then runs
+    ``warmup`` untimed and ``steps`` timed training steps (:func:`~docgraph.training.
+    training_step`: forward, backward, clipping, fused Adam), the device synchronised before
+    and after. The epoch estimate is the training split's tokens over the measured tokens/s.
+    Tagging: :func:`~docgraph.training.predict_graphs` over the whole dev split (8000-token
+    batches), timed end to end.
+    """
+    from docgraph.config import TrainConfig
+    from docgraph.training import (
+        clip_groups,
+        collate,
+        make_optimizer,
+        predict_graphs,
+        resolve_device,
+        training_step,
+    )
+
+    dev_ = resolve_device(device)
+
+    def sync() -> None:
+        if dev_.type == "cuda":
+            torch.cuda.synchronize(dev_)
+
+    splits = load_dataset(dataset, data_dir, splits=("train", "dev"))
+    vocabs = Vocabularies.build(splits["train"])
+    train = documents_to_graphs(splits["train"], vocabs, GraphConfig())
+    dev = documents_to_graphs(splits["dev"], vocabs, GraphConfig())
+    lengths = [int(g.num_nodes) for g in train]
+    train_tokens, dev_tokens = sum(lengths), sum(int(g.num_nodes) for g in dev)
+    config = TrainConfig(optimizer="adam", lr=0.002, clip_norm=5.0)
+    rows: list[dict[str, Any]] = []
+    tagging: dict[str, float] = {}
+    for name, model_config in (("baseline", GCDocConfig.baseline()), ("gcdoc", GCDocConfig())):
+        torch.manual_seed(seed)
+        model = build_model(model_config, vocabs).to(dev_)
+        optimizer = make_optimizer(model, config)
+        groups = clip_groups(model)
+        for budget in budgets:
+            chosen = select_batch_indices(lengths, budget, warmup + steps, seed)
+            batches = [collate(train, b, dev_, model) for b in chosen]
+            model.train()
+            for batch in batches[:warmup]:
+                training_step(model, optimizer, batch, groups, config.clip_norm)
+            timed = batches[warmup:]
+            sync()
+            start = time.perf_counter()
+            for batch in timed:
+                training_step(model, optimizer, batch, groups, config.clip_norm)
+            sync()
+            seconds = time.perf_counter() - start
+            tokens = sum(int(b.num_nodes) for b in timed)
+            rows.append({
+                "model": name, "batch_tokens": budget, "steps": len(timed), "tokens": tokens,
+                "ms_per_step": 1000 * seconds / max(len(timed), 1),
+                "tokens_per_s": tokens / seconds,
+                "epoch_seconds_estimate": train_tokens / (tokens / seconds),
+            })
+        sync()
+        start = time.perf_counter()
+        predict_graphs(model, dev, vocabs, 8000, dev_)
+        sync()
+        tagging[name] = time.perf_counter() - start
+    return {
+        "dataset": dataset, "device": str(dev_),
+        "hardware": torch.cuda.get_device_name(dev_) if dev_.type == "cuda" else cpu_model(),
+        "threads": torch.get_num_threads(), "train_tokens": train_tokens,
+        "dev_tokens": dev_tokens, "rows": rows, "dev_tagging_seconds": tagging,
+        "torch": torch.__version__, "date": _dt.datetime.now().isoformat(timespec="seconds"),
+        "command": command,
+    }
+
+
+def format_step_speed(result: dict[str, Any]) -> str:
+    """A plain-text table of a :func:`run_step_speed` result."""
+    lines = [f"{result['dataset']} on {result['hardware']} ({result['device']})",
+             f"{'model':<9} {'budget':>6} {'ms/step':>8} {'tokens/s':>9} {'epoch s (est.)':>15}"]
+    for r in result["rows"]:
+        lines.append(f"{r['model']:<9} {r['batch_tokens']:>6} {r['ms_per_step']:>8.1f} "
+                     f"{r['tokens_per_s']:>9.0f} {r['epoch_seconds_estimate']:>15.1f}")
+    for name, seconds in result["dev_tagging_seconds"].items():
+        lines.append(f"dev tagging ({result['dev_tokens']} tokens), {name}: {seconds:.1f} s")
+    return "\n".join(lines)
+
+
+def _step_speed_main(args: Any, command: str) -> int:
+    from docgraph.checkpoint import atomic_write_json
+    from docgraph.data.errors import CorpusFormatError
+
+    try:
+        result = run_step_speed(args.dataset, args.data_dir, args.device,
+                                tuple(args.budgets), args.steps, command=command)
+    except (ValueError, FileNotFoundError, CorpusFormatError) as exc:
+        print(f"benchmark.py: error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else Path("benchmarks/results/step-speed") / (
+        f"{args.dataset}-{result['device'].split(':')[0]}.json")
+    atomic_write_json(out, result)
+    print(format_step_speed(result))
     print(f"wrote {out}")
     return 0

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Issue 30 in ONE call of the device tool (a ~15-minute GPU slot): smoke test, the speed table
+# of both models at 4000/16000/32000-token batches with dev tagging, then OntoNotes GCDoc and
+# BiLSTM-CRF trained side by side to convergence under a wall-clock budget, and the run
+# directories (without weights) packed into $OUT. Rehearsed on the CPU with the sample corpus:
+#
+#   REHEARSAL=1 bash benchmarks/gpu/lean.sh 300
+#
+# On the device (after `python benchmarks/gpu/prepare_carry.py --data-dir ../shared/data
+# --out .devcarry`; carry .devcarry):
+#
+#   bash benchmarks/gpu/lean.sh 540        # HARD_STOP seconds after the start
+#
+# RUNS chooses the training jobs (name|flags, ';'-separated); the default trains the faithful
+# GCDoc and the BiLSTM-CRF on OntoNotes at the preset (4000 tokens, lr 0.002) and at 16000
+# tokens with lr 0.004, seed 1, so one call says which converges faster to the same dev F1.
+set -u
+START=$(date +%s)
+HARD_STOP=${1:-540}
+C=.devcarry
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT" logs runs/lean
+export PYTHONPATH=$PWD:$PWD/$C/pylib PYTHONUNBUFFERED=1
+if [ "${REHEARSAL:-0}" = 1 ]; then
+  DEVICE=cpu; DATA="--dataset sample"; GLOVE=none; THREADS=1
+  SPEED="--dataset sample --budgets 500 2000 --steps 2"
+  DEFAULT_RUNS="sample-gcdoc|$DATA --epochs 3;sample-baseline|$DATA --epochs 3 --baseline"
+else
+  DEVICE=cuda; THREADS=${THREADS:-4}
+  GLOVE=$C/glove.6B.50d.subset.txt.gz
+  DATA="--dataset ontonotes --data-dir $C/data/ontonotes"
+  SPEED="--dataset ontonotes --data-dir $C/data/ontonotes --budgets 4000 16000 32000 --steps 8"
+  DEFAULT_RUNS="ontonotes-gcdoc-lean-bt4000-s1|$DATA --seed 1 --epochs 60"
+  DEFAULT_RUNS+=";ontonotes-baseline-lean-bt4000-s1|$DATA --seed 1 --epochs 60 --baseline"
+  DEFAULT_RUNS+=";ontonotes-gcdoc-lean-bt16000-lr0.004-s1|$DATA --seed 1 --epochs 60"
+  DEFAULT_RUNS+=" --batch-tokens 16000 --lr 0.004"
+  DEFAULT_RUNS+=";ontonotes-baseline-lean-bt16000-lr0.004-s1|$DATA --seed 1 --epochs 60"
+  DEFAULT_RUNS+=" --baseline --batch-tokens 16000 --lr 0.004"
+  nvidia-smi -L
+fi
+python3 -c "import torch, torch_geometric as g; print('torch', torch.__version__, 'pyg', g.__version__)"
+
+# 1. smoke: one epoch of the sample corpus on the device (fails fast on a broken setup)
+if ! timeout 120 python3 scripts/train.py --dataset sample --device "$DEVICE" --epochs 1 --quiet \
+    --embeddings none --threads 1 --output-dir /tmp/lean-smoke > logs/lean-smoke.log 2>&1; then
+  echo "SMOKE FAILED"; tail -30 logs/lean-smoke.log; exit 1
+fi
+echo "smoke ok after $(( $(date +%s) - START )) s"
+
+# 2. the speed table (training steps at each budget, dev tagging), on the device alone
+# shellcheck disable=SC2086
+timeout 240 python3 scripts/benchmark.py --step-speed $SPEED --device "$DEVICE" \
+  --out "$OUT/step-speed.json" 2>&1 | grep -v USDT | tee logs/lean-speed.log
+echo "speed table done after $(( $(date +%s) - START )) s"
+
+# 3. the training runs, side by side, each with what is left of HARD_STOP less RESERVE
+LEFT=$(( HARD_STOP - ($(date +%s) - START) ))
+MINUTES=$(python3 -c "print(max(0.5, round(($LEFT - ${RESERVE:-75}) / 60, 2)))")
+echo "budget per run: $MINUTES min (hard stop in $LEFT s)"
+IFS=';' read -r -a JOBS <<< "${RUNS:-$DEFAULT_RUNS}"
+for job in "${JOBS[@]}"; do
+  name=${job%%|*}; flags=${job#*|}
+  # shellcheck disable=SC2086
+  timeout "$LEFT" python3 scripts/train.py $flags --embeddings "$GLOVE" --device "$DEVICE" \
+    --threads "$THREADS" --quiet --max-minutes "$MINUTES" \
+    --output-dir "runs/lean/$name" > "logs/$name.log" 2>&1 &
+done
+wait
+echo "all runs ended after $(( $(date +%s) - START )) s"
+for job in "${JOBS[@]}"; do name=${job%%|*}; echo "== $name"; tail -2 "logs/$name.log"; done
+cp logs/lean-*.log runs/lean/ 2>/dev/null
+for job in "${JOBS[@]}"; do name=${job%%|*}; cp "logs/$name.log" "runs/lean/$name/train.log"; done
+tar czf "$OUT/lean-runs.tgz" --exclude='*.pt' runs/lean
+echo "packed after $(( $(date +%s) - START )) s"
