@@ -9,6 +9,7 @@ every batch, with gradients averaged by :class:`~torch.nn.parallel.DistributedDa
 
 from __future__ import annotations
 
+import datetime
 import multiprocessing
 import os
 import socket
@@ -20,6 +21,11 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+#: How long a process waits at a collective: the first process may spend a long time alone
+#: before the others join it (computing and caching ``--lm`` features of a large corpus took
+#: 27 minutes for OntoNotes on one CPU thread), longer than torch's default of 30 minutes.
+COLLECTIVE_TIMEOUT = datetime.timedelta(hours=6)
+
 
 def init_distributed(device: str = "auto") -> None:
     """Initialise the default process group from the ``torchrun`` environment."""
@@ -29,7 +35,7 @@ def init_distributed(device: str = "auto") -> None:
     backend = "nccl" if use_cuda else "gloo"
     if use_cuda:
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-    dist.init_process_group(backend=backend)
+    dist.init_process_group(backend=backend, timeout=COLLECTIVE_TIMEOUT)
 
 
 def cleanup_distributed() -> None:
@@ -79,7 +85,7 @@ def _worker(rank: int, world: int, port: int, threads: int,
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       LOCAL_RANK=str(rank), WORLD_SIZE=str(world))
     torch.set_num_threads(threads)
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=COLLECTIVE_TIMEOUT)
     try:
         fn(*args)
     finally:

@@ -864,11 +864,17 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
         from docgraph.data.contextual import ContextualEncoder, cached_features, lm_record
 
         encoder = ContextualEncoder.from_config(config, device=str(resolve_device(config.device)))
+        # In a multi-process run the first process computes and caches the features while the
+        # others wait, then read the cache (instead of every process computing them).
+        if not _is_main():
+            dist.barrier()
         lm_features = {
             name: cached_features(docs, encoder, config.lm_cache_dir,
                                   f"{config.dataset}-{name}", progress=progress and _is_main())
             for name, docs in splits.items()
         }
+        if _is_main() and dist.is_initialized():
+            dist.barrier()
         config = replace(config, model=replace(config.model, lm_dim=encoder.dim))
         if _is_main():
             atomic_write_json(output_dir / "lm.json", lm_record(encoder))

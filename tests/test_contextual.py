@@ -383,7 +383,7 @@ def test_minilm_on_the_sample_corpus(tmp_path, caplog):
     with caplog.at_level(logging.INFO, logger="docgraph"):
         run_experiment(apply_overrides(config, {"output_dir": str(tmp_path / "run2"),
                                                 "train": {"epochs": 1}}))
-    assert caplog.text.count("cache hit") == 3 and "lm features: wrote" not in caplog.text
+    assert caplog.text.count("reusing the cached") == 3 and "lm features: wrote" not in caplog.text
 
     tagger = Tagger.load(tmp_path / "run")
     assert tagger.lm_encoder is not None and tagger.lm_encoder.dim == 384
@@ -544,3 +544,22 @@ def test_features_of_chunked_documents_come_from_the_whole_documents(encoder, sa
     got = np.concatenate([g.lm.numpy() for g in split.graphs])
     np.testing.assert_allclose(got, encoder.encode(docs), atol=1e-5)
     assert not np.allclose(got, encoder.encode(split.documents), atol=1e-3)
+
+
+@needs_transformers
+@pytest.mark.slow
+def test_two_process_run_computes_the_features_once(tiny_lm, tmp_path):
+    # The first process computes and caches the features of each split; the second waits and
+    # reuses them (one "wrote" line per split, not two), and says which files it reused.
+    from conftest import TINY_FLAGS, script_env
+
+    env = {**script_env(), "DOCGRAPH_CACHE_DIR": str(tmp_path / "cache")}
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), "--dataset", "sample",
+         *[f for f in TINY_FLAGS if f != "--quiet"], "--epochs", "1", "--baseline",
+         "--lm", str(tiny_lm), "--lm-context", "4", "--processes", "2",
+         "--output-dir", str(tmp_path / "run")],
+        capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stderr.count("lm features: wrote") == 3
+    assert res.stderr.count("lm features: reusing the cached") == 3

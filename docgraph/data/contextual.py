@@ -508,12 +508,19 @@ class ContextualEncoder:
             group: list[tuple[int, TokenizedDocument]] = []
             size = 0
 
+            next_report = 0.1
+
             def flush() -> None:
-                nonlocal row, group, size
+                nonlocal row, group, size, next_report
                 for vectors in self._encode_group(group, bar):
                     out[row:row + len(vectors)] = vectors
                     row += len(vectors)
                 group, size = [], 0
+                if bar is None and total and row / total >= next_report:
+                    # without a terminal (a log file, a background job): a line every 10%
+                    log.info("lm features (%s): %d%% of %d words", self.model_dir.name,
+                             100 * row // total, total)
+                    next_report = (10 * row // total + 1) / 10
 
             for i, doc in enumerate(documents):
                 tokens = self.tokenize(doc)
@@ -571,7 +578,8 @@ def cached_features(documents: Sequence[Document], encoder: ContextualEncoder,
         try:
             features = np.load(path, mmap_mode="c")
             if features.shape == expected and features.dtype == np.float16:
-                log.info("lm features: cache hit %s", path)
+                log.info("lm features: reusing the cached %s (%d words of %s)", path, total,
+                         name)
                 return features
             log.warning("%s: shape %s, expected %s; recomputing", path, features.shape, expected)
         except (OSError, ValueError) as err:
