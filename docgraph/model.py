@@ -337,7 +337,9 @@ class GCDoc(nn.Module):
         #: The entity-type id of ``O`` (label 0), kept on the host.
         self.outside_type = int(label_to_type[0])
         self.pruning_active = True
-        self.reset_parameters(pretrained)
+        # the children initialised themselves when built; draw only GCDoc's own parameters here
+        # (so that a seed gives the same model as before reset_parameters reset everything)
+        self._reset_own_parameters(pretrained)
 
     def set_epoch(self, epoch: int) -> None:
         """Apply the pruning warm-up for the 1-based training ``epoch``.
@@ -349,7 +351,16 @@ class GCDoc(nn.Module):
         self.pruning_active = epoch > self.config.unpruned_epochs
 
     def reset_parameters(self, pretrained: Tensor | None = None) -> None:
-        """Glorot weights and zero biases (paper, "Initialization"); copy pretrained vectors."""
+        """Re-draw every parameter: each submodule's own ``reset_parameters`` (Glorot weights,
+        zero biases, the paper's "Initialization"), then the word embedding (``pretrained``
+        vectors copied when given) and the emission layer."""
+        for module in (self.char_encoder, self.cross_sentence, self.context_encoder,
+                       self.uncertainty, self.relation, self.graph_conv, self.crf):
+            if module is not None:
+                module.reset_parameters()
+        self._reset_own_parameters(pretrained)
+
+    def _reset_own_parameters(self, pretrained: Tensor | None = None) -> None:
         if pretrained is not None:
             with torch.no_grad():
                 self.word_embedding.weight.copy_(pretrained)

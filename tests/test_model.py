@@ -366,3 +366,16 @@ def test_unpruned_forward_sends_every_message(batch, sample_vocabs):
     torch.testing.assert_close(model(batch, prune=True).emissions, pruned.emissions)
     unpruned.loss.backward()
     assert all(p.grad is not None for p in model.uncertainty.parameters())
+
+
+def test_reset_parameters_redraws_every_parameter(sample_vocabs):
+    from docgraph.training import build_model
+
+    torch.manual_seed(0)
+    model = build_model(GCDocConfig(**TINY), sample_vocabs)
+    with torch.no_grad():
+        for param in model.parameters():
+            param.fill_(0.123)
+    model.reset_parameters()
+    for name, param in model.named_parameters():
+        assert not torch.all(param == 0.123), name
