@@ -40,51 +40,18 @@ from docgraph.checkpoint import CheckpointError
 from docgraph.graph import DocumentGraph, TokenBudgetBatchSampler
 from docgraph.model import GCDoc
 from docgraph.training import iterate_batches, load_model_dir, prepare_run_split
+from docgraph.viz import roc_auc
 
 
 # ---------------------------------------------------------------------------- AUC
-def average_ranks(values: Tensor) -> Tensor:
-    """1-based ranks of ``values`` ``[n]`` in ascending order, ties given their mean rank.
-
-    Args:
-        values: A 1-D tensor.
-
-    Returns:
-        ``[n]`` float64 ranks.
-    """
-    values = values.reshape(-1).double()
-    order = torch.argsort(values, stable=True)
-    _, inverse, counts = torch.unique(values[order], return_inverse=True, return_counts=True)
-    # Group k holds the sorted positions first[k] .. first[k] + counts[k] - 1 (0-based).
-    first = torch.cumsum(counts, 0) - counts
-    group_rank = first.double() + (counts.double() + 1.0) / 2.0
-    ranks = torch.empty_like(values)
-    ranks[order] = group_rank[inverse]
-    return ranks
-
-
 def rank_auc(positive: Tensor, negative: Tensor) -> float:
-    r"""Area under the ROC curve of scores, from ranks (Mann-Whitney U).
-
-    .. math::
-        \mathrm{AUC} = \frac{1}{n_+ n_-} \sum_{p, q} \left([s_p > s_q] + \tfrac12 [s_p = s_q]
-        \right) = \frac{R_+ - n_+ (n_+ + 1) / 2}{n_+ n_-}
-
-    where :math:`R_+` is the sum of the (tie-averaged) ranks of the positives among all scores.
-
-    Args:
-        positive: Scores of the positives ``[n_+]``.
-        negative: Scores of the negatives ``[n_-]``.
-
-    Returns:
-        The AUC in ``[0, 1]``, or NaN when a class is empty.
-    """
-    n_pos, n_neg = positive.numel(), negative.numel()
-    if n_pos == 0 or n_neg == 0:
-        return math.nan
-    ranks = average_ranks(torch.cat([positive.reshape(-1), negative.reshape(-1)]))
-    u = float(ranks[:n_pos].sum()) - n_pos * (n_pos + 1) / 2.0
-    return u / (n_pos * n_neg)
+    """Area under the ROC curve of the scores of the positives against the negatives
+    (:func:`docgraph.viz.roc_auc`, Mann-Whitney U with tie-averaged ranks); NaN when a class
+    is empty."""
+    scores = torch.cat([positive.reshape(-1), negative.reshape(-1)]).double().numpy()
+    labels = [True] * positive.numel() + [False] * negative.numel()
+    auc = roc_auc(scores, labels)
+    return math.nan if auc is None else auc
 
 
 # ---------------------------------------------------------------------------- measurement

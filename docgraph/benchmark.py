@@ -549,7 +549,7 @@ def _sum_dicts(items: Sequence[dict[str, int]]) -> dict[str, int]:
     return out
 
 
-def format_table(result: dict[str, Any]) -> str:
+def format_speed_table(result: dict[str, Any]) -> str:
     """A readable plain-text summary of a :func:`run_benchmark` result."""
     b, g = result["baseline"], result["gcdoc"]
     lines = [
@@ -710,7 +710,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     out = Path(args.out) if args.out else default_output()
     atomic_write_json(out, result)
-    print(format_table(result))
+    print(format_speed_table(result))
     print(f"wrote {out}")
     return 0
 

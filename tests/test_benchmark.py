@@ -12,7 +12,7 @@ from docgraph.benchmark import (
     BenchmarkOptions,
     component_parts,
     default_output,
-    format_table,
+    format_speed_table,
     linear_flops,
     lstm_flops,
     model_flops,
@@ -185,7 +185,7 @@ def test_quick_run_on_sample(quick_result: dict) -> None:
     assert r["gcdoc"]["forward_flops_per_token"] > r["baseline"]["forward_flops_per_token"]
     assert r["threads"] == 1 and r["num_batches"] == 2
     json.dumps(r)  # serialisable
-    table = format_table(r)
+    table = format_speed_table(r)
     assert "train tokens/s" in table and "cross_sentence" in table
 
 
