@@ -168,18 +168,28 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_report(path: Path, results: list[tuple[Mutant, str, float]]) -> None:
-    """The markdown table of ``docs/mutation.md`` (between its generated markers)."""
-    rows = ["| mutant | module | the bug | guarded by | outcome |", "|---|---|---|---|---|"]
+    """The markdown table of ``docs/mutation.md`` (between its generated markers). Rows of
+    mutants not run this time (``--only``) are kept from the previous report."""
+    text = path.read_text() if path.exists() else ""
+    previous: dict[str, str] = {}
+    if "<!-- mutation:start -->" in text:
+        block = text.split("<!-- mutation:start -->", 1)[1].split("<!-- mutation:end -->", 1)[0]
+        for line in block.splitlines():
+            if line.startswith("| `"):
+                previous[line.split("`")[1]] = line
+    today = _dt.date.today().isoformat()
     for mutant, outcome, seconds in results:
-        rows.append(f"| `{mutant.name}` | `{mutant.path}` | {mutant.what} | "
-                    f"{', '.join(f'`{t}`' for t in mutant.tests)} | {outcome} ({seconds:.0f} s) |")
-    killed = sum(outcome == "killed" for _, outcome, _ in results)
+        previous[mutant.name] = (
+            f"| `{mutant.name}` | `{mutant.path}` | {mutant.what} | "
+            f"{', '.join(f'`{t}`' for t in mutant.tests)} | {outcome} ({seconds:.0f} s, {today}) |")
+    rows = [previous[m.name] for m in MUTANTS if m.name in previous]
+    killed = sum(" killed (" in row for row in rows)
     block = "\n".join([
         "<!-- mutation:start -->",
-        f"Run of {_dt.date.today().isoformat()}: **{killed}/{len(results)} killed** "
-        "(`python scripts/mutation_check.py --report docs/mutation.md`).", "", *rows,
+        f"**{killed}/{len(rows)} killed** (`python scripts/mutation_check.py --report "
+        "docs/mutation.md`).", "",
+        "| mutant | module | the bug | guarded by | outcome |", "|---|---|---|---|---|", *rows,
         "<!-- mutation:end -->"])
-    text = path.read_text() if path.exists() else ""
     if "<!-- mutation:start -->" in text:
         head, rest = text.split("<!-- mutation:start -->", 1)
         tail = rest.split("<!-- mutation:end -->", 1)[1]

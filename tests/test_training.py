@@ -330,3 +330,17 @@ def test_prefetched_batches_equal_the_plain_ones_and_errors_reach_the_loop(sampl
     broken = [[0], [10**6]]  # the second batch names a graph that does not exist
     with pytest.raises(IndexError):
         list(iterate_batches(graphs, broken, torch.device("cpu"), model, prefetch=1))
+
+
+def test_clip_groups_clip_the_uncertainty_tagger_apart(sample_vocabs):
+    from docgraph.training import build_model, clip_groups
+
+    model = build_model(GCDocConfig(**TINY_MODEL), sample_vocabs)
+    groups = clip_groups(model)
+    tagger = {id(p) for p in model.uncertainty.parameters()}
+    trainable = {id(p) for p in model.parameters() if p.requires_grad}
+    assert len(groups) == 2
+    assert {id(p) for p in groups[1]} == tagger
+    assert {id(p) for p in groups[0]} == trainable - tagger
+    baseline = build_model(GCDocConfig.baseline(**TINY_MODEL), sample_vocabs)
+    assert [len(g) for g in clip_groups(baseline)] == [len(list(baseline.parameters()))]
