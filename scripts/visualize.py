@@ -49,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: sentence)")
     p.add_argument("--out", default=None,
                    help="figure of document --doc N to write (.png or .svg)")
+    p.add_argument("--html", default=None, metavar="FILE",
+                   help="write an interactive page of the split's documents (or of --doc N): "
+                        "predicted entities, errors, and each token's repeats with their edge "
+                        "weights and pruning; opens from disk, no network")
     p.add_argument("--noisy", type=int, default=None, metavar="K",
                    help="print the K noisiest edges (of --doc, else of the whole split)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu",
@@ -59,8 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
-    if args.out is None and args.noisy is None:
-        fail("nothing to do: give --out FILE (with --doc) and/or --noisy K")
+    if args.out is None and args.noisy is None and args.html is None:
+        fail("nothing to do: give --out FILE (with --doc), --html FILE and/or --noisy K")
     if args.out is not None:
         if args.doc is None:
             fail("--out needs --doc N")
@@ -112,10 +116,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                       f"noisiest edges ({', '.join(words)}); --max-words 0 draws all, "
                       "--word W one word")
             draw_document_graph(graphs[0], args.out, word=words, layout=args.layout)
+        if args.html is not None:
+            from docgraph.atomic import atomic_write_text
+            from docgraph.html_view import to_html
+
+            threshold = config.model.threshold if model.uncertainty is not None else None
+            atomic_write_text(args.html, to_html(
+                graphs, title=f"{Path(args.model).name}: {dataset} {args.split}",
+                threshold=threshold, has_graph=model.graph_conv is not None))
     except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
         fail(str(err))
     if args.out is not None:
         print(f"wrote {args.out}")
+    if args.html is not None:
+        print(f"wrote {args.html} ({len(graphs)} documents)")
     if args.noisy is not None:
         print(format_edge_table(noisy_edges(graphs, args.noisy)))
     return 0

@@ -1,0 +1,79 @@
+"""The interactive HTML page of annotated documents (docgraph/html_view.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import networkx as nx
+
+from docgraph.html_view import document_errors, inconsistent_strings, to_html
+
+
+def _graph(words, gold, pred, edges=(), sentence=None):
+    G = nx.DiGraph(doc_id="d<1>", num_sentences=1)
+    for i, (w, g, p) in enumerate(zip(words, gold, pred)):
+        G.add_node(i, word=w, sentence=0 if sentence is None else sentence[i], position=i,
+                   gold_tag=g, gold_type=g[2:] or "O", pred_tag=p, pred_type=p[2:] or "O",
+                   uncertainty=0.1 * i, pruned=i % 2 == 1)
+    for j, i, r in edges:
+        G.add_edge(j, i, r_ij=r, same_type=True, noisy=False)
+    return G
+
+
+def test_errors_of_every_kind_by_hand():
+    words = ["Kestrel", "beat", "Carrow", "United", "in", "Veldania", "today"]
+    gold = ["B-ORG", "O", "B-ORG", "I-ORG", "O", "B-LOC", "O"]
+    pred = ["B-PER", "O", "B-ORG", "O", "O", "O", "B-MISC"]
+    info = document_errors(_graph(words, gold, pred))
+    kinds = {(e[0], e[3]) for e in info["errors"]}
+    # Kestrel: same span, other type; Carrow United: predicted only Carrow (boundary);
+    # Veldania: missed; today: spurious
+    assert kinds == {("wrong type", 0), ("wrong boundary", 2), ("missed", 5), ("spurious", 6)}
+    p, r, f1 = info["scores"]
+    assert (p, r, f1) == (0.0, 0.0, 0.0)
+    info = document_errors(_graph(words, gold, gold))
+    assert info["errors"] == [] and info["scores"] == (100.0, 100.0, 100.0)
+
+
+def test_inconsistent_strings_per_document():
+    words = ["Kestrel", "won", ".", "kestrel", "lost"]
+    G = _graph(words, ["B-ORG", "O", "O", "B-ORG", "O"], ["B-ORG", "O", "O", "B-PER", "O"])
+    info = document_errors(G)
+    assert inconsistent_strings(G, info["predicted"]) == {"kestrel": ["ORG", "PER"]}
+
+
+def test_text_is_escaped_and_the_data_cannot_close_its_script():
+    long = "Q" * 1500
+    words = ["<script>alert(1)</script>", "&amp;", '"quoted"', "'single'", long, "</script>"]
+    G = _graph(words, ["B-ORG", "O", "O", "O", "O", "O"], ["B-ORG", "O", "O", "O", "O", "O"],
+               edges=[(0, 5, 0.25), (5, 0, 0.75)])
+    page = to_html([G], title="<b>title</b>", threshold=0.5)
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+    assert "&amp;amp;" in page and "&quot;quoted&quot;" in page and long in page
+    assert "<b>title</b>" not in page and "d&lt;1&gt;" in page
+    # exactly our two scripts: the JSON data and the page's code
+    assert page.count("<script") == 2 and page.count("</script>") == 2
+    blob = re.search(r'<script type="application/json" class="data">(.*?)</script>', page,
+                     flags=re.S).group(1)
+    data = json.loads(blob)
+    assert data["tokens"][0][0] == "<script>alert(1)</script>"  # round-trips exactly
+    assert data["edges"] == [[0, 5, 0.25], [5, 0, 0.75]]  # every edge once
+    assert 'data-threshold="0.5"' in page and "https://" not in page and "http://" not in page
+
+
+def test_one_section_per_document_with_picker_legend_and_marks():
+    a = _graph(["Kestrel", "beat", "Kestrel"], ["B-ORG", "O", "B-ORG"],
+               ["B-ORG", "O", "B-LOC"], edges=[(0, 2, 0.9), (2, 0, 0.8)])
+    b = _graph(["Harwick", "rose"], ["B-ORG", "O"], ["O", "O"])
+    page = to_html([a, b])
+    assert page.count('<section class="doc"') == 2 and '<select id="picker"' in page
+    assert page.count("<option") == 2
+    legend = re.search(r'<span class="legend">(.*?)</span></header>', page).group(1)
+    assert "ORG" in legend and "LOC" in legend
+    assert page.count('class="tok rep') == 2  # the two Kestrels have neighbours
+    assert "wrong type: gold ORG, predicted LOC" in page
+    assert "missed: gold ORG" in page and "Repeated strings with more than one" in page
+    assert "P 50.00 R 50.00 F1 50.00" in page
+    baseline = to_html([b], has_graph=False)
+    assert "has no document graph" in baseline and "<select" not in baseline
