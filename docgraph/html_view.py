@@ -225,7 +225,7 @@ border:1px solid #ddd;border-radius:6px;padding:8px;max-height:80vh;overflow:aut
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:1px 6px;text-align:left}
 """
 
-_JS = """
+_JS = r"""
 (function(){
 const sel=document.getElementById('picker');const docs=[...document.querySelectorAll('.doc')];
 const panel=document.getElementById('panel');const thr=document.body.dataset.threshold;
@@ -233,6 +233,7 @@ function data(d){if(!d._data){d._data=JSON.parse(d.querySelector('script.data').
  const adj={};for(const [j,i,r] of d._data.edges){(adj[i]=adj[i]||[]).push([j,r]);}
  d._adj=adj;d._toks=[...d.querySelectorAll('.tok')];}return d._data;}
 function show(k){docs.forEach((d,n)=>d.classList.toggle('on',n===k));panel.textContent='';}
+
 function fmt(x){return x===null||x===undefined?'–':(+x).toFixed(3);}
 function pick(d,i){const D=data(d);d._toks.forEach(t=>t.classList.remove('hl','sel'));
  const me=d._toks[i];me.classList.add('sel');const edges=d._adj[i]||[];
@@ -247,7 +248,10 @@ function pick(d,i){const D=data(d);d._toks.forEach(t=>t.classList.remove('hl','s
 docs.forEach(d=>d.addEventListener('click',e=>{const t=e.target.closest('.rep');
  if(t)pick(d,+t.dataset.i);}));
 if(sel){sel.addEventListener('change',()=>show(+sel.value));}
-show(0);window.docgraphPick=(k,i)=>{show(k);pick(docs[k],i);};
+show(0);panel.textContent='Click an underlined word: its repeats in the document light up.';
+const m=/^#click=(\d+):(\d+)$/.exec(location.hash);  // #click=DOC:TOKEN, for a link or a test
+if(m&&docs[+m[1]]){const k=+m[1];show(k);if(sel)sel.value=k;
+ const t=docs[k].querySelector('.tok[data-i="'+m[2]+'"]');if(t)t.click();}
 })();
 """
 

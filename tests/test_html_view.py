@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 
 import networkx as nx
+import pytest
 
 from docgraph.html_view import document_errors, inconsistent_strings, to_html
 
@@ -77,3 +80,39 @@ def test_one_section_per_document_with_picker_legend_and_marks():
     assert "P 50.00 R 50.00 F1 50.00" in page
     baseline = to_html([b], has_graph=False)
     assert "has no document graph" in baseline and "<select" not in baseline
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+BROWSER = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs a headless Chromium: apt-get install "
+                    "chromium (Debian's package; .ci/run installs it)")
+def test_clicking_a_token_in_a_real_browser_highlights_exactly_its_repeats(tmp_path):
+    # Kestrel (0, 3, 6) are repeats of each other, Carrow (2, 5) of each other; clicking the
+    # second Kestrel (node 3) must light up nodes 0 and 6 only, and list their edges' weights.
+    words = ["Kestrel", "beat", "Carrow", "Kestrel", "and", "Carrow", "Kestrel"]
+    tags = ["B-ORG", "O", "B-ORG", "B-ORG", "O", "B-ORG", "B-ORG"]
+    edges = [(0, 3, 0.91), (6, 3, 0.42), (3, 0, 0.5), (6, 0, 0.5), (0, 6, 0.5), (3, 6, 0.5),
+             (2, 5, 0.1), (5, 2, 0.1)]
+    page = tmp_path / "view.html"
+    page.write_text(to_html([_graph(words, tags, tags, edges), _graph(["x"], ["O"], ["O"])],
+                            threshold=0.5))
+    res = subprocess.run([CHROMIUM, *BROWSER, f"--user-data-dir={tmp_path / 'profile'}",
+                          "--virtual-time-budget=2000", "--dump-dom",
+                          f"{page.as_uri()}#click=0:3"],
+                         capture_output=True, text=True, timeout=120)
+    dom = res.stdout
+    assert '<section class="doc on" id="doc0"' in dom, res.stderr[-2000:]
+    lit = sorted(int(i) for i in re.findall(r'class="tok rep[^"]* hl" data-i="(\d+)"', dom))
+    assert lit == [0, 6]
+    assert re.search(r'class="tok rep[^"]* sel" data-i="3"', dom)
+    panel = re.search(r'<aside class="panel" id="panel">(.*?)</aside>', dom, flags=re.S).group(1)
+    assert "<b>Kestrel</b>" in panel and "2 incoming edges" in panel
+    assert "0.910" in panel and "0.420" in panel and "threshold 0.5" in panel
+    shot = tmp_path / "view.png"
+    subprocess.run([CHROMIUM, *BROWSER, f"--user-data-dir={tmp_path / 'profile2'}",
+                    "--window-size=1200,700", f"--screenshot={shot}",
+                    f"{page.as_uri()}#click=0:3"], capture_output=True, timeout=120)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
