@@ -235,7 +235,8 @@ function data(d){if(!d._data){d._data=JSON.parse(d.querySelector('script.data').
 function show(k){docs.forEach((d,n)=>d.classList.toggle('on',n===k));panel.textContent='';}
 
 function fmt(x){return x===null||x===undefined?'–':(+x).toFixed(3);}
-function pick(d,i){const D=data(d);d._toks.forEach(t=>t.classList.remove('hl','sel'));
+function pick(d,i){const t0=performance.now();const D=data(d);
+ d._toks.forEach(t=>t.classList.remove('hl','sel'));
  const me=d._toks[i];me.classList.add('sel');const edges=d._adj[i]||[];
  const rows=edges.map(([j,r])=>{d._toks[j].classList.add('hl');const t=D.tokens[j];
   return '<tr data-j="'+j+'"><td>'+j+'</td><td>'+fmt(r)+'</td><td>'+(t[3]?'yes':'no')+
@@ -244,10 +245,11 @@ function pick(d,i){const D=data(d);d._toks.forEach(t=>t.classList.remove('hl','s
  h.innerHTML='<b></b><br>tag '+t[1]+' · u='+fmt(t[2])+(thr?' (threshold '+thr+')':'')+
   '<br>'+edges.length+' incoming edges<table><tr><th>from</th><th>r_ij</th><th>pruned</th>'+
   '<th>its tag</th></tr>'+rows+'</table>';h.querySelector('b').textContent=t[0];
- panel.appendChild(h);}
+ panel.appendChild(h);document.body.dataset.pickMs=(performance.now()-t0).toFixed(1);}
 docs.forEach(d=>d.addEventListener('click',e=>{const t=e.target.closest('.rep');
  if(t)pick(d,+t.dataset.i);}));
 if(sel){sel.addEventListener('change',()=>show(+sel.value));}
+document.body.dataset.readyMs=performance.now().toFixed(0);
 show(0);panel.textContent='Click an underlined word: its repeats in the document light up.';
 const m=/^#click=(\d+):(\d+)$/.exec(location.hash);  // #click=DOC:TOKEN, for a link or a test
 if(m&&docs[+m[1]]){const k=+m[1];show(k);if(sel)sel.value=k;
