@@ -454,8 +454,9 @@ def predict_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokenized", action="store_true",
                    help="text input is pre-tokenised: one sentence per line, tokens split "
                         "on whitespace")
-    p.add_argument("--format", choices=("conll", "jsonl"), default="jsonl",
-                   help="output: CoNLL columns (word, predicted tag) or JSON lines of spans "
+    p.add_argument("--format", choices=("conll", "jsonl", "html"), default="jsonl",
+                   help="output: CoNLL columns (word, predicted tag), JSON lines of spans, or "
+                        "an interactive HTML page of the documents and their graphs "
                         "(default: jsonl)")
     p.add_argument("--output", default=None, help="output file (default: stdout)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
@@ -534,12 +535,20 @@ def predict_main(argv: Sequence[str] | None = None) -> int:
                      for doc in _read_input(Path(name), args.input_format, args.tokenized)]
         if args.format == "jsonl":
             entities = tagger.predict(documents, processes=args.processes)
+        elif args.format == "html":
+            page = tagger.to_html(documents, title=" ".join(args.inputs))
         else:
             docs, tags = tagger.tag(documents, processes=args.processes)
     except (ValueError, FileNotFoundError, WorkerError, CheckpointError,
             CorpusFormatError) as err:
         fail(str(err))
     lines: list[str] = []
+    if args.format == "html":
+        if args.output:
+            atomic_write_text(args.output, page)
+        else:
+            sys.stdout.write(page)
+        return 0
     if args.format == "jsonl":
         lines = [json.dumps(e.to_dict()) for doc_entities in entities for e in doc_entities]
     else:

@@ -235,14 +235,16 @@ function data(d){if(!d._data){d._data=JSON.parse(d.querySelector('script.data').
 function show(k){docs.forEach((d,n)=>d.classList.toggle('on',n===k));panel.textContent='';}
 
 function fmt(x){return x===null||x===undefined?'–':(+x).toFixed(3);}
+const ESC={'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'};
+function esc(s){return String(s).replace(/[&<>"']/g,c=>ESC[c]);}
 function pick(d,i){const t0=performance.now();const D=data(d);
  d._toks.forEach(t=>t.classList.remove('hl','sel'));
  const me=d._toks[i];me.classList.add('sel');const edges=d._adj[i]||[];
  const rows=edges.map(([j,r])=>{d._toks[j].classList.add('hl');const t=D.tokens[j];
-  return '<tr data-j="'+j+'"><td>'+j+'</td><td>'+fmt(r)+'</td><td>'+(t[3]?'yes':'no')+
-  ' (u='+fmt(t[2])+')</td><td>'+t[1]+'</td></tr>';}).join('');
+  return '<tr data-j="'+j+'"><td>'+esc(t[0])+' <small>#'+j+'</small></td><td>'+fmt(r)+
+  '</td><td>'+(t[3]?'yes':'no')+' (u='+fmt(t[2])+')</td><td>'+esc(t[1])+'</td></tr>';}).join('');
  const t=D.tokens[i];panel.innerHTML='';const h=document.createElement('div');
- h.innerHTML='<b></b><br>tag '+t[1]+' · u='+fmt(t[2])+(thr?' (threshold '+thr+')':'')+
+ h.innerHTML='<b></b><br>tag '+esc(t[1])+' · u='+fmt(t[2])+(thr?' (threshold '+thr+')':'')+
   '<br>'+edges.length+' incoming edges<table><tr><th>from</th><th>r_ij</th><th>pruned</th>'+
   '<th>its tag</th></tr>'+rows+'</table>';h.querySelector('b').textContent=t[0];
  panel.appendChild(h);document.body.dataset.pickMs=(performance.now()-t0).toFixed(1);}

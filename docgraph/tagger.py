@@ -162,6 +162,37 @@ class Tagger:
                 merged[_parent_id(chunk.doc_id, merged)].extend(chunk_tags)
         return [_with_empty_sentences(d, merged.get(str(i), [])) for i, d in enumerate(docs)]
 
+    def to_html(self, documents: Sequence[DocumentInput], tokenized: bool = False,
+                title: str = "docgraph") -> str:
+        """An interactive HTML page of the documents as the model sees them
+        (:func:`docgraph.html_view.to_html`): predicted entities, and, for :class:`Document`
+        inputs with gold tags, the errors; each token's repeats with their learnt edge weights
+        and pruning. Raw strings are tokenised as by :meth:`tag`; empty sentences are left out.
+        """
+        from docgraph.html_view import to_html
+        from docgraph.training import prepare_split
+        from docgraph.viz import inspect_documents
+
+        docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
+        docs = [make_document(d.doc_id, [(s.tokens, list(s.tags) if s.tags else ["O"] * len(s))
+                                         for s in d.sentences if len(s)])
+                for d in docs]
+        docs = [d for d in docs if d.sentences]
+        prepared = prepare_split(docs, self.vocabs, self.config, lm_encoder=self.lm_encoder)
+        graphs = inspect_documents(self.model, prepared.graphs, prepared.documents, self.vocabs,
+                                   self.config.train.eval_batch_tokens)
+        unlabelled = [not any(t != "O" for s in d.sentences for t in s.tags)
+                      for d in prepared.documents]
+        for G, plain in zip(graphs, unlabelled):
+            if plain:  # no gold tags given: no errors to mark
+                for _, attrs in G.nodes(data=True):
+                    attrs.pop("gold_tag", None)
+                    attrs.pop("gold_type", None)
+        model = self.model
+        threshold = model.config.threshold if model.uncertainty is not None else None
+        return to_html(graphs, title=title, threshold=threshold,
+                       has_graph=model.graph_conv is not None)
+
     def predict(self, documents: Sequence[DocumentInput], tokenized: bool = False,
                 processes: int = 1) -> list[list[Entity]]:
         """Entity spans for each document (raw strings, token lists or Documents); see

@@ -110,9 +110,29 @@ def test_clicking_a_token_in_a_real_browser_highlights_exactly_its_repeats(tmp_p
     assert re.search(r'class="tok rep[^"]* sel" data-i="3"', dom)
     panel = re.search(r'<aside class="panel" id="panel">(.*?)</aside>', dom, flags=re.S).group(1)
     assert "<b>Kestrel</b>" in panel and "2 incoming edges" in panel
+    assert "Kestrel <small>#0</small>" in panel and "Kestrel <small>#6</small>" in panel
     assert "0.910" in panel and "0.420" in panel and "threshold 0.5" in panel
     shot = tmp_path / "view.png"
     subprocess.run([CHROMIUM, *BROWSER, f"--user-data-dir={tmp_path / 'profile2'}",
                     "--window-size=1200,700", f"--screenshot={shot}",
                     f"{page.as_uri()}#click=0:3"], capture_output=True, timeout=120)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_tagger_and_predict_write_a_page_for_new_text(model_dir, tmp_path):
+    from conftest import run_script
+
+    from docgraph.tagger import Tagger
+
+    text = "Kestrel beat Carrow 2-1 on Saturday. Piet Rauch scored twice for <Kestrel>."
+    page = Tagger.load(model_dir).to_html([text, ""], title="new text")
+    assert page.count('<section class="doc"') == 1  # the empty document is left out
+    assert "&lt;" in page and "<Kestrel>" not in page  # escaped
+    assert "errors)" not in page  # no gold tags: no errors marked
+    source = tmp_path / "in.txt"
+    source.write_text(text + "\n")
+    out = tmp_path / "out.html"
+    res = run_script("predict", "--model", model_dir, source, "--format", "html",
+                     "--output", out, "--device", "cpu")
+    assert res.returncode == 0, res.stderr
+    assert out.read_text().startswith("<!DOCTYPE html>") and "Kestrel" in out.read_text()
