@@ -105,6 +105,9 @@ def test_clicking_a_token_in_a_real_browser_highlights_exactly_its_repeats(tmp_p
                          capture_output=True, text=True, timeout=120)
     dom = res.stdout
     assert '<section class="doc on" id="doc0"' in dom, res.stderr[-2000:]
+    # the rendered entities are the predicted ones (every token here is an ORG or O)
+    shown = re.findall(r'<section class="doc on" id="doc0".*?</section>', dom, flags=re.S)[0]
+    assert shown.count('<mark class="ent') == tags.count("B-ORG") == 5
     lit = sorted(int(i) for i in re.findall(r'class="tok rep[^"]* hl" data-i="(\d+)"', dom))
     assert lit == [0, 6]
     assert re.search(r'class="tok rep[^"]* sel" data-i="3"', dom)
