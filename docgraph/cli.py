@@ -459,6 +459,9 @@ def predict_parser() -> argparse.ArgumentParser:
                         "an interactive HTML page of the documents and their graphs "
                         "(default: jsonl)")
     p.add_argument("--output", default=None, help="output file (default: stdout)")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="uncertainty threshold to prune the document graph with, instead of "
+                        "the trained one (as evaluate.py --threshold)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where to tag (default: auto, a GPU when there is one)")
     add_processes_argument(p)
@@ -530,7 +533,7 @@ def predict_main(argv: Sequence[str] | None = None) -> int:
     args = predict_parser().parse_args(argv)
     setup_logging(quiet=True)
     try:
-        tagger = Tagger.load(args.model, resolve_device(args.device))
+        tagger = Tagger.load(args.model, resolve_device(args.device), threshold=args.threshold)
         documents = [doc for name in args.inputs
                      for doc in _read_input(Path(name), args.input_format, args.tokenized)]
         if args.format == "jsonl":

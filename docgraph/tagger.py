@@ -79,10 +79,12 @@ class Tagger:
 
             lm_encoder = ContextualEncoder.from_config(config, device=str(self.device))
         self.lm_encoder = lm_encoder
+        #: The threshold override of :meth:`load`, passed on to tagging processes.
+        self.threshold: float | None = None
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu",
-             lm: str | Path | None = None) -> Tagger:
+             lm: str | Path | None = None, threshold: float | None = None) -> Tagger:
         """Load a model directory written by ``scripts/train.py``.
 
         Args:
@@ -90,11 +92,18 @@ class Tagger:
             device: Where the model (and its language model, if any) runs.
             lm: Where the language model the model was trained with now is, when it was
                 moved (its files must be the same).
+            threshold: Prune the document graph at this uncertainty threshold instead of the
+                trained one (:meth:`~docgraph.model.GCDoc.set_threshold`; also in the tagging
+                processes of :meth:`tag`).
         """
         from docgraph.training import load_model_dir
 
         model, vocabs, config = load_model_dir(path, device, lm=lm)
-        return cls(model, vocabs, config, device, path=path)
+        if threshold is not None:
+            model.set_threshold(threshold)
+        tagger = cls(model, vocabs, config, device, path=path)
+        tagger.threshold = threshold
+        return tagger
 
     @property
     def entity_types(self) -> list[str]:
@@ -139,7 +148,7 @@ class Tagger:
         if count == 1:
             return docs, self._tag_documents(docs)
         return docs, map_document_shards(_tag_in_process, docs, count, str(self.path),
-                                         getattr(self.config, "lm", None))
+                                         getattr(self.config, "lm", None), self.threshold)
 
     def _tag_documents(self, docs: list[Document]) -> list[list[list[str]]]:
         """Tags of :meth:`tag` for documents already made :class:`Document` objects."""
@@ -209,10 +218,10 @@ class Tagger:
         return result
 
 
-def _tag_in_process(docs: list[Document], path: str, lm: str | None
-                    ) -> list[list[list[str]]]:
+def _tag_in_process(docs: list[Document], path: str, lm: str | None,
+                    threshold: float | None = None) -> list[list[list[str]]]:
     """One process of :meth:`Tagger.tag`: load the model on the CPU and tag ``docs``."""
-    return Tagger.load(path, "cpu", lm=lm)._tag_documents(docs)
+    return Tagger.load(path, "cpu", lm=lm, threshold=threshold)._tag_documents(docs)
 
 
 def _with_empty_sentences(document: Document, tags: list[list[str]]) -> list[list[str]]:

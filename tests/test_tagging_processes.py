@@ -134,8 +134,13 @@ def test_threshold_override_reaches_tagging_processes(model_dir, sample_splits, 
     (path / "config.json").write_text(json.dumps(config))
     docs = sample_splits["test"] + sample_splits["dev"]
     references = {}
-    # -1 prunes every token (an entropy is >= 0), 1e9 none: both leave nothing to chance
+    # 0 prunes every token with any uncertainty, 1e9 none: both leave nothing to chance
+    from docgraph.tagger import Tagger
+
     for threshold in (0.0, 1e9):
         references[threshold] = predict_documents(docs, path, threshold=threshold)  # 1 process
         assert predict_in_processes(path, docs, 2, threshold=threshold) == references[threshold]
+        # the Tagger (predict.py) carries the override into its processes too
+        tagger = Tagger.load(path, threshold=threshold)
+        assert tagger.tag(docs, processes=2)[1] == references[threshold]
     assert references[0.0] != references[1e9]  # the graph's messages change some tags
