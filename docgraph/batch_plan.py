@@ -18,14 +18,19 @@ import torch
 from torch import Tensor
 
 from docgraph.nn.cross_sentence import window_plan, window_segments
-from docgraph.nn.layout import CharPlan, SequenceLayout, WindowPlan, char_plan
+from docgraph.nn.layout import DEFAULT_BUCKETS, CharPlan, SequenceLayout, WindowPlan, char_plan
 
-__all__ = ["BatchPlan", "plan_batch"]
+__all__ = ["BatchPlan", "buckets_for", "plan_batch"]
 
 #: Most length buckets of the recurrent layers on the CPU (a padded step costs real time
 #: there) and on a GPU (a padded step is nearly free, a kernel launch is not).
-CPU_BUCKETS = 6
+CPU_BUCKETS = DEFAULT_BUCKETS
 GPU_BUCKETS = 1
+
+
+def buckets_for(device: torch.device) -> int:
+    """:data:`GPU_BUCKETS` on CUDA, :data:`CPU_BUCKETS` elsewhere."""
+    return GPU_BUCKETS if device.type == "cuda" else CPU_BUCKETS
 
 
 @dataclass
@@ -62,16 +67,7 @@ class BatchPlan:
 
 
 def _move(value: object, fn: Callable[[Tensor], Tensor]) -> object:
-    if isinstance(value, Tensor):
-        return fn(value)
-    if isinstance(value, SequenceLayout):
-        return value._map(fn)
-    if isinstance(value, CharPlan):
-        return CharPlan(fn(value.unique_tokens), fn(value.inverse), value.layout._map(fn))
-    if isinstance(value, WindowPlan):
-        return WindowPlan(fn(value.present), fn(value.has_window),
-                          None if value.layout is None else value.layout._map(fn))
-    raise TypeError(f"cannot move {type(value).__name__}")
+    return fn(value) if isinstance(value, Tensor) else value._map(fn)  # a layout or plan
 
 
 def plan_batch(batch, config, buckets: int = CPU_BUCKETS) -> BatchPlan:
@@ -87,14 +83,14 @@ def plan_batch(batch, config, buckets: int = CPU_BUCKETS) -> BatchPlan:
     sentences = SequenceLayout.from_lengths(sent_len, buckets=buckets)
     plan = BatchPlan(sentences=sentences, key=plan_key(config))
     plan.chars = char_plan(batch.chars, batch.char_len, buckets)
+    starts = np.cumsum(sent_len) - sent_len
     if config.graph and config.pruning and config.mc_dropout == "full":
         num_tokens = int(sent_len.sum())
         copies = config.num_samples
-        starts = (sentences_starts(sent_len)[None, :]
-                  + num_tokens * np.arange(copies)[:, None]).reshape(-1)
-        plan.monte_carlo = SequenceLayout.from_lengths(np.tile(sent_len, copies), starts, buckets)
+        copy_starts = (starts[None, :] + num_tokens * np.arange(copies)[:, None]).reshape(-1)
+        plan.monte_carlo = SequenceLayout.from_lengths(np.tile(sent_len, copies), copy_starts,
+                                                       buckets)
     doc = getattr(batch, "batch", None)
-    starts = sentences_starts(sent_len)
     sentence_doc = (np.zeros(sent_len.size, dtype=np.int64) if doc is None
                     else doc.detach().cpu().numpy()[starts])
     plan.sentence_doc = torch.from_numpy(sentence_doc)
@@ -116,8 +112,3 @@ def plan_key(config) -> tuple:
     return (config.graph, config.pruning, config.mc_dropout, config.num_samples,
             config.cross_sentence, config.window, config.window_encoding, config.use_previous,
             config.use_next)
-
-
-def sentences_starts(sent_len: np.ndarray) -> np.ndarray:
-    """First token of every sentence."""
-    return np.cumsum(sent_len) - sent_len

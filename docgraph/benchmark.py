@@ -117,7 +117,10 @@ def _unique_char_steps(batch: Batch) -> int:
 
 
 def _sentence_doc(batch: Batch) -> Tensor:
-    return GCDoc._sentence_doc(batch)
+    """The document of every sentence of ``batch``."""
+    starts = torch.cumsum(batch.sent_len, 0) - batch.sent_len
+    doc_of_token = getattr(batch, "batch", None)
+    return torch.zeros_like(batch.sent_len) if doc_of_token is None else doc_of_token[starts]
 
 
 def model_flops(model: GCDoc, batch: Batch, training: bool = True) -> dict[str, int]:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, fields, replace
 import torch
 from torch import Tensor, nn
 
-from docgraph.batch_plan import CPU_BUCKETS, GPU_BUCKETS, BatchPlan, plan_batch
+from docgraph.batch_plan import BatchPlan, buckets_for, plan_batch
 from docgraph.nn import (
     CharEncoder,
     CRFDecoder,
@@ -27,9 +27,7 @@ from docgraph.nn import (
     SequenceBiLSTM,
     UncertaintyTagger,
 )
-from docgraph.nn.cross_sentence import WINDOW_ENCODINGS
-from docgraph.nn.relation import RELATION_LABELS, relation_loss, relation_targets
-from docgraph.nn.uncertainty import MC_DROPOUT_MODES
+from docgraph.nn.relation import relation_loss, relation_targets
 from docgraph.validation import check_field
 
 
@@ -137,21 +135,8 @@ class GCDocConfig:
     lm_dim: int = 0
 
     def __post_init__(self) -> None:
-        for f in fields(self):
+        for f in fields(self):  # the rules of docgraph.validation
             check_field("model", f.name, getattr(self, f.name))
-        if self.lm_dim < 0:
-            raise ValueError(f"lm_dim must be >= 0, got {self.lm_dim}")
-        if self.window_encoding not in WINDOW_ENCODINGS:
-            raise ValueError(f"window_encoding must be one of {WINDOW_ENCODINGS}, "
-                             f"not {self.window_encoding!r}")
-        if self.mc_dropout not in MC_DROPOUT_MODES:
-            raise ValueError(f"mc_dropout must be one of {MC_DROPOUT_MODES}, "
-                             f"not {self.mc_dropout!r}")
-        if self.relation_labels not in RELATION_LABELS:
-            raise ValueError(f"relation_labels must be one of {RELATION_LABELS}, "
-                             f"not {self.relation_labels!r}")
-        if self.unpruned_epochs < 0:
-            raise ValueError(f"unpruned_epochs must be >= 0, not {self.unpruned_epochs}")
 
     @property
     def uses_cross_sentence(self) -> bool:
@@ -372,15 +357,6 @@ class GCDoc(nn.Module):
         nn.init.zeros_(self.emission.bias)
 
     # ------------------------------------------------------------------ helpers
-    @staticmethod
-    def _sentence_doc(batch) -> Tensor:
-        sent_len = batch.sent_len
-        starts = torch.cumsum(sent_len, 0) - sent_len
-        doc_of_token = getattr(batch, "batch", None)
-        if doc_of_token is None:
-            return torch.zeros_like(sent_len)
-        return doc_of_token[starts]
-
     def _token_features(self, batch, plan: BatchPlan) -> Tensor:
         w = self.word_embedding(batch.word)
         c = self.char_encoder(batch.chars, batch.char_len, plan.chars)
@@ -403,9 +379,8 @@ class GCDoc(nn.Module):
                 on a GPU, :data:`~docgraph.batch_plan.CPU_BUCKETS` on the CPU).
         """
         device = batch.sent_len.device
-        if buckets is None:
-            buckets = GPU_BUCKETS if device.type == "cuda" else CPU_BUCKETS
-        return plan_batch(batch, self.config, buckets).to(device)
+        return plan_batch(batch, self.config,
+                          buckets_for(device) if buckets is None else buckets).to(device)
 
     def _lm_features(self, batch, dtype: torch.dtype) -> Tensor:
         lm = getattr(batch, "lm", None)
@@ -440,11 +415,9 @@ class GCDoc(nn.Module):
         token_x = self._token_features(batch, plan)
         x = self.dropout(token_x)
         if self.cross_sentence is not None:
-            sentence_doc = (plan.sentence_doc if plan.sentence_doc is not None
-                            else self._sentence_doc(batch))
             windows = None if plan.previous is None and plan.next is None else (
                 plan.previous, plan.next)
-            s_prime = self.cross_sentence(x, sent_len, sentence_doc, layout=sentences,
+            s_prime = self.cross_sentence(x, sent_len, plan.sentence_doc, layout=sentences,
                                           windows=windows)
             x = torch.cat([x, s_prime[batch.token_sentence]], dim=-1)
         if cfg.lm_dim:

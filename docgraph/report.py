@@ -1205,20 +1205,10 @@ def _paper_with_bert(dataset: str, variant: str) -> str:
 
 def summary_consistency_rows(runs: Sequence[Run]) -> list[list[str]]:
     """Document consistency (test) of the best BiLSTM-CRF and the best GCDoc of each corpus
-    (as in :func:`summary_rows`), when their runs recorded it."""
-    by_dataset: dict[str, dict[str, list[Run]]] = {}
-    for (dataset, group), members in group_runs(runs).items():
-        by_dataset.setdefault(dataset, {})[group] = members
-    rows = []
-    for dataset, groups in by_dataset.items():
-        plain = {g: rs for g, rs in groups.items() if not rs[0].lm}
-        with_lm = {g: rs for g, rs in groups.items() if rs[0].lm}
-        for candidates in (plain, with_lm):
-            for variant in ("baseline", "full"):
-                best = best_group(candidates, variant)
-                if best is not None:
-                    rows += [[dataset, *row] for row in consistency_rows({best[0]: best[1]})]
-    return rows
+    (the :func:`summary_choices` of those variants), when their runs recorded it."""
+    return [[choice.dataset, *row] for choice in summary_choices(runs)
+            if choice.variant in ("baseline", "full")
+            for row in consistency_rows({choice.group: choice.members})]
 
 
 def summary_markdown(runs: Sequence[Run], consistency: bool = False) -> str:

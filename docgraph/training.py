@@ -28,7 +28,7 @@ import torch.distributed as dist
 from torch import Tensor, nn
 from torch_geometric.data import Batch
 
-from docgraph.batch_plan import CPU_BUCKETS, GPU_BUCKETS, plan_batch
+from docgraph.batch_plan import buckets_for, plan_batch
 from docgraph.checkpoint import (
     CheckpointError,
     atomic_write_json,
@@ -223,8 +223,7 @@ def collate(graphs: Sequence[DocumentGraph], indices: Sequence[int], device: tor
     batch = Batch.from_data_list([graphs[i] for i in indices])
     plan = None
     if model is not None:
-        buckets = GPU_BUCKETS if device.type == "cuda" else CPU_BUCKETS
-        plan = plan_batch(batch, model.config, buckets)
+        plan = plan_batch(batch, model.config, buckets_for(device))
     if device.type == "cuda":
         batch = batch.pin_memory().to(device, non_blocking=True)
         if plan is not None:
@@ -679,7 +678,7 @@ class Trainer:
         self.model.set_epoch(epoch)  # pruning warm-up (GCDocConfig.unpruned_epochs)
         self.network.train()
         self.sampler.set_epoch(epoch)
-        total_loss, tokens, dropped = 0.0, 0, 0
+        tokens = 0
         start = time.perf_counter()
         batches = iterate_batches(self.train.graphs, self.sampler, self.device, self.model,
                                   prefetch=2)

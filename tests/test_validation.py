@@ -37,6 +37,15 @@ def test_rules_cover_every_field_of_every_configuration():
         assert set(RULES[section]) == {f.name for f in fields(cls)}, section
     top = {f.name for f in fields(ExperimentConfig)} - {"model", "graph", "train"}
     assert set(RULES[""]) == top
+    # the choices the modules define are the ones the rules allow (validation.py imports no torch)
+    from docgraph.nn.cross_sentence import WINDOW_ENCODINGS
+    from docgraph.nn.relation import RELATION_LABELS
+    from docgraph.nn.uncertainty import MC_DROPOUT_MODES
+
+    model = RULES["model"]
+    assert model["window_encoding"].choices == WINDOW_ENCODINGS
+    assert model["mc_dropout"].choices == MC_DROPOUT_MODES
+    assert set(model["relation_labels"].choices) == set(RELATION_LABELS)
     for preset in sorted((ROOT / "configs").glob("*.toml")):
         from docgraph.presets import load_toml
 

@@ -125,7 +125,11 @@ def log_partition(emissions: Tensor, start: Tensor, end: Tensor, transitions: Te
     Returns:
         ``[B]`` log-partition of every sequence, in the dtype of ``emissions``.
     """
-    padded = emissions[layout.crf_index]
+    return _padded_log_partition(emissions[layout.crf_index], start, end, transitions, layout)
+
+
+def _padded_log_partition(padded: Tensor, start: Tensor, end: Tensor, transitions: Tensor,
+                          layout: SequenceLayout) -> Tensor:
     return _LogPartition.apply(padded, start, end, transitions, layout.crf_reverse,
                                layout.crf_last, layout.lengths, layout.crf_mask)
 
@@ -230,17 +234,17 @@ class CRFDecoder(torch.nn.Module):
         if layout is None:
             layout = SequenceLayout.from_lengths(sent_len).to(emissions.device)
         crf = self.crf
+        padded = emissions[layout.crf_index]  # [S, L, C]
         padded_tags = tags[layout.crf_index]  # [S, L]
         mask = layout.crf_mask.to(emissions.dtype)
-        gold = (emissions[layout.crf_index].gather(2, padded_tags.unsqueeze(2)).squeeze(2)
-                * mask).sum(dim=1)
+        gold = (padded.gather(2, padded_tags.unsqueeze(2)).squeeze(2) * mask).sum(dim=1)
         gold = gold + crf.start_transitions[padded_tags[:, 0]] \
             + crf.end_transitions[padded_tags.reshape(-1)[layout.crf_last]]
         if padded_tags.size(1) > 1:
             steps = crf.transitions[padded_tags[:, :-1], padded_tags[:, 1:]]
             gold = gold + (steps * mask[:, 1:]).sum(dim=1)
-        per_sentence = log_partition(emissions, crf.start_transitions, crf.end_transitions,
-                                     crf.transitions, layout) - gold
+        per_sentence = _padded_log_partition(padded, crf.start_transitions,
+                                             crf.end_transitions, crf.transitions, layout) - gold
         if reduction == "none":
             return per_sentence
         if reduction == "sum":

@@ -11,7 +11,13 @@ from torch import Tensor
 from torch_geometric.nn.resolver import activation_resolver
 
 from docgraph.nn.encoders import pad_tokens, reset_lstm_parameters, run_packed_lstm
-from docgraph.nn.layout import SequenceLayout, WindowPlan, run_bilstm, segment_means
+from docgraph.nn.layout import (
+    DEFAULT_BUCKETS,
+    SequenceLayout,
+    WindowPlan,
+    run_bilstm,
+    segment_means,
+)
 
 WINDOW_ENCODINGS = ("concat", "per_sentence")
 
@@ -137,7 +143,7 @@ def encode_segments(
 
 
 def window_plan(start: Tensor | np.ndarray, length: Tensor | np.ndarray,
-                buckets: int = 6) -> WindowPlan:
+                buckets: int = DEFAULT_BUCKETS) -> WindowPlan:
     """Plan the non-empty segments ``(start, length)`` on the host (see :class:`WindowPlan`)."""
     start = np.asarray(start.cpu() if isinstance(start, Tensor) else start, dtype=np.int64)
     length = np.asarray(length.cpu() if isinstance(length, Tensor) else length, dtype=np.int64)
@@ -166,24 +172,11 @@ def encode_windows(lstm: torch.nn.LSTM, x: Tensor, plan: WindowPlan, dropout: fl
 
 def window_segments(sent_len: np.ndarray, sentence_doc: np.ndarray, window: int
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Numpy twin of :func:`sentence_windows`, for planning on the host:
-    ``(prev_start, prev_len, next_start, next_len)``."""
-    sent_len = np.asarray(sent_len, dtype=np.int64)
-    sentence_doc = np.asarray(sentence_doc)
-    num = sent_len.size
-    idx = np.arange(num)
-    new_doc = np.ones(num, dtype=bool)
-    new_doc[1:] = sentence_doc[1:] != sentence_doc[:-1]
-    doc_first = np.maximum.accumulate(np.where(new_doc, idx, 0)) if num else idx
-    ends_doc = np.ones(num, dtype=bool)
-    ends_doc[:-1] = new_doc[1:]
-    doc_last = (np.minimum.accumulate(np.where(ends_doc, idx, num)[::-1])[::-1]
-                if num else idx)
-    tok_end = np.cumsum(sent_len)
-    tok_start = tok_end - sent_len
-    prev_start = tok_start[np.maximum(doc_first, idx - window)]
-    next_len = tok_end[np.minimum(doc_last, idx + window)] - tok_end
-    return prev_start, tok_start - prev_start, tok_end, next_len
+    """:func:`sentence_windows` of host arrays, for planning on the host:
+    ``(prev_start, prev_len, next_start, next_len)`` as numpy arrays."""
+    windows = sentence_windows(torch.as_tensor(np.asarray(sent_len, dtype=np.int64)),
+                               torch.as_tensor(np.asarray(sentence_doc)), window)
+    return tuple(t.numpy() for t in windows)  # type: ignore[return-value]
 
 
 class CrossSentenceEncoder(torch.nn.Module):

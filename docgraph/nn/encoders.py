@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from docgraph.nn.layout import CharPlan, SequenceLayout, char_plan, run_bilstm
+from docgraph.nn.layout import CharPlan, SequenceLayout, char_plan, lstm_direction, run_bilstm
 
 __all__ = [
     "CharEncoder",
@@ -140,16 +140,6 @@ def reverse_within_length(padded: Tensor, lengths: Tensor) -> Tensor:
     return padded.gather(1, index.unsqueeze(-1).expand_as(padded))
 
 
-def _lstm_direction(lstm: torch.nn.LSTM, x: Tensor, suffix: str) -> Tensor:
-    weights = [getattr(lstm, f"{name}_l0{suffix}") for name in ("weight_ih", "weight_hh")]
-    if lstm.bias:
-        weights += [getattr(lstm, f"{name}_l0{suffix}") for name in ("bias_ih", "bias_hh")]
-    zeros = x.new_zeros(1, x.size(0), lstm.hidden_size)
-    out, _, _ = torch._VF.lstm(x, (zeros, zeros), weights, lstm.bias, 1, 0.0,
-                               lstm.training, False, True)
-    return out
-
-
 def run_packed_lstm(lstm: torch.nn.LSTM, padded: Tensor, lengths: Tensor) -> Tensor:
     r"""Run a one-layer ``batch_first`` LSTM over a left-aligned padded batch, exactly.
 
@@ -187,9 +177,9 @@ def run_packed_lstm(lstm: torch.nn.LSTM, padded: Tensor, lengths: Tensor) -> Ten
 
 
 def _bidirectional(lstm: torch.nn.LSTM, padded: Tensor, lengths: Tensor) -> Tensor:
-    outputs = [_lstm_direction(lstm, padded, "")]
+    outputs = [lstm_direction(lstm, padded, "")]
     if lstm.bidirectional:
-        backward = _lstm_direction(lstm, reverse_within_length(padded, lengths), "_reverse")
+        backward = lstm_direction(lstm, reverse_within_length(padded, lengths), "_reverse")
         outputs.append(reverse_within_length(backward, lengths))
     out = torch.cat(outputs, dim=-1)
     mask = torch.arange(padded.size(1), device=padded.device) < lengths.to(padded.device)[:, None]

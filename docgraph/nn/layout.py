@@ -24,8 +24,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["CharPlan", "LengthBucket", "SequenceLayout", "WindowPlan", "char_plan",
-           "run_bilstm", "segment_means"]
+__all__ = ["DEFAULT_BUCKETS", "CharPlan", "LengthBucket", "SequenceLayout", "WindowPlan",
+           "char_plan", "lstm_direction", "run_bilstm", "segment_means"]
+
+#: Most length buckets of a layout unless told otherwise: what suits the CPU, where a padded
+#: step costs real time (6 were as fast as ~15 geometric buckets and issue fewer operators
+#: than 8, docs/design.md).
+DEFAULT_BUCKETS = 6
 
 
 @dataclass
@@ -61,9 +66,9 @@ class SequenceLayout:
             concatenated, flattened forward outputs of the buckets.
         reverse_positions: ``[M]`` the same for the reverse-direction outputs.
         sequence_of_position: ``[M]`` the sequence of each real position.
-        last_forward: ``[B]`` row of each sequence's last forward output (its final state).
-        last_reverse: ``[B]`` row of each sequence's last reverse output (the right-to-left
-            state at its first position).
+        last_rows: ``[B]`` row of each sequence's last step in the concatenated, flattened
+            outputs of either direction: its final left-to-right state, and its right-to-left
+            state at its first position.
         crf_index: ``[B, max_len]`` source rows of each sequence padded to the longest one
             (padding repeats the sequence's first row), for the CRF.
         crf_mask: ``[B, max_len]`` real positions of :attr:`crf_index`.
@@ -86,8 +91,7 @@ class SequenceLayout:
     forward_positions: Tensor
     reverse_positions: Tensor
     sequence_of_position: Tensor
-    last_forward: Tensor
-    last_reverse: Tensor
+    last_rows: Tensor
     crf_index: Tensor
     crf_mask: Tensor
     crf_last: Tensor
@@ -112,7 +116,7 @@ class SequenceLayout:
         cls,
         lengths: Sequence[int] | np.ndarray | Tensor,
         starts: Sequence[int] | np.ndarray | Tensor | None = None,
-        buckets: int = 6,
+        buckets: int = DEFAULT_BUCKETS,
     ) -> SequenceLayout:
         """Plan the layout of sequences of the given lengths (all ``>= 1``).
 
@@ -133,8 +137,7 @@ class SequenceLayout:
         buckets: list[LengthBucket] = []
         forward_positions = np.empty(int(lengths.sum()), dtype=np.int64)
         reverse_positions = np.empty_like(forward_positions)
-        last_forward = np.empty(num, dtype=np.int64)
-        last_reverse = np.empty(num, dtype=np.int64)
+        last_rows = np.empty(num, dtype=np.int64)
         position_offset = np.cumsum(lengths) - lengths  # of each sequence's real positions
         row = 0  # rows of the concatenated, flattened bucket outputs
         for value in np.unique(bucket_of):
@@ -149,8 +152,7 @@ class SequenceLayout:
             first = position_offset[members, None]
             forward_positions[(first + pos)[real]] = out_row[real]
             reverse_positions[(first + member_len[:, None] - 1 - pos)[real]] = out_row[real]
-            last_forward[members] = out_row[np.arange(members.size), member_len - 1]
-            last_reverse[members] = last_forward[members]
+            last_rows[members] = out_row[np.arange(members.size), member_len - 1]
             buckets.append(LengthBucket(steps, torch.from_numpy(forward),
                                         torch.from_numpy(reverse)))
             row += members.size * steps
@@ -174,8 +176,7 @@ class SequenceLayout:
             forward_positions=torch.from_numpy(forward_positions),
             reverse_positions=torch.from_numpy(reverse_positions),
             sequence_of_position=torch.from_numpy(np.repeat(np.arange(num), lengths)),
-            last_forward=torch.from_numpy(last_forward),
-            last_reverse=torch.from_numpy(last_reverse),
+            last_rows=torch.from_numpy(last_rows),
             crf_index=torch.from_numpy(crf_index.reshape(num, max_len)),
             crf_mask=torch.from_numpy(crf_mask.reshape(num, max_len)),
             crf_last=torch.from_numpy(np.arange(num) * max_len + lengths - 1),
@@ -224,6 +225,9 @@ class CharPlan:
     inverse: Tensor
     layout: SequenceLayout
 
+    def _map(self, move: Callable[[Tensor], Tensor]) -> CharPlan:
+        return CharPlan(move(self.unique_tokens), move(self.inverse), self.layout._map(move))
+
 
 @dataclass
 class WindowPlan:
@@ -239,21 +243,23 @@ class WindowPlan:
     has_window: Tensor
     layout: SequenceLayout | None
 
+    def _map(self, move: Callable[[Tensor], Tensor]) -> WindowPlan:
+        return WindowPlan(move(self.present), move(self.has_window),
+                          None if self.layout is None else self.layout._map(move))
+
     def to(self, device: torch.device | str, non_blocking: bool = False) -> WindowPlan:
         """A copy on ``device``."""
-        return WindowPlan(self.present.to(device, non_blocking=non_blocking),
-                          self.has_window.to(device, non_blocking=non_blocking),
-                          None if self.layout is None else self.layout.to(device, non_blocking))
+        return self._map(lambda t: t.to(device, non_blocking=non_blocking))
 
 
 def char_plan(chars: Tensor | np.ndarray, char_len: Tensor | np.ndarray,
-              buckets: int = 6, device: torch.device | str = "cpu") -> CharPlan:
+              buckets: int = DEFAULT_BUCKETS, device: torch.device | str = "cpu") -> CharPlan:
     """Plan the character encoder's distinct words of a batch on the host.
 
     Args:
         chars: Character ids ``[N, C]``.
         char_len: Word lengths ``[N]`` (clamped to ``[1, C]``).
-        buckets: Length-bucket buckets.
+        buckets: Most length buckets.
         device: Where the plan's tensors go.
     """
     chars = chars.detach().cpu().numpy() if isinstance(chars, Tensor) else np.asarray(chars)
@@ -264,8 +270,7 @@ def char_plan(chars: Tensor | np.ndarray, char_len: Tensor | np.ndarray,
     _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
     layout = SequenceLayout.from_lengths(char_len[first], np.arange(first.size) * width, buckets)
     plan = CharPlan(torch.from_numpy(first), torch.from_numpy(inverse.reshape(-1)), layout)
-    return CharPlan(plan.unique_tokens.to(device), plan.inverse.to(device),
-                    plan.layout.to(device))
+    return plan._map(lambda t: t.to(device))
 
 
 def length_partition(lengths: np.ndarray, buckets: int) -> np.ndarray:
@@ -308,7 +313,12 @@ def _as_numpy(values: Sequence[int] | np.ndarray | Tensor) -> np.ndarray:
     return np.asarray(values, dtype=np.int64).reshape(-1)
 
 
-def _lstm_direction(lstm: torch.nn.LSTM, x: Tensor, suffix: str, h0: Tensor) -> Tensor:
+def lstm_direction(lstm: torch.nn.LSTM, x: Tensor, suffix: str, h0: Tensor | None = None
+                   ) -> Tensor:
+    """One direction (``suffix`` ``""`` or ``"_reverse"``) of a one-layer ``batch_first`` LSTM
+    over the padded batch ``x`` from the state ``h0`` (zeros when ``None``)."""
+    if h0 is None:
+        h0 = x.new_zeros(1, x.size(0), lstm.hidden_size)
     weights = [getattr(lstm, f"{name}_l0{suffix}") for name in ("weight_ih", "weight_hh")]
     if lstm.bias:
         weights += [getattr(lstm, f"{name}_l0{suffix}") for name in ("bias_ih", "bias_hh")]
@@ -340,12 +350,12 @@ def run_bilstm(lstm: torch.nn.LSTM, x: Tensor, layout: SequenceLayout,
     forward, reverse = [], []
     for bucket in layout.buckets:
         h0 = x.new_zeros(1, bucket.forward_index.size(0), hidden)
-        forward.append(_lstm_direction(lstm, x[bucket.forward_index], "", h0).reshape(-1, hidden))
+        forward.append(lstm_direction(lstm, x[bucket.forward_index], "", h0).reshape(-1, hidden))
         reverse.append(
-            _lstm_direction(lstm, x[bucket.reverse_index], "_reverse", h0).reshape(-1, hidden)
+            lstm_direction(lstm, x[bucket.reverse_index], "_reverse", h0).reshape(-1, hidden)
         )
     if final_states:
-        rows_f, rows_r = layout.last_forward, layout.last_reverse
+        rows_f = rows_r = layout.last_rows
     else:
         rows_f, rows_r = layout.forward_positions, layout.reverse_positions
     if len(forward) == 1:
