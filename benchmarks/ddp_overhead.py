@@ -15,7 +15,7 @@ Also times a bare all-reduce of a tensor the size of the model's gradients. Prin
 the mean ms per step of each phase (over ``--rounds`` passes over the batches, after a warm-up).
 
     python benchmarks/ddp_overhead.py --data-dir ../shared/data/conll2003 \\
-        --out benchmarks/results/ddp-overhead/conll03.json
+        --out benchmarks/results/measurements/ddp-overhead/conll03.json
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _shares(data_dir: str, rank: int, num_batches: int):
 
 def _worker(rank: int, setting: str, port: int, args: argparse.Namespace, out: str) -> None:
     from docgraph.model import GCDocConfig
-    from docgraph.training import build_model
+    from docgraph.model_dir import build_model
 
     torch.set_num_threads(1)
     if setting != "alone":  # a process group for the barriers (and DDP's all-reduce)

@@ -6,7 +6,7 @@ the test F1 of every run, their mean and standard deviation per setting, and Wel
 the dev F1. Runs go one after the other (each uses the cores it asks for).
 
     python benchmarks/ddp_quality.py --dataset sample --seeds 1 2 3 \\
-        --runs-dir runs/ddp-quality --out benchmarks/results/ddp-quality/sample.json
+        --runs-dir runs/ddp-quality --out benchmarks/results/measurements/ddp-quality/sample.json
 """
 
 from __future__ import annotations

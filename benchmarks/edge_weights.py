@@ -36,10 +36,12 @@ import torch
 from torch import Tensor
 
 from docgraph.atomic import atomic_write_json
+from docgraph.batching import iterate_batches
 from docgraph.checkpoint import CheckpointError
 from docgraph.graph import DocumentGraph, TokenBudgetBatchSampler
 from docgraph.model import GCDoc
-from docgraph.training import iterate_batches, load_model_dir, prepare_run_split
+from docgraph.model_dir import load_model_dir
+from docgraph.splits import prepare_run_split
 from docgraph.viz import roc_auc
 
 
@@ -196,7 +198,7 @@ def collect_edges(model: GCDoc, graphs: list[DocumentGraph], batch_tokens: int =
     Raises:
         ValueError: If the model has no relation classifier or no graph is labelled.
     """
-    if model.relation is None:
+    if model.document_graph is None or model.document_graph.relation is None:
         raise ValueError("this model has no selective auxiliary classifier (edge_weights off)")
     graphs = [g for g in graphs if bool(g.has_labels)]
     if not graphs:

@@ -8,7 +8,7 @@ them, and opens each in headless Chromium with a click on the token with the mos
 the click took to highlight the repeats and fill the panel. Reports bytes per token and edge.
 
     python benchmarks/html_view.py --dataset ontonotes --data-dir ../shared/data/ontonotes \\
-        --split dev --docs 3 --out benchmarks/results/html-view/ontonotes-dev.json
+        --split dev --docs 3 --out benchmarks/results/measurements/html-view/ontonotes-dev.json
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from docgraph.data.vocab import Vocabularies
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.html_view import to_html
 from docgraph.model import GCDocConfig
-from docgraph.training import build_model, load_model_dir
+from docgraph.model_dir import build_model, load_model_dir
 from docgraph.viz import inspect_documents
 
 BROWSER = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

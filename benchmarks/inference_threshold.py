@@ -5,7 +5,7 @@ The uncertainty threshold :math:`\\mathcal{T}` decides which tokens form *Drop* 
 but 6% of all tokens (``benchmarks/edge_weights.py``). This script loads a trained run
 directory and, for each threshold given, tags a split with the threshold replaced *at inference
 only* and reports entity F1 and the document-consistency metrics
-(:func:`~docgraph.training.split_consistency`). A threshold above :math:`\\ln C` (the largest
+(:func:`~docgraph.inference.split_consistency`). A threshold above :math:`\\ln C` (the largest
 possible entropy over ``C`` labels) prunes nothing.
 
 The model was trained with its own threshold, so other thresholds show what the trained weights
@@ -28,12 +28,9 @@ import torch
 
 from docgraph.atomic import atomic_write_json
 from docgraph.checkpoint import CheckpointError
-from docgraph.training import (
-    evaluate,
-    load_model_dir,
-    prepare_run_split,
-    split_consistency,
-)
+from docgraph.inference import evaluate, split_consistency
+from docgraph.model_dir import load_model_dir
+from docgraph.splits import prepare_run_split
 
 
 @dataclass

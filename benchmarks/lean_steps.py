@@ -14,7 +14,7 @@ each version's trainer runs it (this checkout: collation with the host-side plan
 
     git worktree add /tmp/before 498d924
     python benchmarks/lean_steps.py --against /tmp/before --dataset ontonotes \\
-        --data-dir ../shared/data/ontonotes --out benchmarks/results/lean-steps/X.json
+        --data-dir ../shared/data/ontonotes --out benchmarks/results/measurements/lean-steps/X.json
 """
 
 from __future__ import annotations

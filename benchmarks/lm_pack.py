@@ -11,7 +11,7 @@ given by ``--order`` (default: unpacked first); ``--count-only`` counts the wind
 subwords of both without running the transformer.
 
     python benchmarks/lm_pack.py --dataset conll03 --data-dir ../shared/data/conll2003 \\
-        --split dev --lm MODEL_DIR --threads 1 --out benchmarks/results/lm-pack/X.json
+        --split dev --lm MODEL_DIR --threads 1 --out benchmarks/results/measurements/lm-pack/X.json
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ Two measurements on real documents, one process at ``--threads`` threads:
 Reports tokens per second (wall clock and process CPU time) and the ratios with / without.
 
     python benchmarks/lm_speed.py --dataset conll03 --data-dir ../shared/data/conll2003 \\
-        --lm MODEL_DIR --cache-dir CACHE --threads 1 --out benchmarks/results/lm-speed/X.json
+        --lm MODEL_DIR --cache-dir CACHE --threads 1 \\
+        --out benchmarks/results/measurements/lm-speed/X.json
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
 from docgraph.machine import cpu_model, peak_rss_mib
 from docgraph.model import GCDocConfig
+from docgraph.model_dir import build_model
+from docgraph.splits import prepare_split
 from docgraph.tagger import Tagger
-from docgraph.training import build_model, prepare_split
 
 
 def _rates(tokens: int, timing: tuple[float, float]) -> dict[str, float]:

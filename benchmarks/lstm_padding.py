@@ -25,7 +25,8 @@ from docgraph.config import ExperimentConfig
 from docgraph.data.registry import load_dataset
 from docgraph.graph import TokenBudgetBatchSampler
 from docgraph.model import GCDocConfig
-from docgraph.training import build_model, build_vocabularies, prepare_split
+from docgraph.model_dir import build_model
+from docgraph.splits import build_vocabularies, prepare_split
 
 
 def packed(lstm, padded, lengths):

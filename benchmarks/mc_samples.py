@@ -20,16 +20,18 @@ from pathlib import Path
 import torch
 
 from docgraph.atomic import atomic_write_json
+from docgraph.batching import iterate_batches
 from docgraph.data.registry import load_dataset
 from docgraph.graph import TokenBudgetBatchSampler
-from docgraph.training import iterate_batches, load_model_dir, prepare_split
+from docgraph.model_dir import load_model_dir
+from docgraph.splits import prepare_split
 
 
 def mc_passes(model, batches, samples: int, seed: int
               ) -> tuple[torch.Tensor, torch.Tensor, float]:
     """Entropies ``[N]`` and mean distributions ``[N, C]`` of every token of ``batches`` with
     ``samples`` Monte-Carlo passes, and the seconds the passes took."""
-    unc = model.uncertainty
+    unc = model.document_graph.uncertainty
     saved = unc.num_samples
     unc.num_samples = samples
     torch.manual_seed(seed)
@@ -67,21 +69,21 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
 
     model, vocabs, config = load_model_dir(args.run_dir)
-    if model.uncertainty is None:
+    if model.document_graph is None or model.document_graph.uncertainty is None:
         raise SystemExit(f"{args.run_dir}: this model has no uncertainty sub-module")
     dev = prepare_split(load_dataset(config.dataset, args.data_dir, ["dev"])["dev"], vocabs,
                         config)
     sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in dev.graphs],
                                       config.train.eval_batch_tokens, shuffle=False)
     batches = [b for _, b in iterate_batches(dev.graphs, sampler, torch.device("cpu"))]
-    threshold = model.uncertainty.threshold
+    threshold = model.document_graph.uncertainty.threshold
 
     # The reference averages the predictive distributions of many passes (entropies do not
     # average), drawn 32 passes at a time to keep memory bounded.
     probs = [mc_passes(model, batches, 32, seed=10_000 + k)[1]
              for k in range(args.reference // 32)]
     p_ref = torch.stack(probs).mean(0)
-    u_ref = model.uncertainty.entropy(p_ref)
+    u_ref = model.document_graph.uncertainty.entropy(p_ref)
     drop_ref = u_ref > threshold
 
     rows = []

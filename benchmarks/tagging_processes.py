@@ -8,7 +8,8 @@ the tags of two processes may differ from those of one in a few tokens (the Mont
 and sampled neighbours of each share are drawn from the same seeds as for the whole split).
 
     python benchmarks/tagging_processes.py --model runs/conll03-gcdoc-ddp2-cpu-s1 \\
-        --dataset conll03 --split test --out benchmarks/results/tagging-processes/x.json
+        --dataset conll03 --split test \\
+        --out benchmarks/results/measurements/tagging-processes/x.json
 """
 
 from __future__ import annotations

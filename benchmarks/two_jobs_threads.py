@@ -27,7 +27,7 @@ def _job(data_dir: str, model_name: str, threads: int, seconds: float, queue, go
     from docgraph.data.vocab import Vocabularies
     from docgraph.graph import GraphConfig, documents_to_graphs
     from docgraph.model import GCDocConfig
-    from docgraph.training import build_model
+    from docgraph.model_dir import build_model
 
     torch.set_num_threads(threads)
     docs = load_dataset("conll03", data_dir, splits=("train",))["train"]

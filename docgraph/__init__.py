@@ -19,11 +19,11 @@ if TYPE_CHECKING:
     from docgraph.data.document import Document, Sentence
     from docgraph.data.ontonotes import read_ontonotes
     from docgraph.data.registry import load_dataset
+    from docgraph.experiment import run_experiment, run_seeds
     from docgraph.graph import GraphConfig
     from docgraph.model import GCDoc, GCDocConfig
     from docgraph.nn import DocGraphConv
     from docgraph.tagger import Entity, Tagger
-    from docgraph.training import run_experiment, run_seeds
 
 # Imported on first use (PEP 562), so that ``import docgraph.cli`` can check the arguments of a
 # script before torch and PyG are loaded.
@@ -34,7 +34,7 @@ _LAZY = {
     "load_dataset": "docgraph.data.registry", "GraphConfig": "docgraph.graph",
     "GCDoc": "docgraph.model", "GCDocConfig": "docgraph.model", "DocGraphConv": "docgraph.nn",
     "Entity": "docgraph.tagger", "Tagger": "docgraph.tagger",
-    "run_experiment": "docgraph.training", "run_seeds": "docgraph.training",
+    "run_experiment": "docgraph.experiment", "run_seeds": "docgraph.experiment",
 }
 
 

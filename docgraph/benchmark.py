@@ -37,9 +37,9 @@ from docgraph.data.vocab import Vocabularies
 from docgraph.graph import GraphConfig, TokenBudgetBatchSampler, documents_to_graphs
 from docgraph.machine import cpu_model, peak_rss_mib
 from docgraph.model import GCDoc, GCDocConfig
+from docgraph.model_dir import build_model
 from docgraph.nn.cross_sentence import sentence_windows
 from docgraph.nn.relation import relation_loss
-from docgraph.training import build_model
 
 BACKWARD_FACTOR = 2.0
 #: GCDoc's training GFLOP/s at one thread over the machine's one-thread matmul GFLOP/s
@@ -165,8 +165,9 @@ def model_flops(model: GCDoc, batch: Batch, training: bool = True) -> dict[str, 
         context_in += d
     out["context_bilstm"] = lstm_flops(context_in, cfg.hidden, n)
     d = 2 * cfg.hidden
-    if model.uncertainty is not None:
-        u = model.uncertainty
+    graph_module = model.document_graph
+    if graph_module is not None and graph_module.uncertainty is not None:
+        u = graph_module.uncertainty
         bilstm = lstm_flops(token_dim, u.hidden_channels, n)
         classifier = linear_flops(2 * u.hidden_channels, C, n)
         one_pass = bilstm + classifier
@@ -176,13 +177,13 @@ def model_flops(model: GCDoc, batch: Batch, training: bool = True) -> dict[str, 
             out["uncertainty_mc"] = u.num_samples * one_pass
         if training:
             out["uncertainty_train"] = one_pass
-    if model.graph_conv is not None:
+    if graph_module is not None:
         # lin_a transforms every node; the gate's six d x d blocks run only on the nodes that
         # receive an edge unless isolated nodes are gated too
-        gated = n if model.graph_conv.isolated == "gate" else int(
+        gated = n if graph_module.graph_conv.isolated == "gate" else int(
             torch.unique(batch.edge_index[1]).numel())
         graph = linear_flops(d, d, n) + 6 * linear_flops(d, d, gated) + 2 * d * num_edges
-        if model.relation is not None:
+        if graph_module.relation is not None:
             graph += 2 * linear_flops(d, 1, n) + 2 * num_edges
         out["relation_graph"] = graph
     out["emission_crf"] = linear_flops(d, C, n) + 3 * C * C * n
@@ -323,7 +324,8 @@ def component_parts(model: GCDoc, batch: Batch) -> dict[str, Callable[[], None]]
             lambda: cs(tx, sent_len, doc, layout=sentences, windows=windows))
     cx = leaf(x)
     parts["context_bilstm"] = _fwd_bwd(lambda: model.context_encoder(cx, sent_len, sentences))
-    unc = model.uncertainty
+    graph_module = model.document_graph
+    unc = None if graph_module is None else graph_module.uncertainty
     if unc is not None:
         ux = token_x.detach()
         mc = plan.monte_carlo
@@ -331,8 +333,8 @@ def component_parts(model: GCDoc, batch: Batch) -> dict[str, Callable[[], None]]
         parts["uncertainty_train"] = lambda: unc.loss(
             unc(ux, sent_len, sentences), batch.y, "sum").backward()
     hh = leaf(h)
-    if model.graph_conv is not None:
-        graph_conv, relation = model.graph_conv, model.relation
+    if graph_module is not None:
+        graph_conv, relation = graph_module.graph_conv, graph_module.relation
         edge_index = batch.edge_index
         source_mask = None
         if unc is not None:
@@ -615,10 +617,15 @@ def epoch_minutes(scaling: dict[str, Any], train_tokens: int, dev_tokens: int
     }
 
 
+MEASUREMENTS = Path("benchmarks/results/measurements")
+"""Where the measurements of ``scripts/benchmark.py`` go by default: ``benchmark-speed/``,
+``benchmark-ops/`` and ``benchmark-step-speed/`` (see ``benchmarks/results/README.md``)."""
+
+
 def default_output(today: _dt.date | None = None) -> Path:
-    """``benchmarks/results/speed-<YYYY-MM-DD>.json``."""
+    """``benchmarks/results/measurements/benchmark-speed/speed-<YYYY-MM-DD>.json``."""
     today = today or _dt.date.today()
-    return Path("benchmarks/results") / f"speed-{today.isoformat()}.json"
+    return MEASUREMENTS / "benchmark-speed" / f"speed-{today.isoformat()}.json"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> Any:
@@ -645,7 +652,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Any:
         "(window_encoding=per_sentence, mc_dropout=output)",
     )
     parser.add_argument(
-        "--out", default=None, help="JSON output (default benchmarks/results/speed-<date>.json)"
+        "--out", default=None,
+        help=f"JSON output (default {MEASUREMENTS}/benchmark-speed/speed-<date>.json)"
     )
     parser.add_argument("--settings", nargs="*", default=None,
                         help="core settings to compare ('1 thread', '2 threads', 'DDP x2'; "
@@ -653,7 +661,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Any:
     parser.add_argument("--ops", action="store_true",
                         help="count the operators of one training and one tagging step of "
                              "both models on real batches of 4000 and 16000 tokens instead of "
-                             "timing (default output benchmarks/results/ops/<dataset>.json)")
+                             f"timing (default output {MEASUREMENTS}/benchmark-ops/<dataset>.json)")
     parser.add_argument("--step-speed", action="store_true",
                         help="time training steps of both models at each --budgets token "
                              "budget on --device, and dev tagging (the GPU kit's speed table)")
@@ -733,7 +741,7 @@ def _operator_counts_main(args: Any, command: str) -> int:
     except (ValueError, FileNotFoundError, CorpusFormatError) as exc:
         print(f"benchmark.py: error: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else Path("benchmarks/results/ops") / f"{args.dataset}.json"
+    out = Path(args.out) if args.out else MEASUREMENTS / "benchmark-ops" / f"{args.dataset}.json"
     atomic_write_json(out, result)
     print(format_counts(result))
     print(f"wrote {out}")
@@ -751,18 +759,14 @@ def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
     ``warmup`` untimed and ``steps`` timed training steps (:func:`~docgraph.training.
     training_step`: forward, backward, clipping, fused Adam), the device synchronised before
     and after. The epoch estimate is the training split's tokens over the measured tokens/s.
-    Tagging: :func:`~docgraph.training.predict_graphs` over the whole dev split (8000-token
+    Tagging: :func:`~docgraph.inference.predict_graphs` over the whole dev split (8000-token
     batches), timed end to end.
     """
+    from docgraph.batching import collate
     from docgraph.config import TrainConfig
-    from docgraph.training import (
-        clip_groups,
-        collate,
-        make_optimizer,
-        predict_graphs,
-        resolve_device,
-        training_step,
-    )
+    from docgraph.inference import predict_graphs
+    from docgraph.machine import resolve_device
+    from docgraph.training import clip_groups, make_optimizer, training_step
 
     dev_ = resolve_device(device)
 
@@ -841,7 +845,7 @@ def _step_speed_main(args: Any, command: str) -> int:
     except (ValueError, FileNotFoundError, CorpusFormatError) as exc:
         print(f"benchmark.py: error: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else Path("benchmarks/results/step-speed") / (
+    out = Path(args.out) if args.out else MEASUREMENTS / "benchmark-step-speed" / (
         f"{args.dataset}-{result['device'].split(':')[0]}.json")
     atomic_write_json(out, result)
     print(format_step_speed(result))

@@ -190,7 +190,7 @@ def is_tty() -> bool:
 def _train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
            progress: bool, quiet: bool) -> None:
     """Train one run (or one per seed) and print the result line (rank 0 only)."""
-    from docgraph.training import run_experiment, run_seeds
+    from docgraph.experiment import run_experiment, run_seeds
 
     setup_logging(quiet)
     if seeds:
@@ -297,7 +297,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         progress = is_tty() and not args.quiet
         processes = config.train.processes or distributed.default_processes(config.device)
         if not torchrun and processes > 1:
-            from docgraph.training import resolve_device
+            from docgraph.machine import resolve_device
 
             if resolve_device(config.device).type == "cuda":
                 raise UsageError("--processes > 1 is for CPU training; use torchrun on GPUs")
@@ -372,28 +372,27 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
     from docgraph.data.errors import CorpusFormatError
     from docgraph.data.registry import load_dataset
     from docgraph.graph import split_long_documents
-    from docgraph.metrics import format_table
-    from docgraph.training import (
-        PreparedSplit,
+    from docgraph.inference import (
         evaluate,
-        load_model_dir,
         predict_in_processes,
-        prepare_split,
-        resolve_device,
         score_predictions,
         split_consistency,
     )
+    from docgraph.machine import resolve_device
+    from docgraph.metrics import format_table
+    from docgraph.model_dir import ModelOverrides, load_model_dir, read_model_dir
+    from docgraph.splits import PreparedSplit, prepare_split
 
     args = evaluate_parser().parse_args(argv)
     setup_logging()
     try:
         device = resolve_device(args.device)
-        model, vocabs, config = load_model_dir(args.model, device)
-        if args.threshold is not None:
-            try:
-                model.set_threshold(args.threshold)
-            except ValueError as err:
-                raise UsageError(f"--threshold {args.threshold}: {args.model}: {err}") from None
+        overrides = ModelOverrides(threshold=args.threshold)
+        config, vocabs = read_model_dir(args.model)
+        try:
+            overrides.check(config, args.model)
+        except ValueError as err:
+            raise UsageError(f"--{err}") from None
         if args.data:
             if not Path(args.data).exists():
                 raise UsageError(f"--data {args.data}: file not found")
@@ -408,15 +407,15 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
             sum(d.num_tokens for d in documents), device, args.processes,
             min_tokens=distributed.min_tagging_tokens(config.model.graph,
                                                       config.model.cross_sentence))
-        if processes > 1:
+        if processes > 1:  # the processes load the model; this one only scores
             logging.getLogger("docgraph").info(
                 "tagging in %d processes (--processes 1: one process)", processes)
             prepared = PreparedSplit(
                 split_long_documents(documents, config.graph.max_doc_tokens), [])
-            predictions = predict_in_processes(args.model, documents, processes, config.lm,
-                                               args.threshold)
+            predictions = predict_in_processes(args.model, documents, processes, overrides)
             scores = score_predictions(prepared, predictions)
         else:
+            model, vocabs, config = load_model_dir(args.model, device, overrides)
             prepared = prepare_split(documents, vocabs, config)
             scores, predictions = evaluate(model, prepared, vocabs,
                                            config.train.eval_batch_tokens, device)
@@ -527,8 +526,8 @@ def predict_main(argv: Sequence[str] | None = None) -> int:
     from docgraph.checkpoint import CheckpointError, atomic_write_text
     from docgraph.data.errors import CorpusFormatError
     from docgraph.distributed import WorkerError
+    from docgraph.machine import resolve_device
     from docgraph.tagger import Tagger
-    from docgraph.training import resolve_device
 
     args = predict_parser().parse_args(argv)
     setup_logging(quiet=True)

@@ -52,7 +52,7 @@ class TrainConfig:
             ``batch_tokens`` budget is the *global* batch: each of :math:`P` processes takes
             batches of ``batch_tokens / P`` tokens and DDP averages the gradients, so the
             optimisation matches one process up to the batch composition. ``torchrun`` and
-            :func:`~docgraph.training.run_experiment` ignore this field.
+            :func:`~docgraph.experiment.run_experiment` ignore this field.
         max_minutes: Wall-clock budget of the training loop in minutes (0: no limit). No epoch
             starts that would end past it, judging by the length of the last epoch (training,
             dev evaluation and checkpoint); the first epoch always runs. The best model so far

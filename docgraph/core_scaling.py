@@ -9,7 +9,7 @@ Three settings are measured, each in fresh processes, on the *same* list of batc
   by :class:`~torch.nn.parallel.DistributedDataParallel` -- exactly what
   ``scripts/train.py`` does with ``--processes 2`` (the global batch keeps its token budget).
   For tagging, each process tags its half of the documents (as
-  :func:`~docgraph.training.evaluate_sharded` does).
+  :func:`~docgraph.inference.evaluate_sharded` does).
 
 The speed-up of a setting is its tokens/s over the ``1 thread`` tokens/s of the same model,
 on the same tokens. The target of issue 12 is a speed-up of at least
@@ -120,7 +120,7 @@ def _measure_model(name: str, options: ScalingOptions, batches: list, vocabs,
                    tokens: int) -> dict[str, float]:
     from docgraph.benchmark import train_step
     from docgraph.model import GCDocConfig
-    from docgraph.training import build_model
+    from docgraph.model_dir import build_model
 
     cfg = (GCDocConfig.baseline(**options.model_overrides) if name == "baseline"
            else GCDocConfig(**options.model_overrides))

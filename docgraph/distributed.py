@@ -44,6 +44,19 @@ def cleanup_distributed() -> None:
         dist.destroy_process_group()
 
 
+def world_and_rank() -> tuple[int, int]:
+    """The number of processes of the process group and this one's rank (``(1, 0)`` without
+    a group)."""
+    if dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return 1, 0
+
+
+def is_main_process() -> bool:
+    """Whether this process writes the run's files: rank 0, or the only process."""
+    return world_and_rank()[1] == 0
+
+
 def launched_by_torchrun() -> bool:
     """Whether this process is one of several started by ``torchrun``."""
     return int(os.environ.get("WORLD_SIZE", "1")) > 1

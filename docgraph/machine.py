@@ -1,4 +1,4 @@
-"""What machine a run or a benchmark ran on: CPU model, cores, peak memory."""
+"""The machine a run or a benchmark runs on: the device it asks for, the CPU model, peak memory."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import platform
 import resource
 import sys
 from pathlib import Path
+
+import torch
 
 
 def cpu_model() -> str:
@@ -23,3 +25,14 @@ def peak_rss_mib() -> float:
     """Peak resident memory of this process in MiB (``ru_maxrss`` is KiB on Linux)."""
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
+
+
+def resolve_device(name: str) -> torch.device:
+    """``"auto"`` -> CUDA when available, else CPU."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda was requested but CUDA is not available")
+    if name not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', not {name!r}")
+    return torch.device(name)

@@ -3,11 +3,15 @@
 Data flow for one :class:`~torch_geometric.data.Batch` of document graphs
 (see :class:`docgraph.graph.DocumentGraph`)::
 
-    [w; c] ─► cross-sentence s' ─► x = [w; c; s'] ─► BiLSTM h ─► uncertainty (Drop)
-           ─► relation r_ij ─► DocGraphConv ĥ ─► linear ─► CRF
+    [w; c] ─► cross-sentence s' ─► x = [w; c; s'] ─► BiLSTM h ─► document graph module ĥ
+           ─► linear ─► CRF
+
+where the document graph module (:class:`~docgraph.nn.DocumentGraphModule`) runs the
+uncertainty tagger on [w; c] (the set *Drop*), the relation classifier on h (the edge weights
+r_ij) and the gated graph layer :class:`~docgraph.nn.DocGraphConv`.
 
 Every switch of :class:`GCDocConfig` removes one component, so the paper's ablations
-(Tables 4, 5 and 6) and the plain BiLSTM-CRF baseline are the same code with flags.
+(Tables V, VI and VII) and the plain BiLSTM-CRF baseline are the same code with flags.
 """
 
 from __future__ import annotations
@@ -22,12 +26,9 @@ from docgraph.nn import (
     CharEncoder,
     CRFDecoder,
     CrossSentenceEncoder,
-    DocGraphConv,
-    RelationClassifier,
+    DocumentGraphModule,
     SequenceBiLSTM,
-    UncertaintyTagger,
 )
-from docgraph.nn.relation import relation_loss, relation_targets
 from docgraph.validation import check_field
 
 
@@ -48,10 +49,10 @@ class GCDocConfig:
         hidden: Word-level context BiLSTM hidden size per direction (200).
         sent_dim: Sentence representation size :math:`d_s` of the cross-sentence module (300).
         window: Number :math:`k` of previous / next sentences (2); 0 disables the module.
-        use_previous: Use the previous-sentence window (Table 6).
-        use_next: Use the next-sentence window (Table 6).
+        use_previous: Use the previous-sentence window (Table VII).
+        use_next: Use the next-sentence window (Table VII).
         cross_sentence: Enable the cross-sentence module.
-        graph: Enable the document graph module (:class:`~docgraph.nn.DocGraphConv`).
+        graph: Enable the document graph module (:class:`~docgraph.nn.DocumentGraphModule`).
         pruning: Prune neighbours in the uncertainty set *Drop* (Eq. aggre_neighbor_2).
         edge_weights: Weight messages by the relation scores :math:`r_{ij}` (Eq. final_aggre)
             and train the selective auxiliary classifier (Eq. loss_aui).
@@ -176,6 +177,19 @@ class GCDocConfig:
 #: What a saved model configuration without these keys meant (their defaults changed since).
 SAVED_WITHOUT: dict[str, object] = {"relation_labels": "type"}
 
+#: GCDoc's children that moved into its :class:`~docgraph.nn.DocumentGraphModule` (child
+#: ``document_graph``); state dicts saved before keep their keys ``uncertainty.*``,
+#: ``relation.*`` and ``graph_conv.*``.
+MOVED_TO_DOCUMENT_GRAPH = ("uncertainty", "relation", "graph_conv")
+
+
+def upgrade_state_dict_key(key: str) -> str:
+    """Today's name of the :class:`GCDoc` state-dict entry that a model saved before the
+    document graph module was a class of its own called ``key`` (``"uncertainty.lin.weight"``
+    becomes ``"document_graph.uncertainty.lin.weight"``; other keys are unchanged)."""
+    head, dot, _ = key.partition(".")
+    return f"document_graph.{key}" if dot and head in MOVED_TO_DOCUMENT_GRAPH else key
+
 
 @dataclass
 class GCDocOutput:
@@ -225,8 +239,13 @@ class GCDoc(nn.Module):
 
     Token representation (Eq. word-concatenation) :math:`x_i = [w_i; c_i; s'_c]` (with
     :math:`lm_i` appended when ``config.lm_dim > 0``), a word-level
-    BiLSTM context encoder, the document graph module (uncertainty pruning, selective auxiliary
-    classifier and the gated graph layer :class:`~docgraph.nn.DocGraphConv`) and a CRF decoder.
+    BiLSTM context encoder, the document graph module (child ``document_graph``, a
+    :class:`~docgraph.nn.DocumentGraphModule`: uncertainty pruning, selective auxiliary
+    classifier and the gated graph layer; ``None`` without ``config.graph``) and a CRF decoder.
+
+    State dicts saved before the document graph module was a class of its own (keys
+    ``uncertainty.*``, ``relation.*``, ``graph_conv.*``) load as they are: their keys are
+    renamed on loading (:func:`upgrade_state_dict_key`).
 
     Args:
         config: Hyper-parameters and switches.
@@ -292,23 +311,24 @@ class GCDoc(nn.Module):
         self.context_encoder = SequenceBiLSTM(context_in, config.hidden)
         d = 2 * config.hidden
 
-        self.uncertainty: UncertaintyTagger | None = None
-        if config.uses_uncertainty:
-            self.uncertainty = UncertaintyTagger(
+        self.document_graph: DocumentGraphModule | None = None
+        if config.graph:
+            self.document_graph = DocumentGraphModule(
+                d,
                 token_dim,
-                config.uncertainty_hidden,
-                num_labels=num_labels,
+                num_labels,
+                pruning=config.pruning,
+                edge_weights=config.edge_weights,
+                uncertainty_hidden=config.uncertainty_hidden,
                 dropout=config.dropout,
                 num_samples=config.num_samples,
                 threshold=config.threshold,
                 mc_dropout=config.mc_dropout,
+                detach_uncertainty_input=config.detach_uncertainty_input,
+                relation_labels=config.relation_labels,
+                outside_type=int(label_to_type[0]),
+                isolated=config.isolated,
             )
-        self.relation: RelationClassifier | None = None
-        if config.uses_relation:
-            self.relation = RelationClassifier(d)
-        self.graph_conv: DocGraphConv | None = None
-        if config.graph:
-            self.graph_conv = DocGraphConv(d, isolated=config.isolated)
 
         self.emission = nn.Linear(d, num_labels)
         masks = transition_masks if config.constrained_decoding else None
@@ -340,7 +360,7 @@ class GCDoc(nn.Module):
         zero biases, the paper's "Initialization"), then the word embedding (``pretrained``
         vectors copied when given) and the emission layer."""
         for module in (self.char_encoder, self.cross_sentence, self.context_encoder,
-                       self.uncertainty, self.relation, self.graph_conv, self.crf):
+                       self.document_graph, self.crf):
             if module is not None:
                 module.reset_parameters()
         self._reset_own_parameters(pretrained)
@@ -355,6 +375,15 @@ class GCDoc(nn.Module):
                 self.word_embedding.weight[0].zero_()
         nn.init.xavier_uniform_(self.emission.weight)
         nn.init.zeros_(self.emission.bias)
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
+        # state dicts saved before the document graph module was a class of its own: rename
+        # their keys (load_state_dict hands every module its own copy to modify)
+        for key in [k for k in state_dict if k.startswith(prefix)]:
+            new = prefix + upgrade_state_dict_key(key[len(prefix):])
+            if new != key and new not in state_dict:
+                state_dict[new] = state_dict.pop(key)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     # ------------------------------------------------------------------ helpers
     def _token_features(self, batch, plan: BatchPlan) -> Tensor:
@@ -430,33 +459,17 @@ class GCDoc(nn.Module):
         )
         y = batch.y if compute_loss else None
 
-        if self.graph_conv is not None:
-            edge_index = batch.edge_index
-            source_mask = None
-            if self.uncertainty is not None:
-                unc_in = token_x.detach() if cfg.detach_uncertainty_input else token_x
-                if self.pruning_active if prune is None else prune:
-                    u, _ = self.uncertainty.uncertainty(unc_in, sent_len, sentences,
-                                                        plan.monte_carlo)
-                    out.uncertainty = u
-                    out.drop = self.uncertainty.drop_mask(u)
-                    source_mask = ~out.drop
-                if y is not None:
-                    logits = self.uncertainty(unc_in, sent_len, sentences)
-                    out.uncertainty_loss = self.uncertainty.loss(logits, y, reduction="sum")
-            edge_weight = None
-            if self.relation is not None:
-                rel_logits = self.relation(h, edge_index, return_logits=True)
-                edge_weight = torch.sigmoid(rel_logits)
-                out.edge_weight = edge_weight
-                if y is not None:
-                    same, mask = relation_targets(
-                        self.label_to_type[y], edge_index, cfg.relation_labels,
-                        outside=self.outside_type,
-                    )
-                    out.relation_loss = relation_loss(rel_logits, same, "sum", mask)
-            h = self.graph_conv(h, edge_index, edge_weight=edge_weight, source_mask=source_mask,
-                                gated_nodes=plan.gated_nodes)
+        if self.document_graph is not None:
+            node_type = self.label_to_type[y] if y is not None and cfg.uses_relation else None
+            graph = self.document_graph(
+                h, batch.edge_index, token_x, sent_len, layout=sentences,
+                mc_layout=plan.monte_carlo, gated_nodes=plan.gated_nodes, y=y,
+                node_type=node_type, prune=self.pruning_active if prune is None else prune,
+            )
+            h = graph.x
+            out.uncertainty, out.drop, out.edge_weight = (
+                graph.uncertainty, graph.drop, graph.edge_weight)
+            out.uncertainty_loss, out.relation_loss = graph.uncertainty_loss, graph.relation_loss
 
         out.emissions = self.emission(h)
         if y is not None:
@@ -500,10 +513,11 @@ class GCDoc(nn.Module):
         Raises:
             ValueError: If the model does not prune its document graph.
         """
-        if self.uncertainty is None:
+        tagger = None if self.document_graph is None else self.document_graph.uncertainty
+        if tagger is None:
             raise ValueError("this model does not prune its document graph (trained without "
                              "pruning or without the graph)")
-        self.uncertainty.threshold = float(threshold)
+        tagger.threshold = float(threshold)
         self.config = replace(self.config, threshold=float(threshold))
 
     def extra_repr(self) -> str:

@@ -160,24 +160,20 @@ class OperatorCountOptions:
 def run_operator_counts(options: OperatorCountOptions, command: str = "") -> dict[str, Any]:
     """Count the operators of one training step and one tagging step of the BiLSTM-CRF and
     GCDoc (the paper's settings) on real batches of each size, as the trainer runs them
-    (:func:`~docgraph.training.collate` with the host-side plan, then
+    (:func:`~docgraph.batching.collate` with the host-side plan, then
     :func:`~docgraph.training.training_step` with clipping and the fused Adam of the presets;
     tagging is :meth:`~docgraph.model.GCDoc.predict`)."""
     import datetime as _dt
     import platform
 
+    from docgraph.batching import collate
     from docgraph.config import TrainConfig
     from docgraph.data.registry import load_dataset
     from docgraph.data.vocab import Vocabularies
     from docgraph.graph import GraphConfig, TokenBudgetBatchSampler, documents_to_graphs
     from docgraph.model import GCDocConfig
-    from docgraph.training import (
-        build_model,
-        clip_groups,
-        collate,
-        make_optimizer,
-        training_step,
-    )
+    from docgraph.model_dir import build_model
+    from docgraph.training import clip_groups, make_optimizer, training_step
 
     docs = load_dataset(options.dataset, options.data_dir, splits=(options.split,))[
         options.split]

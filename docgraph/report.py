@@ -1,13 +1,13 @@
 """Markdown results tables and figures generated from run directories (never typed by hand).
 
-A run directory holds ``metrics.json`` (see :func:`docgraph.training.run_experiment`),
+A run directory holds ``metrics.json`` (see :func:`docgraph.experiment.run_experiment`),
 ``command.txt``, ``train_log.jsonl`` and ``config.json``. Runs are grouped by configuration
 name: the run directory name minus a trailing ``-s<seed>`` / ``seed-<n>`` (a directory named
 just ``seed-<n>`` takes its parent's name). Each group gets mean ± sample standard deviation
 over its seeds, next to the paper's numbers.
 
 Besides the per-group tables, runs are classified by their model configuration
-(:func:`model_variant`) into the rows of the paper's ablation tables (Tables 4, 5, 6) and the
+(:func:`model_variant`) into the rows of the paper's ablation tables (Tables V, VI, VII) and the
 window-size curve (Fig. 4); each of those compares only runs with the same training settings
 and hardware (:func:`setting_key`), and says which selection it shows.
 
@@ -126,8 +126,8 @@ ROW_FIELDS = ("graph", "pruning", "edge_weights", "cross_sentence", "use_previou
 _FREE_TRAIN_FIELDS = ("epochs", "max_minutes", "threads", "processes", "eval_batch_tokens")
 """Training fields that may differ within a table (caps, threads, CPU processes, evaluation
 batching): they change the speed, not the model. Two DDP processes train to the same dev F1
-as one (``benchmarks/results/ddp-quality``: 90.74 ± 0.18 with one, 90.68 ± 0.15 with two,
-Welch p = 0.71)."""
+as one (``benchmarks/results/measurements/ddp-quality``: 90.74 ± 0.18 with one, 90.68 ± 0.15
+with two, Welch p = 0.71)."""
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ class PaperTable:
 PAPER_TABLES: tuple[PaperTable, ...] = (
     PaperTable(
         "table4",
-        "Table 4: ablation of the overall architecture",
+        "Table V: ablation of the overall architecture",
         (("baseline", "base model (BiLSTM-CRF)"),
          ("cross_only", "+ Cross-Sentence Module only"),
          ("graph_only", "+ Document Graph Module only"),
@@ -161,7 +161,7 @@ PAPER_TABLES: tuple[PaperTable, ...] = (
     ),
     PaperTable(
         "table5",
-        "Table 5: strategies of the document graph module",
+        "Table VI: strategies of the document graph module",
         (("cross_only", "Base (cross-sentence module only)"),
          ("plain_graph", "+ Doc Graph (plain mean)"),
          ("pruning", "+ Pruning"),
@@ -174,7 +174,7 @@ PAPER_TABLES: tuple[PaperTable, ...] = (
     ),
     PaperTable(
         "table6",
-        "Table 6: context of the cross-sentence module",
+        "Table VII: context of the cross-sentence module",
         (("current_only", "current sentence only (neither previous nor next)"),
          ("previous_only", "previous sentences only"),
          ("next_only", "next sentences only"),
@@ -186,7 +186,7 @@ PAPER_TABLES: tuple[PaperTable, ...] = (
         }),
     ),
 )
-"""The paper's Tables 4, 5 and 6 (test F1 ± std; Table 4 on both corpora, 5 and 6 CoNLL-2003)."""
+"""The paper's Tables V, VI and VII (test F1 ± std; Table V on both corpora, VI and VII CoNLL-2003)."""
 
 WINDOW_VARIANTS: tuple[tuple[int, str], ...] = (
     (1, "window-1"), (2, "full"), (3, "window-3"), (4, "window-4"))
@@ -958,9 +958,9 @@ def plot_window(selection: Selection, path: str | Path) -> None:
 
 def ablation_sections(runs: Sequence[Run], figure: str | None = None
                       ) -> tuple[list[str], list[str]]:
-    """Markdown of Tables 4, 5, 6 and Fig. 4, and the selection lines (one per table)."""
+    """Markdown of Tables V, VI, VII and Fig. 4, and the selection lines (one per table)."""
     lines = [
-        "## The paper's ablations: Tables 4, 5, 6 and Fig. 4",
+        "## The paper's ablations: Tables V, VI, VII and Fig. 4",
         "",
         "Runs are put into rows by their configuration's model switches "
         f"({', '.join(f'`{f}`' for f in ROW_FIELDS)}), never by their names, and each table "
@@ -1049,8 +1049,8 @@ def model_notes(run: Run) -> str:
 
 
 SUMMARY_ABLATIONS = ("cross_only", "graph_only", "plain_graph", "pruning")
-"""Ablations on the README's summary: the module ablations of Tables 4 and 5. The context
-variants of Table 6 and Fig. 4 are in ``RESULTS.md`` only (the front page stays short)."""
+"""Ablations on the README's summary: the module ablations of Tables V and VI. The context
+variants of Table VII and Fig. 4 are in ``RESULTS.md`` only (the front page stays short)."""
 
 
 @dataclass(frozen=True)
@@ -1194,7 +1194,7 @@ def standing_lines(runs: Sequence[Run]) -> list[str]:
 
 PAPER_WITH_BERT: Mapping[str, tuple[float, float]] = MappingProxyType(
     {"conll03": (93.40, 0.02), "ontonotes": (90.49, 0.09)})
-"""GCDoc + BERT-large features, test F1 ± std (Wang et al., Tables 2 and 3); the paper has
+"""GCDoc + BERT-large features, test F1 ± std (Wang et al., Tables II and III); the paper has
 no BiLSTM-CRF + BERT row."""
 
 
@@ -1229,7 +1229,7 @@ def summary_markdown(runs: Sequence[Run], consistency: bool = False) -> str:
         "Best configuration: highest mean dev F1 among the configurations (run directory "
         "without its seed) of that model with the most seeds (up to 3). Test F1: mean ± "
         "sample std over seeds. Converged: early stopping fired (budget-stopped and "
-        "max-epochs runs could still improve). Paper: Wang et al., Tables 4–6. "
+        "max-epochs runs could still improve). Paper: Wang et al., Tables V–VII. "
         + embeddings_note(runs)
         + ("" if consistency else " Document consistency of these models: `RESULTS.md`."),
     ]

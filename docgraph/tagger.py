@@ -17,9 +17,20 @@ from pathlib import Path
 
 import torch
 
+from docgraph.config import ExperimentConfig
+from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document, make_document
 from docgraph.data.tags import spans
+from docgraph.data.vocab import Vocabularies
+from docgraph.distributed import min_tagging_tokens, tagging_processes
+from docgraph.graph import split_long_documents
+from docgraph.html_view import to_html
+from docgraph.inference import predict_graphs, predict_in_processes
+from docgraph.model import GCDoc
+from docgraph.model_dir import ModelOverrides, load_model_dir
+from docgraph.splits import prepare_split
 from docgraph.tokenize import text_to_sentences
+from docgraph.viz import inspect_documents
 
 DocumentInput = str | Sequence[Sequence[str]] | Document
 
@@ -67,20 +78,21 @@ class Tagger:
     ``None``).
     """
 
-    def __init__(self, model, vocabs, config, device: str | torch.device = "cpu",
-                 lm_encoder=None, path: str | Path | None = None) -> None:
+    def __init__(self, model: GCDoc, vocabs: Vocabularies, config: ExperimentConfig,
+                 device: str | torch.device = "cpu", lm_encoder: ContextualEncoder | None = None,
+                 path: str | Path | None = None, overrides: ModelOverrides | None = None
+                 ) -> None:
         self.model = model
         self.vocabs = vocabs
         self.config = config
         self.device = torch.device(device)
         self.path = Path(path) if path is not None else None
-        if lm_encoder is None and getattr(config, "lm", None) is not None:
-            from docgraph.data.contextual import ContextualEncoder
-
+        if lm_encoder is None and config.lm is not None:
             lm_encoder = ContextualEncoder.from_config(config, device=str(self.device))
         self.lm_encoder = lm_encoder
-        #: The threshold override of :meth:`load`, passed on to tagging processes.
-        self.threshold: float | None = None
+        #: The overrides of :meth:`load` (language model, threshold), passed on to the tagging
+        #: processes of :meth:`tag`.
+        self.overrides = overrides or ModelOverrides()
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu",
@@ -96,14 +108,9 @@ class Tagger:
                 trained one (:meth:`~docgraph.model.GCDoc.set_threshold`; also in the tagging
                 processes of :meth:`tag`).
         """
-        from docgraph.training import load_model_dir
-
-        model, vocabs, config = load_model_dir(path, device, lm=lm)
-        if threshold is not None:
-            model.set_threshold(threshold)
-        tagger = cls(model, vocabs, config, device, path=path)
-        tagger.threshold = threshold
-        return tagger
+        overrides = ModelOverrides(lm=lm, threshold=threshold)
+        model, vocabs, config = load_model_dir(path, device, overrides)
+        return cls(model, vocabs, config, device, path=path, overrides=overrides)
 
     @property
     def entity_types(self) -> list[str]:
@@ -127,14 +134,8 @@ class Tagger:
                 :func:`~docgraph.distributed.min_tagging_tokens`).
                 Tags may differ in a few tokens between numbers of processes when the model
                 samples neighbours or prunes with Monte-Carlo dropout (see
-                :func:`~docgraph.training.predict_in_processes`).
+                :func:`~docgraph.inference.predict_in_processes`).
         """
-        from docgraph.distributed import (
-            map_document_shards,
-            min_tagging_tokens,
-            tagging_processes,
-        )
-
         docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
         if processes < 0:
             raise ValueError(f"processes must be >= 0 (0: automatic), got {processes}")
@@ -145,15 +146,12 @@ class Tagger:
         count = 1 if self.path is None else tagging_processes(
             sum(d.num_tokens for d in docs), self.device, processes,
             min_tokens=min_tagging_tokens(model.graph, model.cross_sentence))
-        if count == 1:
-            return docs, self._tag_documents(docs)
-        return docs, map_document_shards(_tag_in_process, docs, count, str(self.path),
-                                         getattr(self.config, "lm", None), self.threshold)
+        return docs, self._tag_documents(docs, count)
 
-    def _tag_documents(self, docs: list[Document]) -> list[list[list[str]]]:
-        """Tags of :meth:`tag` for documents already made :class:`Document` objects."""
-        from docgraph.training import predict_graphs, prepare_split
-
+    def _tag_documents(self, docs: list[Document], processes: int = 1
+                       ) -> list[list[list[str]]]:
+        """Tags of :meth:`tag` for documents already made :class:`Document` objects, in
+        ``processes`` CPU processes (:func:`~docgraph.inference.predict_in_processes`)."""
         # Tag unlabelled copies under positional ids: gold tags of Document inputs (possibly
         # with types the model does not know) are ignored, and documents sharing an id (two
         # input files with the same name) are never merged. Empty sentences are left out.
@@ -162,12 +160,17 @@ class Tagger:
         inputs = [d for d in inputs if d.sentences]
         merged: dict[str, list[list[str]]] = {d.doc_id: [] for d in inputs}
         if inputs:
-            prepared = prepare_split(inputs, self.vocabs, self.config,
-                                     lm_encoder=self.lm_encoder)
-            tags = predict_graphs(self.model, prepared.graphs, self.vocabs,
-                                  self.config.train.eval_batch_tokens, self.device)
+            if processes > 1:
+                chunks = split_long_documents(inputs, self.config.graph.max_doc_tokens)
+                tags = predict_in_processes(str(self.path), inputs, processes, self.overrides)
+            else:
+                prepared = prepare_split(inputs, self.vocabs, self.config,
+                                         lm_encoder=self.lm_encoder)
+                chunks = prepared.documents
+                tags = predict_graphs(self.model, prepared.graphs, self.vocabs,
+                                      self.config.train.eval_batch_tokens, self.device)
             # re-join chunks of long documents
-            for chunk, chunk_tags in zip(prepared.documents, tags):
+            for chunk, chunk_tags in zip(chunks, tags):
                 merged[_parent_id(chunk.doc_id, merged)].extend(chunk_tags)
         return [_with_empty_sentences(d, merged.get(str(i), [])) for i, d in enumerate(docs)]
 
@@ -178,10 +181,6 @@ class Tagger:
         inputs with gold tags, the errors; each token's repeats with their learnt edge weights
         and pruning. Raw strings are tokenised as by :meth:`tag`; empty sentences are left out.
         """
-        from docgraph.html_view import to_html
-        from docgraph.training import prepare_split
-        from docgraph.viz import inspect_documents
-
         docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
         docs = [make_document(d.doc_id, [(s.tokens, list(s.tags) if s.tags else ["O"] * len(s))
                                          for s in d.sentences if len(s)])
@@ -197,10 +196,11 @@ class Tagger:
                 for _, attrs in G.nodes(data=True):
                     attrs.pop("gold_tag", None)
                     attrs.pop("gold_type", None)
-        model = self.model
-        threshold = model.config.threshold if model.uncertainty is not None else None
-        return to_html(graphs, title=title, threshold=threshold,
-                       has_graph=model.graph_conv is not None)
+        graph = self.model.document_graph
+        prunes = graph is not None and graph.uncertainty is not None
+        return to_html(graphs, title=title,
+                       threshold=self.model.config.threshold if prunes else None,
+                       has_graph=graph is not None)
 
     def predict(self, documents: Sequence[DocumentInput], tokenized: bool = False,
                 processes: int = 1) -> list[list[Entity]]:
@@ -216,12 +216,6 @@ class Tagger:
                                            " ".join(sentence.tokens[start:end])))
             result.append(entities)
         return result
-
-
-def _tag_in_process(docs: list[Document], path: str, lm: str | None,
-                    threshold: float | None = None) -> list[list[list[str]]]:
-    """One process of :meth:`Tagger.tag`: load the model on the CPU and tag ``docs``."""
-    return Tagger.load(path, "cpu", lm=lm, threshold=threshold)._tag_documents(docs)
 
 
 def _with_empty_sentences(document: Document, tags: list[list[str]]) -> list[list[str]]:

@@ -1,25 +1,21 @@
-"""Training, evaluation and model directories.
+"""Training: the optimisation step, the loop with early stopping, checkpoints and exact
+resume, over one process or a data-parallel group.
 
-A *model directory* holds everything needed to tag new text: ``model.pt`` (weights, written
-atomically, read with ``weights_only=True``), ``config.json`` (the full
-:class:`~docgraph.config.ExperimentConfig`) and ``vocab.json``.
-A *run directory* additionally holds ``last.pt`` (the resumable state), ``train_log.jsonl``,
-``metrics.json`` and ``learning_curve.png``.
+:class:`Trainer` trains a :class:`~docgraph.model.GCDoc` on prepared splits
+(:mod:`docgraph.splits`) and keeps the best model by dev F1 in its run directory
+(:func:`~docgraph.model_dir.save_model_dir`); :func:`~docgraph.experiment.run_experiment`
+builds everything a run needs and calls it.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import logging
-import queue
 import random
-import statistics
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -27,403 +23,25 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 from torch_geometric.data import Batch
+from tqdm import tqdm
 
-from docgraph.batch_plan import buckets_for, plan_batch
-from docgraph.checkpoint import (
-    CheckpointError,
-    atomic_write_json,
-    load_checkpoint,
-    save_checkpoint,
-)
+from docgraph.batching import iterate_batches
+from docgraph.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from docgraph.config import ExperimentConfig, TrainConfig
-from docgraph.data.document import Document
-from docgraph.data.embeddings import (
-    build_embedding_matrix,
-    load_embeddings,
-    words_with_vectors,
-)
-from docgraph.data.registry import load_dataset
-from docgraph.data.tags import bioes_to_iob2
-from docgraph.data.vocab import Vocabularies, label_types
-from docgraph.graph import (
-    DocumentGraph,
-    TokenBudgetBatchSampler,
-    attach_token_features,
-    documents_to_graphs,
-    split_long_documents,
-)
-from docgraph.machine import cpu_model, peak_rss_mib
-from docgraph.metrics import DocumentConsistency, Scores, document_consistency, score
-from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks
+from docgraph.data.vocab import Vocabularies
+from docgraph.distributed import is_main_process, world_and_rank
+from docgraph.graph import TokenBudgetBatchSampler
+from docgraph.inference import evaluate_sharded
+from docgraph.machine import peak_rss_mib, resolve_device
+from docgraph.model import GCDoc
+from docgraph.model_dir import save_model_dir
+from docgraph.splits import PreparedSplit
 
 log = logging.getLogger("docgraph")
 
 
 class TrainingError(RuntimeError):
     """Training cannot go on (e.g. the loss became non-finite)."""
-
-
-# ---------------------------------------------------------------------------- data
-@dataclass
-class PreparedSplit:
-    """Documents of one split (after chunking) and their graphs, index-aligned."""
-
-    documents: list[Document]
-    graphs: list[DocumentGraph]
-
-    @property
-    def num_tokens(self) -> int:
-        """Tokens in the split."""
-        return sum(int(g.num_nodes) for g in self.graphs)
-
-
-def build_vocabularies(
-    splits: dict[str, list[Document]], embeddings: str
-) -> tuple[Vocabularies, torch.Tensor | None, dict | None]:
-    """Vocabularies from the training split and the rows of the pretrained vectors they need.
-
-    Words of dev/test that have a pretrained vector are added to the word vocabulary (so
-    their vectors are usable); words of the training data without one get a random vector.
-    """
-    vectors = load_embeddings(embeddings)
-    extra: list[str] = []
-    if vectors is not None:
-        candidates = (w for name, docs in splits.items() if name != "train"
-                      for doc in docs for w in doc.tokens)
-        extra = words_with_vectors(candidates, vectors[0])
-    vocabs = Vocabularies.build(splits["train"], extra_words=extra)
-    if vectors is None:
-        return vocabs, None, None
-    matrix, coverage = build_embedding_matrix(vocabs.words, vectors[0], vectors[1], seed=0)
-    return vocabs, matrix, coverage
-
-
-def prepare_split(
-    documents: Sequence[Document], vocabs: Vocabularies, config: ExperimentConfig,
-    lm_features: Any = None, lm_encoder: Any = None,
-) -> PreparedSplit:
-    """Chunk long documents and build their graphs.
-
-    With ``config.lm`` the graphs also get the contextual word features ``lm``, computed on the
-    whole documents (before chunking): ``lm_features`` (``[T, H]`` rows in token order, e.g.
-    from :func:`~docgraph.data.contextual.cached_features`) when given, else on the fly with
-    ``lm_encoder`` (a :class:`~docgraph.data.contextual.ContextualEncoder`, loaded from
-    ``config.lm`` when ``None``).
-    """
-    docs = split_long_documents(list(documents), config.graph.max_doc_tokens)
-    graphs = documents_to_graphs(docs, vocabs, config.graph_config())
-    if config.lm is not None:
-        if lm_features is None:
-            if lm_encoder is None:
-                from docgraph.data.contextual import ContextualEncoder
-
-                lm_encoder = ContextualEncoder.from_config(config)
-            lm_features = lm_encoder.encode(list(documents))
-        attach_token_features(graphs, lm_features)
-    return PreparedSplit(docs, graphs)
-
-
-def prepare_run_split(
-    config: ExperimentConfig, vocabs: Vocabularies, split: str, data_dir: str | None = None
-) -> PreparedSplit:
-    """Split ``split`` of a trained run's data set, prepared as the run prepared it.
-
-    Args:
-        config: The run's configuration (from :func:`load_model_dir`).
-        vocabs: The run's vocabularies.
-        split: ``"train"``, ``"dev"`` or ``"test"``.
-        data_dir: Corpus directory (default: the run's, else ``DOCGRAPH_DATA_DIR``).
-    """
-    documents = load_dataset(config.dataset, data_dir if data_dir is not None
-                             else config.data_dir, splits=(split,))[split]
-    return prepare_split(documents, vocabs, config)
-
-
-def build_model(
-    config: GCDocConfig, vocabs: Vocabularies, pretrained: torch.Tensor | None = None
-) -> GCDoc:
-    """A :class:`GCDoc` sized for ``vocabs``."""
-    _, label_to_type = label_types(vocabs.labels)
-    labels = vocabs.labels.lookup(list(range(len(vocabs.labels))))
-    return GCDoc(
-        config,
-        num_words=len(vocabs.words),
-        num_chars=len(vocabs.chars),
-        num_labels=len(vocabs.labels),
-        label_to_type=label_to_type,
-        pretrained=pretrained,
-        transition_masks=bioes_transition_masks(labels),
-    )
-
-
-# ---------------------------------------------------------------------------- model dirs
-def save_model_dir(directory: str | Path, model: GCDoc, vocabs: Vocabularies,
-                   config: ExperimentConfig) -> None:
-    """Write ``model.pt``, ``config.json`` and ``vocab.json`` (each atomically)."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    vocabs.save(directory)
-    atomic_write_json(directory / "config.json", config.to_dict())
-    save_checkpoint(directory / "model.pt", {"model": _unwrap(model).state_dict()})
-
-
-def load_model_dir(directory: str | Path, map_location: str | torch.device = "cpu",
-                   lm: str | Path | None = None
-                   ) -> tuple[GCDoc, Vocabularies, ExperimentConfig]:
-    """Load a model directory written by :func:`save_model_dir`.
-
-    A model trained with contextual features records its language model in ``lm.json`` (path
-    and hash of its files); the returned ``config.lm`` points at that directory, or at ``lm``
-    when given (the language model was moved), after checking that its files are the same.
-
-    Raises:
-        CheckpointError: A file is missing, corrupt or incompatible, or the language model the
-            model needs is missing or different.
-    """
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise CheckpointError(f"{directory}: model directory not found")
-    try:
-        config = ExperimentConfig.from_saved(json.loads((directory / "config.json").read_text()))
-        vocabs = Vocabularies.load(directory)
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise CheckpointError(f"{directory}: unreadable model directory ({err})") from err
-    if config.lm is not None or config.model.lm_dim:
-        from docgraph.data.contextual import LanguageModelError, check_lm_record
-
-        record_path = directory / "lm.json"
-        try:
-            record = json.loads(record_path.read_text())
-            lm_dir = check_lm_record(record, lm, where=directory)
-        except (OSError, ValueError, KeyError) as err:
-            if not isinstance(err, LanguageModelError):
-                err = f"{record_path}: unreadable record of the language model ({err})"
-            raise CheckpointError(str(err)) from None
-        config = replace(config, lm=str(lm_dir))
-    model = build_model(config.model, vocabs)
-    state = load_checkpoint(directory / "model.pt", map_location)
-    try:
-        model.load_state_dict(state["model"])
-    except (RuntimeError, KeyError) as err:
-        raise CheckpointError(f"{directory / 'model.pt'}: weights do not fit ({err})") from err
-    model.eval()
-    return model.to(map_location), vocabs, config
-
-
-def _unwrap(model: nn.Module) -> GCDoc:
-    return model.module if hasattr(model, "module") else model  # type: ignore[return-value]
-
-
-# ---------------------------------------------------------------------------- evaluation
-def collate(graphs: Sequence[DocumentGraph], indices: Sequence[int], device: torch.device,
-            model: GCDoc | None = None) -> Batch:
-    """Collate ``graphs[indices]`` into a batch on ``device``, with ``model``'s host-side plan
-    (:meth:`GCDoc.plan`) attached as ``batch.plan``; on CUDA through pinned memory with
-    non-blocking copies."""
-    batch = Batch.from_data_list([graphs[i] for i in indices])
-    plan = None
-    if model is not None:
-        plan = plan_batch(batch, model.config, buckets_for(device))
-    if device.type == "cuda":
-        batch = batch.pin_memory().to(device, non_blocking=True)
-        if plan is not None:
-            plan = plan.pin_memory().to(device, non_blocking=True)
-    else:
-        batch = batch.to(device)
-    if plan is not None:
-        batch.plan = plan
-    return batch
-
-
-def iterate_batches(graphs: Sequence[DocumentGraph], sampler: Sequence[list[int]] | Any,
-                    device: torch.device, model: GCDoc | None = None, prefetch: int = 0):
-    """Yield ``(indices, batch)`` for every list of graph indices the sampler gives.
-
-    With ``model``, each batch carries the model's host-side plan (:func:`collate`). With
-    ``prefetch > 0`` a background thread collates up to that many batches ahead, so the
-    collation and the plan stay off the critical path of the step.
-    """
-    if prefetch <= 0:
-        for indices in sampler:
-            yield indices, collate(graphs, indices, device, model)
-        return
-    yield from _prefetched(graphs, list(sampler), device, model, prefetch)
-
-
-def _prefetched(graphs: Sequence[DocumentGraph], batches: list, device: torch.device,
-                model: GCDoc | None, depth: int):
-    ready: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def produce() -> None:
-        try:
-            for indices in batches:
-                item = (indices, collate(graphs, indices, device, model))
-                while not stop.is_set():
-                    try:
-                        ready.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            ready.put(None)
-        except BaseException as err:  # handed to the consumer
-            ready.put(err)
-
-    worker = threading.Thread(target=produce, name="collate", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item = ready.get()
-            if item is None:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        worker.join()
-
-
-@torch.no_grad()
-def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabularies,
-                   batch_tokens: int = 8000, device: torch.device | str = "cpu",
-                   seed: int = 0) -> list[list[list[str]]]:
-    """IOB2 predictions per graph, per sentence, per token (reproducible for ``seed``)."""
-    model = _unwrap(model)
-    device = torch.device(device)
-    sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs], batch_tokens,
-                                      shuffle=False)
-    labels = vocabs.labels.lookup(list(range(len(vocabs.labels))))
-    out: list[list[list[str]] | None] = [None] * len(graphs)
-    # The MC-dropout uncertainty is random even in eval mode: draw it from a fixed seed so that
-    # predictions are reproducible, and leave the caller's (training) RNG stream untouched.
-    cuda = device.type == "cuda"
-    index = (device.index if device.index is not None else torch.cuda.current_device()
-             ) if cuda else None
-    with torch.random.fork_rng(devices=[index] if cuda else []):
-        torch.default_generator.manual_seed(seed)
-        if cuda:
-            with torch.cuda.device(index):
-                torch.cuda.manual_seed(seed)
-        for indices, batch in iterate_batches(graphs, sampler, device, model):
-            _store_predictions(model.predict(batch).tolist(), indices, graphs, labels, out)
-    return out  # type: ignore[return-value]
-
-
-def _store_predictions(pred: list[int], indices: list[int], graphs: Sequence[DocumentGraph],
-                       labels: list[str], out: list) -> None:
-    offset = 0
-    for i in indices:
-        sentences = []
-        for length in graphs[i].sent_len.tolist():
-            tags = [labels[t] for t in pred[offset:offset + length]]
-            sentences.append(bioes_to_iob2(tags))
-            offset += length
-        out[i] = sentences
-
-
-def predict_documents(documents: Sequence[Document], model_dir: str | Path,
-                      lm: str | Path | None = None, threshold: float | None = None
-                      ) -> list[list[list[str]]]:
-    """Load a model directory and tag ``documents`` on the CPU, as :func:`evaluate` does.
-
-    ``threshold``, if given, replaces the uncertainty threshold the model was trained with
-    (:meth:`~docgraph.model.GCDoc.set_threshold`).
-
-    The predictions are per graph of ``prepare_split(documents, ...)`` (a document split by
-    ``max_doc_tokens`` gives one entry per chunk), so the results of consecutive shards of a
-    document list concatenate to the result of the whole list. This is what the tagging
-    processes of :func:`predict_in_processes` run.
-    """
-    model, vocabs, config = load_model_dir(model_dir, "cpu", lm=lm)
-    if threshold is not None:
-        model.set_threshold(threshold)
-    prepared = prepare_split(documents, vocabs, config)
-    return predict_graphs(model, prepared.graphs, vocabs, config.train.eval_batch_tokens)
-
-
-def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
-                         processes: int, lm: str | Path | None = None,
-                         threshold: float | None = None) -> list[list[list[str]]]:
-    """:func:`predict_documents` with the documents shared out over ``processes`` CPU
-    processes (:func:`~docgraph.distributed.map_document_shards`: consecutive runs of
-    documents with about equal numbers of tokens).
-
-    Each process draws the Monte-Carlo dropout masks and the sampled graph neighbours of its
-    own share from the same seeds as one process would for the whole list, so the tags are
-    reproducible for a given number of processes; with pruning on or neighbours sampled they
-    can differ in a few tokens from those of another number of processes (as between two
-    seeds of the sampling).
-    """
-    from docgraph.distributed import map_document_shards
-
-    return map_document_shards(predict_documents, documents, processes, str(model_dir), lm,
-                               threshold)
-
-
-def evaluate(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
-             batch_tokens: int = 8000, device: torch.device | str = "cpu"
-             ) -> tuple[Scores, list[list[list[str]]]]:
-    """Entity-level micro P/R/F1 (conlleval) of the model on a split, and its predictions."""
-    predictions = predict_graphs(model, split.graphs, vocabs, batch_tokens, device)
-    return score_predictions(split, predictions), predictions
-
-
-def score_predictions(split: PreparedSplit, predictions: Sequence[list[list[str]]]) -> Scores:
-    """Scores of per-graph, per-sentence IOB2 ``predictions`` against the split's gold tags."""
-    gold = [list(s.tags) for doc in split.documents for s in doc.sentences]
-    pred = [tags for doc_pred in predictions for tags in doc_pred]
-    return score(gold, pred)
-
-
-def split_consistency(split: PreparedSplit, predictions: Sequence[list[list[str]]]
-                      ) -> DocumentConsistency:
-    """Document-consistency metrics (:func:`~docgraph.metrics.document_consistency`) of
-    per-graph predictions; a document split by ``max_doc_tokens`` counts as its chunks."""
-    docs = split.documents
-    return document_consistency([[list(s.tokens) for s in d.sentences] for d in docs],
-                                [[list(s.tags) for s in d.sentences] for d in docs],
-                                predictions)
-
-
-def evaluate_sharded(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
-                     batch_tokens: int = 8000, device: torch.device | str = "cpu"
-                     ) -> Scores | None:
-    """:func:`evaluate` with the documents shared out over the processes of a DDP group.
-
-    Every process tags every ``world``-th graph; rank 0 gathers the predictions and returns
-    the scores (the other ranks return ``None``). Without a process group it is
-    :func:`evaluate`.
-    """
-    world, rank = _world()
-    if world == 1:
-        return evaluate(model, split, vocabs, batch_tokens, device)[0]
-    shard = list(range(rank, len(split.graphs), world))
-    predictions = predict_graphs(model, [split.graphs[i] for i in shard], vocabs,
-                                 batch_tokens, device)
-    gathered: list[Any] | None = [None] * world if rank == 0 else None
-    dist.gather_object((shard, predictions), gathered, dst=0)
-    if gathered is None:
-        return None
-    merged: list[list[list[str]]] = [[] for _ in split.graphs]
-    for indices, preds in gathered:
-        for i, graph_predictions in zip(indices, preds):
-            merged[i] = graph_predictions
-    return score_predictions(split, merged)
-
-
-# ---------------------------------------------------------------------------- training
-def resolve_device(name: str) -> torch.device:
-    """``"auto"`` -> CUDA when available, else CPU."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("--device cuda was requested but CUDA is not available")
-    if name not in ("cpu", "cuda"):
-        raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', not {name!r}")
-    return torch.device(name)
 
 
 def make_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Optimizer:
@@ -545,8 +163,10 @@ def clip_groups(model: GCDoc) -> list[list[nn.Parameter]]:
     (paper, "Document Graph Pruning"); clipping one norm over all parameters would let its
     gradient shrink the main model's steps. So the tagger and the rest are clipped apart.
     """
-    tagger = [p for p in model.uncertainty.parameters() if p.requires_grad] \
-        if model.uncertainty is not None else []
+    graph = model.document_graph
+    uncertainty = graph.uncertainty if graph is not None else None
+    tagger = [] if uncertainty is None else [p for p in uncertainty.parameters()
+                                            if p.requires_grad]
     tagger_ids = {id(p) for p in tagger}
     main = [p for p in model.parameters() if p.requires_grad and id(p) not in tagger_ids]
     return [group for group in (main, tagger) if group]
@@ -555,16 +175,6 @@ def clip_groups(model: GCDoc) -> list[list[nn.Parameter]]:
 #: Steps between two checks that the epoch's summed loss is finite (each check reads one value
 #: back from the device; the epoch's end is always checked).
 FINITE_CHECK_EVERY = 50
-
-
-def _is_main() -> bool:
-    return not dist.is_initialized() or dist.get_rank() == 0
-
-
-def _world() -> tuple[int, int]:
-    if dist.is_initialized():
-        return dist.get_world_size(), dist.get_rank()
-    return 1, 0
 
 
 @dataclass
@@ -595,7 +205,7 @@ class Trainer:
         self.output_dir = Path(self.output_dir)
         self.device = resolve_device(self.config.device)
         self.model.to(self.device)
-        world, rank = _world()
+        world, rank = world_and_rank()
         self.network: nn.Module = self.model
         if world > 1:
             self.network = nn.parallel.DistributedDataParallel(
@@ -664,10 +274,10 @@ class Trainer:
         (checkpoints of one process, or of versions before 2026-11-27, which kept one state
         and so could not resume a multi-process run exactly)."""
         ranks = ckpt.get("rng_ranks")
-        world, rank = _world()
+        world, rank = world_and_rank()
         if ranks is not None and len(ranks) == world:
             return ranks[rank]
-        if world > 1 and _is_main():
+        if world > 1 and is_main_process():
             log.warning("%s: no random-number state per process for %d processes; the resumed "
                         "run will differ from an uninterrupted one", self.checkpoint_path, world)
         return ckpt["rng"]
@@ -682,9 +292,7 @@ class Trainer:
         start = time.perf_counter()
         batches = iterate_batches(self.train.graphs, self.sampler, self.device, self.model,
                                   prefetch=2)
-        if self.progress and _is_main():
-            from tqdm import tqdm
-
+        if self.progress and is_main_process():
             batches = tqdm(batches, total=len(self.sampler), desc=f"epoch {epoch}",
                            leave=False, file=sys.stderr)
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
@@ -733,7 +341,7 @@ class Trainer:
     def fit(self, resume: bool = False) -> TrainState:
         """Train until ``epochs`` or early stopping; keep the best model (by dev F1)."""
         tc = self.config.train
-        main = _is_main()
+        main = is_main_process()
         if main:
             self.output_dir.mkdir(parents=True, exist_ok=True)
         if resume:
@@ -791,37 +399,6 @@ class Trainer:
         return self.state
 
 
-# ---------------------------------------------------------------------------- experiments
-def _command_line() -> str:
-    return " ".join([Path(sys.argv[0]).name if sys.argv else "python", *sys.argv[1:]])
-
-
-def learning_curve(history: list[dict[str, Any]], path: Path) -> None:
-    """Plot training loss and dev F1 per epoch to a PNG (atomically).
-
-    Uses a bare :class:`matplotlib.figure.Figure`, so the caller's pyplot backend is untouched.
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    from docgraph.atomic import atomic_write
-
-    epochs = [r["epoch"] for r in history]
-    fig = Figure(figsize=(6, 3.5))
-    FigureCanvasAgg(fig)
-    ax1 = fig.add_subplot()
-    ax1.plot(epochs, [r["loss"] for r in history], color="tab:gray", label="train loss")
-    ax1.set_xlabel("epoch")
-    ax1.set_ylabel("train loss")
-    ax2 = ax1.twinx()
-    ax2.plot(epochs, [r["dev_f1"] for r in history], color="tab:blue", marker="o", ms=3,
-             label="dev F1")
-    ax2.set_ylabel("dev F1 (%)")
-    fig.legend(loc="lower center", ncol=2, frameon=False)
-    fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
-
-
 def training_threads(requested: int, device: torch.device, distributed: bool = False) -> int:
     """The intra-op thread count a training run sets (0: leave torch's own count alone).
 
@@ -837,115 +414,3 @@ def training_threads(requested: int, device: torch.device, distributed: bool = F
     return 0
 
 
-def run_experiment(config: ExperimentConfig, resume: bool = False, progress: bool = False
-                   ) -> dict[str, Any]:
-    """Train, select on dev, evaluate once on test, and write the run directory.
-
-    Returns:
-        The content of ``metrics.json``.
-    """
-    threads = training_threads(config.train.threads, resolve_device(config.device),
-                               distributed=dist.is_initialized())
-    if threads > 0:
-        torch.set_num_threads(threads)
-    output_dir = Path(config.output_dir)
-    if resume and not (output_dir / "last.pt").is_file():
-        raise ValueError(f"--resume {output_dir}: no checkpoint last.pt to resume from")
-    seed_everything(config.seed)
-    splits = load_dataset(config.dataset, config.data_dir)
-    vocabs, pretrained, coverage = build_vocabularies(splits, config.embeddings)
-    if coverage is not None and _is_main():
-        log.info("pretrained vector coverage: %s", coverage)
-    if pretrained is not None and pretrained.size(1) != config.model.word_dim:
-        config = replace(config, model=replace(config.model, word_dim=int(pretrained.size(1))))
-    lm_features: dict[str, Any] = {}
-    if config.lm is not None:
-        from docgraph.data.contextual import ContextualEncoder, cached_features, lm_record
-
-        encoder = ContextualEncoder.from_config(config, device=str(resolve_device(config.device)))
-        # In a multi-process run the first process computes and caches the features while the
-        # others wait, then read the cache (instead of every process computing them).
-        if not _is_main():
-            dist.barrier()
-        lm_features = {
-            name: cached_features(docs, encoder, config.lm_cache_dir,
-                                  f"{config.dataset}-{name}", progress=progress and _is_main())
-            for name, docs in splits.items()
-        }
-        if _is_main() and dist.is_initialized():
-            dist.barrier()
-        config = replace(config, model=replace(config.model, lm_dim=encoder.dim))
-        if _is_main():
-            atomic_write_json(output_dir / "lm.json", lm_record(encoder))
-        del encoder
-    elif config.model.lm_dim:
-        raise ValueError(f"model.lm_dim is {config.model.lm_dim} but no language model is "
-                         "given (--lm PATH)")
-    prepared = {name: prepare_split(docs, vocabs, config, lm_features.get(name))
-                for name, docs in splits.items()}
-    seed_everything(config.seed)
-    model = build_model(config.model, vocabs, pretrained)
-    trainer = Trainer(model, vocabs, config, prepared["train"], prepared["dev"], output_dir,
-                      progress=progress)
-    state = trainer.fit(resume=resume)
-    if not _is_main():
-        return {}
-    best, _, _ = load_model_dir(output_dir, trainer.device)
-    best.set_epoch(state.best_epoch)  # as it was when selected (pruning warm-up)
-    results: dict[str, Any] = {}
-    consistency: dict[str, Any] = {}
-    for name in ("dev", "test"):
-        if name in prepared:
-            scores, predictions = evaluate(best, prepared[name], vocabs,
-                                           config.train.eval_batch_tokens, trainer.device)
-            results[name] = scores.to_dict()
-            consistency[name] = split_consistency(prepared[name], predictions).to_dict()
-    metrics = {
-        **results,
-        "epochs": state.epoch,
-        "best_epoch": state.best_epoch,
-        "train_seconds": round(state.train_seconds, 2),
-        "seed": config.seed,
-        "config": config.to_dict(),
-        "command": _command_line(),
-        "embedding_coverage": coverage,
-        "consistency": consistency,
-        "torch": torch.__version__,
-        "device": str(trainer.device),
-        "stop_reason": stop_reason(state, config.train),
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M"),
-        "processes": trainer.world,
-        "threads": torch.get_num_threads(),
-        "cpu": cpu_model(),
-        **({"hardware": torch.cuda.get_device_name(trainer.device)}
-           if trainer.device.type == "cuda" else {}),
-    }
-    atomic_write_json(output_dir / "metrics.json", metrics)
-    learning_curve(state.history, output_dir / "learning_curve.png")
-    return metrics
-
-
-def run_seeds(config: ExperimentConfig, seeds: Sequence[int], progress: bool = False
-              ) -> dict[str, Any]:
-    """Run the same configuration with several seeds; write ``summary.json`` (mean ± std)."""
-    from dataclasses import replace
-
-    base = Path(config.output_dir)
-    runs = []
-    for seed in seeds:
-        cfg = replace(config, seed=seed, output_dir=str(base / f"seed-{seed}"))
-        runs.append(run_experiment(cfg, progress=progress))
-    if not _is_main():  # the other processes of a data-parallel run hold no results
-        return {}
-    summary: dict[str, Any] = {
-        "seeds": list(seeds), "runs": [str(base / f"seed-{s}") for s in seeds]
-    }
-    for split in ("dev", "test"):
-        for key in ("precision", "recall", "f1"):
-            values = [r[split][key] for r in runs if split in r]
-            if values:
-                summary[f"{split}_{key}_mean"] = statistics.fmean(values)
-                summary[f"{split}_{key}_std"] = statistics.stdev(values) if len(values) > 1 else 0.0
-    summary["command"] = _command_line()
-    atomic_write_json(base / "summary.json", summary)
-    return summary

@@ -4,7 +4,7 @@ Usage::
 
     python scripts/benchmark.py --dataset conll03 --data-dir ../shared/data/conll2003 --quick
     python scripts/benchmark.py --dataset conll03 --data-dir DIR --threads 2 \\
-        --out benchmarks/results/speed-2024-01-01.json
+        --out benchmarks/results/measurements/benchmark-speed/speed-2024-01-01.json
     python scripts/benchmark.py --dataset sample --quick --out /tmp/speed.json
 """
 

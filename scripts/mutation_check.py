@@ -97,7 +97,7 @@ MUTANTS: tuple[Mutant, ...] = (
            '        out.pop("batch_size")\n',
            '        out.pop("batch_size")\n        out.pop("layers")\n',
            ("tests/test_contextual.py",), "the LM cache key forgets the layer selection"),
-    Mutant("lm-features-on-chunks", "docgraph/training.py",
+    Mutant("lm-features-on-chunks", "docgraph/splits.py",
            "lm_features = lm_encoder.encode(list(documents))",
            "lm_features = lm_encoder.encode(docs)",
            ("tests/test_contextual.py",), "LM features computed on the --max-doc-tokens chunks"),

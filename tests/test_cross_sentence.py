@@ -114,7 +114,7 @@ def test_gradients_and_errors():
 
 
 def test_current_sentence_only_is_the_mean_pooled_sentence():
-    # Table 6, first row: neither previous nor next sentences, s' = s_c.
+    # Table VII, first row: neither previous nor next sentences, s' = s_c.
     x, sent_len, sentence_doc = _batch()
     enc = CrossSentenceEncoder(7, sent_channels=8, window=2, use_previous=False, use_next=False)
     enc.eval()

@@ -8,7 +8,8 @@ from docgraph.config import ExperimentConfig
 from docgraph.data.tags import bioes_to_iob2
 from docgraph.metrics import score
 from docgraph.model import GCDoc, GCDocConfig, GCDocOutput, bioes_transition_masks
-from docgraph.training import build_model, prepare_split
+from docgraph.model_dir import build_model
+from docgraph.splits import prepare_split
 
 TINY = dict(hidden=16, char_hidden=8, sent_dim=16, uncertainty_hidden=8, num_samples=2)
 
@@ -28,11 +29,23 @@ def _labels(vocabs) -> list[str]:
     return vocabs.labels.lookup(list(range(len(vocabs.labels))))
 
 
+#: Where each optional part of GCDoc lives (its parameters' name prefix).
+PARTS = {"cross_sentence": "cross_sentence", "uncertainty": "document_graph.uncertainty",
+         "relation": "document_graph.relation", "graph_conv": "document_graph.graph_conv"}
+
+
+def _part(model: GCDoc, name: str):
+    """The optional part ``name`` of ``model`` (a key of :data:`PARTS`), ``None`` when off."""
+    module = model
+    for attr in PARTS[name].split("."):
+        module = None if module is None else getattr(module, attr)
+    return module
+
+
 def test_forward_backward_every_parameter_gets_a_gradient(batch, sample_vocabs):
     # threshold above log(C): no token is pruned, so the graph layer receives messages
     model = _model(sample_vocabs, threshold=100.0)
-    assert model.cross_sentence is not None and model.uncertainty is not None
-    assert model.relation is not None and model.graph_conv is not None
+    assert all(_part(model, name) is not None for name in PARTS)
     out = model(batch)
     assert isinstance(out, GCDocOutput)
     N, C = batch.num_nodes, len(sample_vocabs.labels)
@@ -52,14 +65,17 @@ def test_forward_backward_every_parameter_gets_a_gradient(batch, sample_vocabs):
     assert missing == []
     prefixes = {name.split(".")[0] for name, p in model.named_parameters() if p.grad is not None}
     assert {"word_embedding", "char_encoder", "cross_sentence", "context_encoder",
-            "uncertainty", "relation", "graph_conv", "emission", "crf"} <= prefixes
+            "document_graph", "emission", "crf"} <= prefixes
+    graph_parts = {name.split(".")[1] for name, p in model.named_parameters()
+                   if p.grad is not None and name.startswith("document_graph.")}
+    assert graph_parts == {"uncertainty", "relation", "graph_conv"}
 
 
 def test_uncertainty_loss_does_not_reach_shared_embeddings(batch, sample_vocabs):
     model = _model(sample_vocabs)
     model(batch).uncertainty_loss.backward()
     assert model.word_embedding.weight.grad is None
-    assert all(p.grad is not None for p in model.uncertainty.parameters())
+    assert all(p.grad is not None for p in model.document_graph.uncertainty.parameters())
     attached = _model(sample_vocabs, detach_uncertainty_input=False)
     attached(batch).uncertainty_loss.backward()
     assert attached.word_embedding.weight.grad.abs().sum() > 0
@@ -72,7 +88,7 @@ def test_uncertainty_loss_does_not_reach_shared_embeddings(batch, sample_vocabs)
     ({"pruning": False}, {"relation", "graph_conv", "cross_sentence"}, {"uncertainty"}),
     ({"edge_weights": False}, {"uncertainty", "graph_conv"}, {"relation"}),
     ({"window": 0}, {"uncertainty", "relation", "graph_conv"}, {"cross_sentence"}),
-    # the current sentence alone (Table 6, first row): the module stays, without context
+    # the current sentence alone (Table VII, first row): the module stays, without context
     ({"use_previous": False, "use_next": False},
      {"uncertainty", "relation", "graph_conv", "cross_sentence"}, set()),
     ({"graph": False}, {"cross_sentence"}, {"uncertainty", "relation", "graph_conv"}),
@@ -80,10 +96,12 @@ def test_uncertainty_loss_does_not_reach_shared_embeddings(batch, sample_vocabs)
 def test_switches_remove_modules_and_losses(batch, sample_vocabs, switch, present, absent):
     model = _model(sample_vocabs, **switch)
     for name in present:
-        assert getattr(model, name) is not None, name
+        assert _part(model, name) is not None, name
     for name in absent:
-        assert getattr(model, name) is None, name
-        assert not any(n.startswith(name + ".") for n, _ in model.named_parameters())
+        assert _part(model, name) is None, name
+        assert not any(n.startswith(PARTS[name] + ".") for n, _ in model.named_parameters())
+    # the document graph module is there as a whole exactly when its graph layer is
+    assert (model.document_graph is None) == ("graph_conv" in absent)
     out = model(batch)
     assert (out.uncertainty_loss is None) == ("uncertainty" not in present)
     assert (out.uncertainty is None) == ("uncertainty" not in present)
@@ -229,7 +247,7 @@ def test_fast_approximations_train_and_validate(batch, sample_vocabs):
     model = _model(sample_vocabs, threshold=100.0, window_encoding="per_sentence",
                    mc_dropout="output")
     assert model.cross_sentence.window_encoding == "per_sentence"
-    assert model.uncertainty.mc_dropout == "output"
+    assert model.document_graph.uncertainty.mc_dropout == "output"
     out = model(batch)
     assert torch.isfinite(out.loss) and out.uncertainty.shape == (batch.num_nodes,)
     out.loss.backward()
@@ -356,20 +374,20 @@ def test_unpruned_forward_sends_every_message(batch, sample_vocabs):
 
     # Unpruned equals pruning with a threshold no token reaches (all messages kept).
     model.pruning_active = True
-    model.uncertainty.threshold = 1e9
+    model.set_threshold(1e9)
     kept = model(batch)
     assert not kept.drop.any()
     torch.testing.assert_close(kept.emissions, unpruned.emissions)
     # The forward argument overrides the attribute.
-    model.uncertainty.threshold = 0.0
+    model.set_threshold(0.0)
     model.pruning_active = False
     torch.testing.assert_close(model(batch, prune=True).emissions, pruned.emissions)
     unpruned.loss.backward()
-    assert all(p.grad is not None for p in model.uncertainty.parameters())
+    assert all(p.grad is not None for p in model.document_graph.uncertainty.parameters())
 
 
 def test_reset_parameters_redraws_every_parameter(sample_vocabs):
-    from docgraph.training import build_model
+    from docgraph.model_dir import build_model
 
     torch.manual_seed(0)
     model = build_model(GCDocConfig(**TINY), sample_vocabs)

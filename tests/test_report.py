@@ -343,7 +343,7 @@ def test_paper_tables_classify_restrict_and_mark_budget(tmp_path: Path) -> None:
     assert graph[3:6] == ["1", "91.50 †", "budget-stopped"]
     full = rows["+ ALL (GCDoc)"]
     assert full[2:6] == ["full", "2", "92.50 ± 0.71 †", "mixed: 1 converged, 1 budget-stopped"]
-    # Table 6 on the same runs: only the full model's row is filled
+    # Table VII on the same runs: only the full model's row is filled
     table6 = next(t for t in PAPER_TABLES if t.key == "table6")
     rows6 = paper_table_rows(table6, select_runs(runs, "conll03", [v for v, _ in table6.rows]))
     assert [r[4] for r in rows6][:3] == ["not run"] * 3
@@ -413,7 +413,7 @@ def test_summary_block_and_readme_check(tmp_path: Path, capsys) -> None:
     assert rows["GCDoc"][2:6] == [
         "conll03-gcdoc", "n=2 (1, 2)", "91.50 ± 0.71", "converged"]
     assert rows["BiLSTM-CRF"][4] == "90.00"  # one seed: no "± 0.00"
-    assert rows["GCDoc"][7] == "92.22 ± 0.02 (Table 4)"
+    assert rows["GCDoc"][7] == "92.22 ± 0.02 (Table V)"
     assert [r[2] for r in rows.values()] == ["conll03-baseline", "conll03-gcdoc",
                                              "conll03-graphonly"]
 
@@ -534,7 +534,7 @@ def test_lm_runs_get_their_own_summary_rows(tmp_path: Path) -> None:
     by_group = {r[2]: r for r in rows}
     # the LM runs have the higher dev F1 but never stand in for the 50d-only models
     assert by_group["conll03-gcdoc"][4] == "91.00"
-    assert by_group["conll03-gcdoc"][7] == "92.22 ± 0.02 (Table 4)"
+    assert by_group["conll03-gcdoc"][7] == "92.22 ± 0.02 (Table V)"
     assert by_group["conll03-gcdoc-lm"][7] == "93.40 ± 0.02 (+ BERT-large)"
     assert by_group["conll03-baseline-lm"][7] == "–"
     assert lm_name({}) == "" and lm_name({"model": {"lm_dim": 8}}) == "LM"
@@ -542,7 +542,7 @@ def test_lm_runs_get_their_own_summary_rows(tmp_path: Path) -> None:
 
 
 def test_cpu_threads_and_processes_share_a_table(tmp_path: Path) -> None:
-    """A two-process DDP run and a one-thread run of another variant fill one Table 6."""
+    """A two-process DDP run and a one-thread run of another variant fill one Table VII."""
     from docgraph.report import PAPER_TABLES, paper_table_rows, select_runs, setting_key
 
     ddp = _ablation_run(tmp_path, "full-ddp", 1, 92.0, model=_model())

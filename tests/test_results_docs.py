@@ -53,8 +53,7 @@ def test_results_md_and_readme_block_equal_the_generated(argv: list[str]) -> Non
 
 
 def test_readme_summary_block_is_generated() -> None:
-    runs = find_runs([ROOT / "benchmarks" / "results" / "conll03",
-                      ROOT / "benchmarks" / "results" / "ontonotes"])
+    runs = find_runs([ROOT / "benchmarks" / "results" / "runs"])
     text = README.read_text(encoding="utf-8")
     assert read_block(text) == summary_markdown(runs)
     assert read_block(text, REPRODUCE_START, REPRODUCE_END) == reproduce_markdown(runs)
@@ -67,8 +66,7 @@ def test_every_summary_row_has_its_reproduce_command() -> None:
 
     from docgraph.report import summary_choices
 
-    runs = find_runs([ROOT / "benchmarks" / "results" / "conll03",
-                      ROOT / "benchmarks" / "results" / "ontonotes"])
+    runs = find_runs([ROOT / "benchmarks" / "results" / "runs"])
     block = read_block(README.read_text(encoding="utf-8"), REPRODUCE_START, REPRODUCE_END)
     commands = {line.rsplit("runs/", 1)[1]: shlex.split(line)
                 for line in block.splitlines() if line.startswith("python scripts/train.py")}
@@ -89,7 +87,7 @@ def test_readme_figures_outside_the_blocks_match_their_measurements() -> None:
     import json
 
     text = README.read_text(encoding="utf-8")
-    pack = json.loads((ROOT / "benchmarks" / "results" / "lm-pack"
+    pack = json.loads((ROOT / "benchmarks" / "results" / "measurements" / "lm-pack"
                        / "conll03-dev-minilm-1thread-amd.json").read_text())
     agreement = pack["agreement_packed_vs_unpacked"]
     assert f"cosine {agreement['cosine_mean']:.2f} on average" in text

@@ -124,7 +124,8 @@ def test_evaluate_and_predict_in_two_processes(deterministic_model, tmp_path):
 
 
 def test_threshold_override_reaches_tagging_processes(model_dir, sample_splits, tmp_path):
-    from docgraph.training import predict_documents, predict_in_processes
+    from docgraph.inference import predict_documents, predict_in_processes
+    from docgraph.model_dir import ModelOverrides
 
     # every neighbour kept, the trained threshold left as it is: the override alone decides
     path = tmp_path / "model"
@@ -138,8 +139,9 @@ def test_threshold_override_reaches_tagging_processes(model_dir, sample_splits, 
     from docgraph.tagger import Tagger
 
     for threshold in (0.0, 1e9):
-        references[threshold] = predict_documents(docs, path, threshold=threshold)  # 1 process
-        assert predict_in_processes(path, docs, 2, threshold=threshold) == references[threshold]
+        overrides = ModelOverrides(threshold=threshold)
+        references[threshold] = predict_documents(docs, path, overrides)  # 1 process
+        assert predict_in_processes(path, docs, 2, overrides) == references[threshold]
         # the Tagger (predict.py) carries the override into its processes too
         tagger = Tagger.load(path, threshold=threshold)
         assert tagger.tag(docs, processes=2)[1] == references[threshold]

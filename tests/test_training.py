@@ -14,14 +14,10 @@ from conftest import TINY_MODEL, tiny_config
 import docgraph.atomic as atomic
 import docgraph.checkpoint as checkpoint
 from docgraph.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from docgraph.experiment import run_experiment, run_seeds
 from docgraph.model import GCDoc, GCDocConfig
-from docgraph.training import (
-    Trainer,
-    TrainingError,
-    load_model_dir,
-    run_experiment,
-    run_seeds,
-)
+from docgraph.model_dir import load_model_dir
+from docgraph.training import Trainer, TrainingError
 
 
 def _state(path):
@@ -130,7 +126,8 @@ def test_interrupted_checkpoint_write_keeps_previous(tmp_path, monkeypatch, wher
 
 
 def test_trainer_checkpoint_survives_failed_write(tmp_path, monkeypatch, sample_splits):
-    from docgraph.training import build_model, build_vocabularies, prepare_split
+    from docgraph.model_dir import build_model
+    from docgraph.splits import build_vocabularies, prepare_split
 
     config = tiny_config(tmp_path)
     vocabs, _, _ = build_vocabularies(sample_splits, "none")
@@ -244,7 +241,8 @@ def test_run_seeds_writes_summary(tmp_path):
 
 
 def test_evaluation_is_reproducible_and_leaves_the_rng_alone(model_dir, sample_splits):
-    from docgraph.training import evaluate, prepare_split
+    from docgraph.inference import evaluate
+    from docgraph.splits import prepare_split
 
     model, vocabs, config = load_model_dir(model_dir)
     dev = prepare_split(sample_splits["dev"], vocabs, config)
@@ -306,7 +304,7 @@ def test_word_dim_follows_the_pretrained_vectors(tmp_path, sample_splits):
 
 def test_model_rejects_vectors_of_another_size(sample_vocabs):
     from docgraph.model import GCDocConfig
-    from docgraph.training import build_model
+    from docgraph.model_dir import build_model
 
     with pytest.raises(ValueError, match="3 dimensions but config.word_dim is 50"):
         build_model(GCDocConfig(), sample_vocabs, torch.zeros(len(sample_vocabs.words), 3))
@@ -314,8 +312,9 @@ def test_model_rejects_vectors_of_another_size(sample_vocabs):
 
 def test_prefetched_batches_equal_the_plain_ones_and_errors_reach_the_loop(sample_splits,
                                                                           sample_vocabs):
+    from docgraph.batching import iterate_batches
     from docgraph.graph import GraphConfig, TokenBudgetBatchSampler, documents_to_graphs
-    from docgraph.training import build_model, iterate_batches
+    from docgraph.model_dir import build_model
 
     graphs = documents_to_graphs(sample_splits["train"], sample_vocabs, GraphConfig())
     model = build_model(GCDocConfig(**TINY_MODEL), sample_vocabs)
@@ -333,11 +332,12 @@ def test_prefetched_batches_equal_the_plain_ones_and_errors_reach_the_loop(sampl
 
 
 def test_clip_groups_clip_the_uncertainty_tagger_apart(sample_vocabs):
-    from docgraph.training import build_model, clip_groups
+    from docgraph.model_dir import build_model
+    from docgraph.training import clip_groups
 
     model = build_model(GCDocConfig(**TINY_MODEL), sample_vocabs)
     groups = clip_groups(model)
-    tagger = {id(p) for p in model.uncertainty.parameters()}
+    tagger = {id(p) for p in model.document_graph.uncertainty.parameters()}
     trainable = {id(p) for p in model.parameters() if p.requires_grad}
     assert len(groups) == 2
     assert {id(p) for p in groups[1]} == tagger

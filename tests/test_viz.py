@@ -98,7 +98,7 @@ def test_scores_are_attached(example):
 
 def test_with_model(example):
     from docgraph.model import GCDocConfig
-    from docgraph.training import build_model
+    from docgraph.model_dir import build_model
 
     doc, vocabs, graph = example
     torch.manual_seed(0)

@@ -15,7 +15,7 @@
 # GCDoc and the BiLSTM-CRF on OntoNotes at the preset (4000 tokens, lr 0.002) and at 16000
 # tokens, seed 1, so one call says which converges faster to the same dev F1. The 16000-token
 # learning rates come from converged CoNLL-2003 BiLSTM-CRF runs on the CPU
-# (benchmarks/results/conll03/conll03-baseline-bt16000-*): lr 0.008 converged in 18 epochs
+# (benchmarks/results/runs/conll03/conll03-baseline-bt16000-*): lr 0.008 converged in 18 epochs
 # (dev 93.18), lr 0.004 in 32 (dev 93.75), the preset in 24-27 (dev 93.17-93.36). GCDoc gets
 # lr 0.004 (at 1000-token batches a doubled lr hurt it, docs/design.md).
 set -u

@@ -66,7 +66,7 @@ ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
 # machine's 30 s idle release, so it got a fresh machine without the checkpoints -- resume in
 # the very next call or not at all): does GCDoc keep the plain mean's document
 # consistency when pruning spares the entity tokens? (At the paper's threshold 0.5 the pruning
-# removes 30% of entity tokens, benchmarks/results/edge-weights/.) 3 seeds each of the thresholds
+# removes 30% of entity tokens, benchmarks/results/measurements/edge-weights/.) 3 seeds each of the thresholds
 # 1.0 and 1.5 and of the edge-weighted graph without pruning; give it >= 9 minutes.
 if [ "${JOBSET:-main}" = onto-alone ]; then
   JOBS=("ontonotes-gcdoc-alone-bt16000-s1|$ONTO --seed 1 --batch-tokens 16000 --lr 0.004")

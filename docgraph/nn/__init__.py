@@ -3,6 +3,7 @@
 from docgraph.nn.conv import DocGraphConv
 from docgraph.nn.crf import CRFDecoder
 from docgraph.nn.cross_sentence import CrossSentenceEncoder
+from docgraph.nn.document_graph import DocumentGraphModule, DocumentGraphOutput
 from docgraph.nn.encoders import CharEncoder, SequenceBiLSTM, pad_tokens, unpad_tokens
 from docgraph.nn.relation import RelationClassifier, relation_loss
 from docgraph.nn.uncertainty import UncertaintyTagger
@@ -12,6 +13,8 @@ __all__ = [
     "CharEncoder",
     "CrossSentenceEncoder",
     "DocGraphConv",
+    "DocumentGraphModule",
+    "DocumentGraphOutput",
     "RelationClassifier",
     "SequenceBiLSTM",
     "UncertaintyTagger",

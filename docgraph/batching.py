@@ -1,0 +1,93 @@
+"""Batches of document graphs for a model: collation, host-side plans, prefetching.
+
+A batch is a :class:`~torch_geometric.data.Batch` of
+:class:`~docgraph.graph.DocumentGraph` objects carrying the model's host-side plan
+(:func:`~docgraph.batch_plan.plan_batch`) as ``batch.plan``, so that no step reads a shape back
+from the device. Training and tagging both iterate their batches here.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+
+import torch
+from torch_geometric.data import Batch
+
+from docgraph.batch_plan import buckets_for, plan_batch
+from docgraph.graph import DocumentGraph
+from docgraph.model import GCDoc
+
+
+def collate(graphs: Sequence[DocumentGraph], indices: Sequence[int], device: torch.device,
+            model: GCDoc | None = None) -> Batch:
+    """Collate ``graphs[indices]`` into a batch on ``device``, with ``model``'s host-side plan
+    (:meth:`GCDoc.plan`) attached as ``batch.plan``; on CUDA through pinned memory with
+    non-blocking copies."""
+    batch = Batch.from_data_list([graphs[i] for i in indices])
+    plan = None
+    if model is not None:
+        plan = plan_batch(batch, model.config, buckets_for(device))
+    if device.type == "cuda":
+        batch = batch.pin_memory().to(device, non_blocking=True)
+        if plan is not None:
+            plan = plan.pin_memory().to(device, non_blocking=True)
+    else:
+        batch = batch.to(device)
+    if plan is not None:
+        batch.plan = plan
+    return batch
+
+
+def iterate_batches(graphs: Sequence[DocumentGraph], sampler: Iterable[list[int]],
+                    device: torch.device, model: GCDoc | None = None, prefetch: int = 0
+                    ) -> Iterator[tuple[list[int], Batch]]:
+    """Yield ``(indices, batch)`` for every list of graph indices the sampler gives.
+
+    With ``model``, each batch carries the model's host-side plan (:func:`collate`). With
+    ``prefetch > 0`` a background thread collates up to that many batches ahead, so the
+    collation and the plan stay off the critical path of the step.
+    """
+    if prefetch <= 0:
+        for indices in sampler:
+            yield indices, collate(graphs, indices, device, model)
+        return
+    yield from _prefetched(graphs, list(sampler), device, model, prefetch)
+
+
+def _prefetched(graphs: Sequence[DocumentGraph], batches: list[list[int]],
+                device: torch.device, model: GCDoc | None, depth: int
+                ) -> Iterator[tuple[list[int], Batch]]:
+    ready: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for indices in batches:
+                item = (indices, collate(graphs, indices, device, model))
+                while not stop.is_set():
+                    try:
+                        ready.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            ready.put(None)
+        except BaseException as err:  # handed to the consumer
+            ready.put(err)
+
+    worker = threading.Thread(target=produce, name="collate", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = ready.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()

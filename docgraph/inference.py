@@ -1,0 +1,152 @@
+"""Tagging and scoring with a trained model: predictions per graph, in one process, in
+several CPU processes, or sharded over a training run's process group.
+
+:func:`predict_graphs` is the one loop that turns a model's Viterbi label ids into IOB2 tags;
+:func:`predict_in_processes` is the one multi-process tagging path (``evaluate.py`` and
+:meth:`~docgraph.tagger.Tagger.tag` use it), carrying every
+:class:`~docgraph.model_dir.ModelOverrides` into its processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from docgraph.batching import iterate_batches
+from docgraph.data.document import Document
+from docgraph.data.tags import bioes_to_iob2
+from docgraph.data.vocab import Vocabularies
+from docgraph.distributed import map_document_shards, world_and_rank
+from docgraph.graph import DocumentGraph, TokenBudgetBatchSampler
+from docgraph.metrics import DocumentConsistency, Scores, document_consistency, score
+from docgraph.model import GCDoc
+from docgraph.model_dir import ModelOverrides, load_model_dir, unwrap
+from docgraph.splits import PreparedSplit, prepare_split
+
+
+@torch.no_grad()
+def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabularies,
+                   batch_tokens: int = 8000, device: torch.device | str = "cpu",
+                   seed: int = 0) -> list[list[list[str]]]:
+    """IOB2 predictions per graph, per sentence, per token (reproducible for ``seed``)."""
+    model = unwrap(model)
+    device = torch.device(device)
+    sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs], batch_tokens,
+                                      shuffle=False)
+    labels = vocabs.labels.lookup(list(range(len(vocabs.labels))))
+    out: list[list[list[str]] | None] = [None] * len(graphs)
+    # The MC-dropout uncertainty is random even in eval mode: draw it from a fixed seed so that
+    # predictions are reproducible, and leave the caller's (training) RNG stream untouched.
+    cuda = device.type == "cuda"
+    index = (device.index if device.index is not None else torch.cuda.current_device()
+             ) if cuda else None
+    with torch.random.fork_rng(devices=[index] if cuda else []):
+        torch.default_generator.manual_seed(seed)
+        if cuda:
+            with torch.cuda.device(index):
+                torch.cuda.manual_seed(seed)
+        for indices, batch in iterate_batches(graphs, sampler, device, model):
+            _store_predictions(model.predict(batch).tolist(), indices, graphs, labels, out)
+    return out  # type: ignore[return-value]
+
+
+def _store_predictions(pred: list[int], indices: list[int], graphs: Sequence[DocumentGraph],
+                       labels: list[str], out: list) -> None:
+    offset = 0
+    for i in indices:
+        sentences = []
+        for length in graphs[i].sent_len.tolist():
+            tags = [labels[t] for t in pred[offset:offset + length]]
+            sentences.append(bioes_to_iob2(tags))
+            offset += length
+        out[i] = sentences
+
+
+def predict_documents(documents: Sequence[Document], model_dir: str | Path,
+                      overrides: ModelOverrides | None = None) -> list[list[list[str]]]:
+    """Load a model directory and tag ``documents`` on the CPU, as :func:`evaluate` does.
+
+    ``overrides`` (e.g. another pruning threshold) are applied to the loaded model
+    (:class:`~docgraph.model_dir.ModelOverrides`).
+
+    The predictions are per graph of ``prepare_split(documents, ...)`` (a document split by
+    ``max_doc_tokens`` gives one entry per chunk), so the results of consecutive shards of a
+    document list concatenate to the result of the whole list. This is what the tagging
+    processes of :func:`predict_in_processes` run.
+    """
+    model, vocabs, config = load_model_dir(model_dir, "cpu", overrides)
+    prepared = prepare_split(documents, vocabs, config)
+    return predict_graphs(model, prepared.graphs, vocabs, config.train.eval_batch_tokens)
+
+
+def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
+                         processes: int, overrides: ModelOverrides | None = None
+                         ) -> list[list[list[str]]]:
+    """:func:`predict_documents` with the documents shared out over ``processes`` CPU
+    processes (:func:`~docgraph.distributed.map_document_shards`: consecutive runs of
+    documents with about equal numbers of tokens).
+
+    Each process draws the Monte-Carlo dropout masks and the sampled graph neighbours of its
+    own share from the same seeds as one process would for the whole list, so the tags are
+    reproducible for a given number of processes; with pruning on or neighbours sampled they
+    can differ in a few tokens from those of another number of processes (as between two
+    seeds of the sampling). This is the one multi-process tagging path: ``evaluate.py`` and
+    :meth:`~docgraph.tagger.Tagger.tag` both go through it.
+    """
+    return map_document_shards(predict_documents, documents, processes, str(model_dir),
+                               overrides)
+
+
+def evaluate(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
+             batch_tokens: int = 8000, device: torch.device | str = "cpu"
+             ) -> tuple[Scores, list[list[list[str]]]]:
+    """Entity-level micro P/R/F1 (conlleval) of the model on a split, and its predictions."""
+    predictions = predict_graphs(model, split.graphs, vocabs, batch_tokens, device)
+    return score_predictions(split, predictions), predictions
+
+
+def score_predictions(split: PreparedSplit, predictions: Sequence[list[list[str]]]) -> Scores:
+    """Scores of per-graph, per-sentence IOB2 ``predictions`` against the split's gold tags."""
+    gold = [list(s.tags) for doc in split.documents for s in doc.sentences]
+    pred = [tags for doc_pred in predictions for tags in doc_pred]
+    return score(gold, pred)
+
+
+def split_consistency(split: PreparedSplit, predictions: Sequence[list[list[str]]]
+                      ) -> DocumentConsistency:
+    """Document-consistency metrics (:func:`~docgraph.metrics.document_consistency`) of
+    per-graph predictions; a document split by ``max_doc_tokens`` counts as its chunks."""
+    docs = split.documents
+    return document_consistency([[list(s.tokens) for s in d.sentences] for d in docs],
+                                [[list(s.tags) for s in d.sentences] for d in docs],
+                                predictions)
+
+
+def evaluate_sharded(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
+                     batch_tokens: int = 8000, device: torch.device | str = "cpu"
+                     ) -> Scores | None:
+    """:func:`evaluate` with the documents shared out over the processes of a DDP group.
+
+    Every process tags every ``world``-th graph; rank 0 gathers the predictions and returns
+    the scores (the other ranks return ``None``). Without a process group it is
+    :func:`evaluate`.
+    """
+    world, rank = world_and_rank()
+    if world == 1:
+        return evaluate(model, split, vocabs, batch_tokens, device)[0]
+    shard = list(range(rank, len(split.graphs), world))
+    predictions = predict_graphs(model, [split.graphs[i] for i in shard], vocabs,
+                                 batch_tokens, device)
+    gathered: list[Any] | None = [None] * world if rank == 0 else None
+    dist.gather_object((shard, predictions), gathered, dst=0)
+    if gathered is None:
+        return None
+    merged: list[list[list[str]]] = [[] for _ in split.graphs]
+    for indices, preds in gathered:
+        for i, graph_predictions in zip(indices, preds):
+            merged[i] = graph_predictions
+    return score_predictions(split, merged)

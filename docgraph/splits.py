@@ -1,0 +1,104 @@
+"""A split of a corpus made ready for the model: vocabularies, chunks and document graphs.
+
+The one step from :class:`~docgraph.data.document.Document` objects (strings) to the
+:class:`~docgraph.graph.DocumentGraph` objects (ids and edges) the model reads, shared by
+training (:mod:`docgraph.experiment`), tagging (:mod:`docgraph.inference`,
+:class:`~docgraph.tagger.Tagger`) and the tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from torch import Tensor
+
+from docgraph.config import ExperimentConfig
+from docgraph.data.contextual import ContextualEncoder
+from docgraph.data.document import Document
+from docgraph.data.embeddings import (
+    build_embedding_matrix,
+    load_embeddings,
+    words_with_vectors,
+)
+from docgraph.data.registry import load_dataset
+from docgraph.data.vocab import Vocabularies
+from docgraph.graph import (
+    DocumentGraph,
+    attach_token_features,
+    documents_to_graphs,
+    split_long_documents,
+)
+
+
+@dataclass
+class PreparedSplit:
+    """Documents of one split (after chunking) and their graphs, index-aligned."""
+
+    documents: list[Document]
+    graphs: list[DocumentGraph]
+
+    @property
+    def num_tokens(self) -> int:
+        """Tokens in the split."""
+        return sum(int(g.num_nodes) for g in self.graphs)
+
+
+def build_vocabularies(
+    splits: dict[str, list[Document]], embeddings: str
+) -> tuple[Vocabularies, Tensor | None, dict | None]:
+    """Vocabularies from the training split and the rows of the pretrained vectors they need.
+
+    Words of dev/test that have a pretrained vector are added to the word vocabulary (so
+    their vectors are usable); words of the training data without one get a random vector.
+    """
+    vectors = load_embeddings(embeddings)
+    extra: list[str] = []
+    if vectors is not None:
+        candidates = (w for name, docs in splits.items() if name != "train"
+                      for doc in docs for w in doc.tokens)
+        extra = words_with_vectors(candidates, vectors[0])
+    vocabs = Vocabularies.build(splits["train"], extra_words=extra)
+    if vectors is None:
+        return vocabs, None, None
+    matrix, coverage = build_embedding_matrix(vocabs.words, vectors[0], vectors[1], seed=0)
+    return vocabs, matrix, coverage
+
+
+def prepare_split(
+    documents: Sequence[Document], vocabs: Vocabularies, config: ExperimentConfig,
+    lm_features: Tensor | None = None, lm_encoder: ContextualEncoder | None = None,
+) -> PreparedSplit:
+    """Chunk long documents and build their graphs.
+
+    With ``config.lm`` the graphs also get the contextual word features ``lm``, computed on the
+    whole documents (before chunking): ``lm_features`` (``[T, H]`` rows in token order, e.g.
+    from :func:`~docgraph.data.contextual.cached_features`) when given, else on the fly with
+    ``lm_encoder`` (a :class:`~docgraph.data.contextual.ContextualEncoder`, loaded from
+    ``config.lm`` when ``None``).
+    """
+    docs = split_long_documents(list(documents), config.graph.max_doc_tokens)
+    graphs = documents_to_graphs(docs, vocabs, config.graph_config())
+    if config.lm is not None:
+        if lm_features is None:
+            if lm_encoder is None:
+                lm_encoder = ContextualEncoder.from_config(config)
+            lm_features = lm_encoder.encode(list(documents))
+        attach_token_features(graphs, lm_features)
+    return PreparedSplit(docs, graphs)
+
+
+def prepare_run_split(
+    config: ExperimentConfig, vocabs: Vocabularies, split: str, data_dir: str | None = None
+) -> PreparedSplit:
+    """Split ``split`` of a trained run's data set, prepared as the run prepared it.
+
+    Args:
+        config: The run's configuration (from :func:`~docgraph.model_dir.load_model_dir`).
+        vocabs: The run's vocabularies.
+        split: ``"train"``, ``"dev"`` or ``"test"``.
+        data_dir: Corpus directory (default: the run's, else ``DOCGRAPH_DATA_DIR``).
+    """
+    documents = load_dataset(config.dataset, data_dir if data_dir is not None
+                             else config.data_dir, splits=(split,))[split]
+    return prepare_split(documents, vocabs, config)
