@@ -1,7 +1,7 @@
 """Where does a two-process (DDP, gloo) GCDoc training step lose its time on a 2-core CPU?
 
 Every batch of real CoNLL-2003 training documents (about 4000 tokens) is split in two by
-tokens (:func:`docgraph.core_scaling.split_batch`); each process trains on its share, one thread
+tokens (:func:`docgraph.tools.batches.split_batch`); each process trains on its share, one thread
 each. Four settings, each in fresh processes, time forward, backward and optimizer step:
 
 * ``alone``: one process on its share, the other core idle (the per-process ideal);
@@ -36,11 +36,10 @@ SETTINGS = ("alone", "side by side", "ddp no_sync", "ddp")
 def _shares(data_dir: str, rank: int, num_batches: int):
     from torch_geometric.data import Batch
 
-    from docgraph.benchmark import select_batch_indices
-    from docgraph.core_scaling import split_batch
     from docgraph.data.registry import load_dataset
     from docgraph.data.vocab import Vocabularies
     from docgraph.graph import GraphConfig, documents_to_graphs
+    from docgraph.tools.batches import select_batch_indices, split_batch
 
     docs = load_dataset("conll03", data_dir, splits=("train",))["train"]
     vocabs = Vocabularies.build(docs)

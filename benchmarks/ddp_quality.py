@@ -38,7 +38,7 @@ def train(dataset: str, seed: int, processes: int, out: Path, extra: list[str]) 
 
 def welch_p(a: list[float], b: list[float]) -> float:
     """Two-sided p-value of Welch's t-test (as in ``scripts/report.py``)."""
-    from docgraph.report import welch_t_test
+    from docgraph.tools.report import welch_t_test
 
     return welch_t_test(a, b)[2]
 

@@ -34,13 +34,6 @@ from dataclasses import replace
 import torch
 
 from docgraph.atomic import atomic_write_json
-from docgraph.benchmark import (
-    inference_pass,
-    matmul_gflops,
-    select_batches,
-    time_interleaved,
-    training_pass,
-)
 from docgraph.config import ExperimentConfig
 from docgraph.data.contextual import ContextualEncoder, ContextualSettings, cached_features
 from docgraph.data.registry import load_dataset
@@ -50,6 +43,13 @@ from docgraph.model import GCDocConfig
 from docgraph.model_dir import build_model
 from docgraph.splits import prepare_split
 from docgraph.tagger import Tagger
+from docgraph.tools.batches import select_batches
+from docgraph.tools.benchmark import (
+    inference_pass,
+    matmul_gflops,
+    time_interleaved,
+    training_pass,
+)
 
 
 def _rates(tokens: int, timing: tuple[float, float]) -> dict[str, float]:

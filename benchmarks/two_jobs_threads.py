@@ -22,12 +22,13 @@ def _job(data_dir: str, model_name: str, threads: int, seconds: float, queue, go
     import torch
     from torch_geometric.data import Batch
 
-    from docgraph.benchmark import select_batch_indices, train_step
     from docgraph.data.registry import load_dataset
     from docgraph.data.vocab import Vocabularies
     from docgraph.graph import GraphConfig, documents_to_graphs
     from docgraph.model import GCDocConfig
     from docgraph.model_dir import build_model
+    from docgraph.tools.batches import select_batch_indices
+    from docgraph.training import training_step
 
     torch.set_num_threads(threads)
     docs = load_dataset("conll03", data_dir, splits=("train",))["train"]
@@ -41,13 +42,13 @@ def _job(data_dir: str, model_name: str, threads: int, seconds: float, queue, go
     model = build_model(config, vocabs)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     model.train()
-    train_step(model, optimizer, batches[0])  # warm-up
+    training_step(model, optimizer, batches[0])  # warm-up
     queue.put("ready")
     go.wait()  # all jobs time the same stretch
     tokens, start, k = 0, time.perf_counter(), 0
     while time.perf_counter() - start < seconds:
         batch = batches[k % len(batches)]
-        train_step(model, optimizer, batch)
+        training_step(model, optimizer, batch)
         tokens += int(batch.num_nodes)
         k += 1
     queue.put(tokens / (time.perf_counter() - start))

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from docgraph.graph import GraphConfig
-from docgraph.model import GCDocConfig
+from docgraph.model import SAVED_WITHOUT, GCDocConfig
 from docgraph.presets import load_toml, preset_path
 from docgraph.validation import check_field, check_values
 
@@ -159,8 +159,6 @@ class ExperimentConfig:
     def from_saved(cls, values: dict[str, Any]) -> ExperimentConfig:
         """Build from a run's ``config.json``: model keys it lacks keep the meaning they had
         when it was written (:data:`docgraph.model.SAVED_WITHOUT`), not today's defaults."""
-        from docgraph.model import SAVED_WITHOUT
-
         model = values.get("model")
         if isinstance(model, dict):
             values = {**values, "model": {**SAVED_WITHOUT, **model}}

@@ -251,7 +251,7 @@ class DocumentGraph(Data):
         return super().__inc__(key, value, *args, **kwargs)
 
 
-class CharEncoder:
+class CharIdTable:
     """Character ids of words, cached per word type.
 
     Args:
@@ -318,7 +318,7 @@ def document_to_graph(
     vocabs: Vocabularies,
     config: GraphConfig | None = None,
     generator: torch.Generator | None = None,
-    char_encoder: CharEncoder | None = None,
+    char_ids: CharIdTable | None = None,
 ) -> DocumentGraph:
     """Turn one document into a :class:`DocumentGraph`.
 
@@ -329,7 +329,7 @@ def document_to_graph(
         vocabs: Word, character and label vocabularies.
         config: Graph options (defaults of :class:`GraphConfig` when ``None``).
         generator: Random source of the neighbour sampling.
-        char_encoder: A shared :class:`CharEncoder` to reuse its cache across documents.
+        char_ids: A shared :class:`CharIdTable` to reuse its cache across documents.
 
     Returns:
         The graph.
@@ -339,8 +339,8 @@ def document_to_graph(
             or a malformed tag.
     """
     config = config or GraphConfig()
-    if char_encoder is None:
-        char_encoder = CharEncoder(vocabs.chars, config.max_word_len)
+    if char_ids is None:
+        char_ids = CharIdTable(vocabs.chars, config.max_word_len)
     words = doc.tokens
     labels, has_labels = _label_ids(doc, vocabs.labels)
     sent_len = torch.tensor([len(s) for s in doc.sentences], dtype=torch.long)
@@ -348,7 +348,7 @@ def document_to_graph(
     token_sentence = torch.repeat_interleave(torch.arange(sent_len.numel()), sent_len)
     starts = torch.cumsum(sent_len, 0) - sent_len
     token_position = torch.arange(n) - starts[token_sentence]
-    chars, char_len = char_encoder.encode(words)
+    chars, char_len = char_ids.encode(words)
     edge_index = recurrence_edges(
         words, config.max_neighbours, generator, config.lowercase, config.skip_tokens
     )
@@ -430,9 +430,9 @@ def documents_to_graphs(
     """
     config = config or GraphConfig()
     generator = torch.Generator().manual_seed(config.sampling_seed)
-    encoder = CharEncoder(vocabs.chars, config.max_word_len)
+    char_ids = CharIdTable(vocabs.chars, config.max_word_len)
     return [
-        document_to_graph(doc, vocabs, config, generator, encoder)
+        document_to_graph(doc, vocabs, config, generator, char_ids)
         for doc in split_long_documents(documents, config.max_doc_tokens)
     ]
 

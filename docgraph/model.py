@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import torch
 from torch import Tensor, nn
+from torch_geometric.data import Batch
 
 from docgraph.batch_plan import BatchPlan, buckets_for, plan_batch
 from docgraph.nn import (
@@ -53,9 +54,9 @@ class GCDocConfig:
         use_next: Use the next-sentence window (Table VII).
         cross_sentence: Enable the cross-sentence module.
         graph: Enable the document graph module (:class:`~docgraph.nn.DocumentGraphModule`).
-        pruning: Prune neighbours in the uncertainty set *Drop* (Eq. aggre_neighbor_2).
-        edge_weights: Weight messages by the relation scores :math:`r_{ij}` (Eq. final_aggre)
-            and train the selective auxiliary classifier (Eq. loss_aui).
+        pruning: Prune neighbours in the uncertainty set *Drop* (Eq. (23)).
+        edge_weights: Weight messages by the relation scores :math:`r_{ij}` (Eq. (28))
+            and train the selective auxiliary classifier (Eq. (27)).
         num_samples: Monte-Carlo dropout passes :math:`T` (8, *ours*; the paper does not say).
         threshold: Uncertainty threshold :math:`\\mathcal{T}` (0.5, the paper's). Measured on
             CoNLL-2003 (3 seeds each, docs/design.md): trained at 1.5 GCDoc had the best dev
@@ -88,10 +89,9 @@ class GCDocConfig:
             edges are left out of :math:`\\mathcal{L}_a`; two entity tokens of the same type
             are a positive, an entity--O edge or two different types a negative) or
             ``"type"`` (``O`` is a type, so O--O edges -- 88% of CoNLL-2003 dev's edges --
-            are positives; the behaviour before 2026-11-26, which configurations saved
-            without this key keep). The edge weights :math:`r_{ij}` still weight every edge,
-            O--O ones included. ``"entity"`` raised CoNLL-2003 dev F1 by 0.24 over 3 seeds
-            (H100, ``benchmarks/results/conll03/h100``; ``docs/design.md``).
+            are positives; the earlier behaviour, which configurations saved without this key
+            keep). The edge weights :math:`r_{ij}` still weight every edge, O--O ones
+            included. Why ``"entity"`` is the default: ``docs/design.md``.
         unpruned_epochs: Cold-start warm-up (*ours*): the first ``unpruned_epochs`` training
             epochs run the graph layer unpruned (no *Drop* set, every neighbour sends its
             message) while the uncertainty tagger still trains on its loss; pruning starts at
@@ -237,7 +237,7 @@ def bioes_transition_masks(labels: list[str]) -> tuple[Tensor, Tensor, Tensor]:
 class GCDoc(nn.Module):
     r"""GCDoc: global-context enhanced document-level NER (Wang et al.).
 
-    Token representation (Eq. word-concatenation) :math:`x_i = [w_i; c_i; s'_c]` (with
+    Token representation (Eq. (9)) :math:`x_i = [w_i; c_i; s'_c]` (with
     :math:`lm_i` appended when ``config.lm_dim > 0``), a word-level
     BiLSTM context encoder, the document graph module (child ``document_graph``, a
     :class:`~docgraph.nn.DocumentGraphModule`: uncertainty pruning, selective auxiliary
@@ -339,8 +339,6 @@ class GCDoc(nn.Module):
         self.register_buffer(
             "label_to_type", torch.tensor(label_to_type, dtype=torch.long), persistent=True
         )
-        #: The entity-type id of ``O`` (label 0), kept on the host.
-        self.outside_type = int(label_to_type[0])
         self.pruning_active = True
         # the children initialised themselves when built; draw only GCDoc's own parameters here
         # (so that a seed gives the same model as before reset_parameters reset everything)
@@ -386,18 +384,18 @@ class GCDoc(nn.Module):
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     # ------------------------------------------------------------------ helpers
-    def _token_features(self, batch, plan: BatchPlan) -> Tensor:
+    def _token_features(self, batch: Batch, plan: BatchPlan) -> Tensor:
         w = self.word_embedding(batch.word)
         c = self.char_encoder(batch.chars, batch.char_len, plan.chars)
         return torch.cat([w, c], dim=-1)
 
-    def _plan_of(self, batch, plan: BatchPlan | None = None) -> BatchPlan:
+    def _plan_of(self, batch: Batch, plan: BatchPlan | None = None) -> BatchPlan:
         for candidate in (plan, getattr(batch, "plan", None)):
             if isinstance(candidate, BatchPlan) and candidate.fits(self.config):
                 return candidate
         return self.plan(batch)
 
-    def plan(self, batch, buckets: int | None = None) -> BatchPlan:
+    def plan(self, batch: Batch, buckets: int | None = None) -> BatchPlan:
         """The host-side plan of ``batch`` for this model (:func:`~docgraph.batch_plan.plan_batch`),
         on the batch's device. The trainer makes it while the previous step runs; a batch
         without one gets it here, at the cost of reading the batch's lengths back to the host.
@@ -411,7 +409,7 @@ class GCDoc(nn.Module):
         return plan_batch(batch, self.config,
                           buckets_for(device) if buckets is None else buckets).to(device)
 
-    def _lm_features(self, batch, dtype: torch.dtype) -> Tensor:
+    def _lm_features(self, batch: Batch, dtype: torch.dtype) -> Tensor:
         lm = getattr(batch, "lm", None)
         if lm is None or lm.dim() != 2 or lm.size(1) != self.config.lm_dim:
             got = "none" if lm is None else f"shape {tuple(lm.shape)}"
@@ -423,7 +421,7 @@ class GCDoc(nn.Module):
         return lm.to(dtype)
 
     # ------------------------------------------------------------------ forward
-    def forward(self, batch, compute_loss: bool = True, prune: bool | None = None,
+    def forward(self, batch: Batch, compute_loss: bool = True, prune: bool | None = None,
                 plan: BatchPlan | None = None) -> GCDocOutput:
         """Run the model on a batch of document graphs.
 
@@ -484,7 +482,7 @@ class GCDoc(nn.Module):
         return out
 
     @torch.no_grad()
-    def predict(self, batch) -> Tensor:
+    def predict(self, batch: Batch) -> Tensor:
         """Viterbi label ids ``[N]`` for every token of the batch (dropout off, MC dropout on)."""
         was_training = self.training
         self.eval()
@@ -496,7 +494,7 @@ class GCDoc(nn.Module):
             self.train(was_training)
 
     @torch.no_grad()
-    def inspect(self, batch) -> GCDocOutput:
+    def inspect(self, batch: Batch) -> GCDocOutput:
         """Forward pass in eval mode returning uncertainty, *Drop* and edge weights."""
         was_training = self.training
         self.eval()

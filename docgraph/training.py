@@ -271,7 +271,7 @@ class Trainer:
     def _own_rng_state(self, ckpt: dict[str, Any]) -> dict[str, Any]:
         """This process's random-number state in ``ckpt``: its rank's when the checkpoint
         holds one per rank for the same number of processes; otherwise the first process's
-        (checkpoints of one process, or of versions before 2026-11-27, which kept one state
+        (checkpoints of one process, or of earlier versions, which kept one state
         and so could not resume a multi-process run exactly)."""
         ranks = ckpt.get("rng_ranks")
         world, rank = world_and_rank()

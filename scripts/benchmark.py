@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from docgraph.benchmark import main
+from docgraph.tools.benchmark import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from docgraph.report import main
+from docgraph.tools.report import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from docgraph.cli import DATASETS, fail
+from docgraph.arguments import fail
+from docgraph.data.registry import DATASETS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
                 description="Draw the document graph of a trained GCDoc model (uncertainty, "
                             "pruning, relation scores r_ij) or print its noisiest edges.")
     p.add_argument("--model", required=True, help="model directory written by train.py")
-    p.add_argument("--dataset", choices=DATASETS, default=None,
+    p.add_argument("--dataset", choices=tuple(DATASETS), default=None,
                    help="corpus (default: the model's)")
     p.add_argument("--data-dir", default=None,
                    help="corpus directory (default: the model's, or $DOCGRAPH_DATA_DIR/<dataset>)")

@@ -6,9 +6,16 @@ import datetime as dt
 import json
 
 import pytest
+import torch
 from torch_geometric.data import Batch
 
-from docgraph.benchmark import (
+from docgraph.data.document import make_document
+from docgraph.data.vocab import Vocabularies
+from docgraph.graph import documents_to_graphs
+from docgraph.model import GCDocConfig
+from docgraph.model_dir import build_model
+from docgraph.tools.batches import split_batch
+from docgraph.tools.benchmark import (
     BenchmarkOptions,
     component_parts,
     default_output,
@@ -19,12 +26,8 @@ from docgraph.benchmark import (
     run_benchmark,
     train_step_flops,
 )
-from docgraph.core_scaling import ScalingOptions, run_scaling, speedups, split_batch
-from docgraph.data.document import make_document
-from docgraph.data.vocab import Vocabularies
-from docgraph.graph import documents_to_graphs
-from docgraph.model import GCDocConfig
-from docgraph.model_dir import build_model
+from docgraph.tools.core_scaling import LossScaled, ScalingOptions, run_scaling, speedups
+from docgraph.training import training_step
 
 TINY = {
     "word_dim": 8,
@@ -216,6 +219,24 @@ def test_speedups_are_over_one_thread_and_refuse_different_batches() -> None:
     assert ups["DDP x2"]["baseline_infer"] == pytest.approx(1.5)
     with pytest.raises(ValueError, match="different batches"):
         speedups({"1 thread": _fake(100, 10.0, 20.0), "DDP x2": _fake(90, 19.0, 30.0)})
+
+
+def test_loss_scaled_step_of_a_process_without_a_share_changes_nothing() -> None:
+    # A DDP process without graphs in a batch steps with LossScaled(network, 0.0) on a real
+    # batch: the library's training step, its loss scaled, so its gradients are zero.
+    vocabs, batch = _tiny_batch()
+    model = build_model(GCDocConfig.baseline(**TINY), vocabs)
+    model.train()
+    torch.manual_seed(1)
+    loss = model(batch).loss
+    torch.manual_seed(1)
+    assert LossScaled(model, 0.5)(batch).loss.item() == pytest.approx(0.5 * loss.item())
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    before = [p.detach().clone() for p in model.parameters()]
+    training_step(LossScaled(model, 0.0), optimizer, batch)
+    assert all(torch.equal(a, p) for a, p in zip(before, model.parameters()))
+    training_step(model, optimizer, batch)
+    assert not all(torch.equal(a, p) for a, p in zip(before, model.parameters()))
 
 
 @pytest.mark.slow

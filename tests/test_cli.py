@@ -5,7 +5,8 @@ import json
 import pytest
 from conftest import TINY_FLAGS, run_script
 
-from docgraph.cli import _looks_like_conll, evaluate_main, predict_main, train_main
+from docgraph.arguments import looks_like_conll
+from docgraph.cli import evaluate_main, predict_main, train_main
 from docgraph.data.conll import read_conll, write_conll
 from docgraph.data.registry import load_dataset
 from docgraph.tokenize import text_to_sentences
@@ -152,7 +153,7 @@ def test_predict_reads_prose_as_text(model_dir, tmp_path, capsys):
     ("the talks went O\nwell, said Merkel.\n", False),
 ])
 def test_looks_like_conll(text, expected):
-    assert _looks_like_conll(text) is expected
+    assert looks_like_conll(text) is expected
 
 
 @pytest.mark.parametrize("content", ["", "\n\n   \n\t\n"])

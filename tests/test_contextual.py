@@ -395,7 +395,8 @@ def test_minilm_on_the_sample_corpus(tmp_path, caplog):
 
 
 def test_cli_flags_set_the_lm_fields():
-    from docgraph.cli import config_from_args, train_parser
+    from docgraph.arguments import train_parser
+    from docgraph.commands import config_from_args
 
     args = train_parser().parse_args(["--lm", "some/dir", "--lm-context", "0", "--baseline"])
     config = config_from_args(args)

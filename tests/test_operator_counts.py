@@ -11,7 +11,7 @@ from docgraph.config import TrainConfig
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.model import GCDocConfig
 from docgraph.model_dir import build_model
-from docgraph.operator_counts import (
+from docgraph.tools.operator_counts import (
     OperatorCountOptions,
     check_targets,
     count_operators,

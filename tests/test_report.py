@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from docgraph.report import (
+from docgraph.tools.report import (
     OVERALL_HEADER,
     find_runs,
     group_runs,
@@ -203,7 +203,7 @@ def test_significance_rows_pair_gcdoc_with_its_baseline(runs_dir: Path) -> None:
 
 
 def test_embeddings_note_names_glove_subsets_as_glove() -> None:
-    from docgraph.report import embeddings_note
+    from docgraph.tools.report import embeddings_note
 
     class _Run:
         def __init__(self, embeddings: str) -> None:
@@ -225,7 +225,7 @@ def test_significance_rows_extra_comparisons(runs_dir: Path) -> None:
 
 
 def test_main_compare_names_unknown_groups(runs_dir: Path, tmp_path: Path, capsys) -> None:
-    from docgraph.report import main
+    from docgraph.tools.report import main
 
     out = tmp_path / "R.md"
     assert main([str(runs_dir), "--out", str(out), "--compare", "conll03-baseline",
@@ -265,26 +265,26 @@ def _ablation_run(root: Path, name: str, seed: int, test_f1: float, *, model: di
     return run
 
 
-def test_stop_reason_recorded_or_derived() -> None:
-    from docgraph.report import stop_reason
+def test_run_stop_reason_recorded_or_derived() -> None:
+    from docgraph.tools.report import run_stop_reason
 
     def m(epochs: int, best: int, max_minutes: float = 0.0, cap: int = 30, **extra) -> dict:
         return {"epochs": epochs, "best_epoch": best, **extra,
                 "config": {"train": {"patience": 6, "epochs": cap, "max_minutes": max_minutes}}}
 
-    assert stop_reason(m(22, 16)) == "early_stopping"  # 6 epochs without improvement
-    assert stop_reason(m(21, 16, max_minutes=7)) == "budget"  # 5 < patience, stopped early
-    assert stop_reason(m(14, 11, max_minutes=88)) == "budget"
-    assert stop_reason(m(30, 27, max_minutes=7)) == "max_epochs"  # reached the cap
-    assert stop_reason(m(11, 11, cap=11)) == "max_epochs"
-    assert stop_reason(m(24, 18, max_minutes=7)) == "early_stopping"  # both: early stopping
+    assert run_stop_reason(m(22, 16)) == "early_stopping"  # 6 epochs without improvement
+    assert run_stop_reason(m(21, 16, max_minutes=7)) == "budget"  # 5 < patience, stopped early
+    assert run_stop_reason(m(14, 11, max_minutes=88)) == "budget"
+    assert run_stop_reason(m(30, 27, max_minutes=7)) == "max_epochs"  # reached the cap
+    assert run_stop_reason(m(11, 11, cap=11)) == "max_epochs"
+    assert run_stop_reason(m(24, 18, max_minutes=7)) == "early_stopping"  # both: early stopping
     # a recorded reason wins over the derivation
-    assert stop_reason(m(22, 16, stop_reason="budget")) == "budget"
-    assert stop_reason({"epochs": 3}) == "unknown"
+    assert run_stop_reason(m(22, 16, stop_reason="budget")) == "budget"
+    assert run_stop_reason({"epochs": 3}) == "unknown"
 
 
 def test_model_variant_rows() -> None:
-    from docgraph.report import model_variant
+    from docgraph.tools.report import model_variant
 
     def v(**changes) -> str:
         return model_variant({"model": _model(**changes)})
@@ -312,7 +312,7 @@ def test_model_variant_rows() -> None:
 
 
 def test_paper_tables_classify_restrict_and_mark_budget(tmp_path: Path) -> None:
-    from docgraph.report import PAPER_TABLES, paper_table_rows, select_runs
+    from docgraph.tools.report import PAPER_TABLES, paper_table_rows, select_runs
 
     root = tmp_path / "runs"
     base = dict(model=_model(graph=False, cross_sentence=False))
@@ -351,7 +351,7 @@ def test_paper_tables_classify_restrict_and_mark_budget(tmp_path: Path) -> None:
 
 
 def test_table6_current_sentence_only_row(tmp_path: Path) -> None:
-    from docgraph.report import PAPER_TABLES, paper_table_rows, select_runs
+    from docgraph.tools.report import PAPER_TABLES, paper_table_rows, select_runs
 
     _ablation_run(tmp_path, "cur", 1, 91.0, model=_model(use_previous=False, use_next=False))
     _ablation_run(tmp_path, "prev", 1, 91.2, model=_model(use_next=False))
@@ -365,7 +365,7 @@ def test_table6_current_sentence_only_row(tmp_path: Path) -> None:
 
 
 def test_window_figure_is_written(tmp_path: Path) -> None:
-    from docgraph.report import plot_window, window_rows, window_selection
+    from docgraph.tools.report import plot_window, window_rows, window_selection
 
     for k, f1 in ((1, 91.0), (2, 92.0), (4, 91.5)):
         _ablation_run(tmp_path / "runs", f"k{k}", 1, f1, model=_model(window=k))
@@ -394,7 +394,7 @@ def test_welch_t_test_matches_scipy() -> None:
 
 
 def test_summary_block_and_readme_check(tmp_path: Path, capsys) -> None:
-    from docgraph.report import SUMMARY_END, SUMMARY_START, read_block, summary_rows
+    from docgraph.tools.report import SUMMARY_END, SUMMARY_START, read_block, summary_rows
 
     root = tmp_path / "runs"
     _ablation_run(root, "conll03-baseline", 1, 90.0, model=_model(graph=False,
@@ -442,7 +442,7 @@ def test_summary_block_and_readme_check(tmp_path: Path, capsys) -> None:
 
 
 def test_summary_prefers_replicated_configurations(tmp_path: Path) -> None:
-    from docgraph.report import summary_rows
+    from docgraph.tools.report import summary_rows
 
     root = tmp_path / "runs"
     for seed, f1 in ((1, 90.0), (2, 91.0), (3, 92.0)):
@@ -461,7 +461,7 @@ def test_summary_prefers_replicated_configurations(tmp_path: Path) -> None:
 
 
 def test_regenerate_command_round_trip() -> None:
-    from docgraph.report import documented_command, parse_command, regenerate_command
+    from docgraph.tools.report import documented_command, parse_command, regenerate_command
 
     argv = ["a b", "--speed", "x/speed-*.json", "--out", "R.md", "--check"]
     command = regenerate_command(argv)
@@ -471,7 +471,7 @@ def test_regenerate_command_round_trip() -> None:
 
 
 def test_model_notes_name_departures_from_the_paper(tmp_path: Path) -> None:
-    from docgraph.report import model_notes
+    from docgraph.tools.report import model_notes
 
     plain = _ablation_run(tmp_path, "a", 1, 90.0, model=_model())
     frozen = _ablation_run(tmp_path, "b", 1, 90.0, model=_model(freeze_embeddings=True,
@@ -490,7 +490,7 @@ def _consistency(recurrent_f1: float, singleton_f1: float, pred_consistency: flo
 
 
 def test_consistency_rows_average_seeds_and_skip_runs_without_them() -> None:
-    from docgraph.report import Run, consistency_rows
+    from docgraph.tools.report import Run, consistency_rows
 
     def run(group: str, seed: int, f1: float, consistency: dict | None) -> Run:
         metrics = {"test": {"f1": f1}, "epochs": 10, "best_epoch": 4, "stop_reason":
@@ -514,7 +514,7 @@ def test_consistency_rows_average_seeds_and_skip_runs_without_them() -> None:
 
 
 def test_lm_runs_get_their_own_summary_rows(tmp_path: Path) -> None:
-    from docgraph.report import lm_name, summary_rows
+    from docgraph.tools.report import lm_name, summary_rows
 
     root = tmp_path / "runs"
     baseline = _model(graph=False, cross_sentence=False)
@@ -543,7 +543,7 @@ def test_lm_runs_get_their_own_summary_rows(tmp_path: Path) -> None:
 
 def test_cpu_threads_and_processes_share_a_table(tmp_path: Path) -> None:
     """A two-process DDP run and a one-thread run of another variant fill one Table VII."""
-    from docgraph.report import PAPER_TABLES, paper_table_rows, select_runs, setting_key
+    from docgraph.tools.report import PAPER_TABLES, paper_table_rows, select_runs, setting_key
 
     ddp = _ablation_run(tmp_path, "full-ddp", 1, 92.0, model=_model())
     metrics = json.loads((ddp / "metrics.json").read_text())
@@ -564,7 +564,7 @@ def test_cpu_threads_and_processes_share_a_table(tmp_path: Path) -> None:
 
 def test_best_group_ranks_by_dev_never_by_test() -> None:
     # Same seed counts; "dev-best" has the higher dev F1 and the lower test F1 of the two.
-    from docgraph.report import Run, best_group
+    from docgraph.tools.report import Run, best_group
 
     def run(group: str, seed: int, dev: float, test: float) -> Run:
         metrics = {"dev": {"f1": dev}, "test": {"f1": test},
@@ -586,7 +586,7 @@ def test_report_without_arguments_uses_the_recorded_ones_and_advises_them(
         tmp_path: Path, monkeypatch, capsys) -> None:
     # `python scripts/report.py` regenerates from benchmarks/results/report.args; a stale
     # --check advises exactly that command (never one that would drop inputs).
-    from docgraph.report import ARGS_FILE, main
+    from docgraph.tools.report import ARGS_FILE, main
 
     root = tmp_path / "runs"
     _ablation_run(root, "conll03-baseline", 1, 90.0, model=_model(graph=False,

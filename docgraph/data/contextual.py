@@ -46,12 +46,15 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from docgraph.atomic import atomic_write, atomic_write_json
 from docgraph.data.document import Document
+
+if TYPE_CHECKING:  # the configuration imports the model side, which data/ never does
+    from docgraph.config import ExperimentConfig
 
 log = logging.getLogger("docgraph")
 
@@ -354,7 +357,7 @@ class ContextualEncoder:
         self._hash: str | None = None
 
     @classmethod
-    def from_config(cls, config: Any, device: str = "cpu") -> ContextualEncoder:
+    def from_config(cls, config: ExperimentConfig, device: str = "cpu") -> ContextualEncoder:
         """The encoder of an :class:`~docgraph.config.ExperimentConfig` (``lm``, ``lm_context``,
         ``lm_pooling``, ``lm_layers``, ``lm_pack``)."""
         if config.lm is None:

@@ -16,8 +16,8 @@ from torch_geometric.typing import OptTensor
 class DocGraphConv(MessagePassing):
     r"""The gated graph layer of the document graph module of GCDoc from the
     paper Wang et al., "Exploiting Global Contextual Information for
-    Document-level Named Entity Recognition" (Eqs. aggre_neighbor,
-    aggre_neighbor_2, final_aggre and ggnn_begin -- ggnn_end).
+    Document-level Named Entity Recognition" (Section IV-C, Eqs. (18),
+    (23) and (28) for the aggregation, Eqs. (19)--(22) for the gate).
 
     Neighbours are aggregated with an edge-weighted *mean* over the neighbours
     that are allowed to send messages, then fused with the node's own state by

@@ -137,7 +137,7 @@ def _padded_log_partition(padded: Tensor, start: Tensor, end: Tensor, transition
 class CRFDecoder(torch.nn.Module):
     r"""Linear-chain CRF tag decoder of the Bi-LSTM-CRF framework used by GCDoc
     (Wang et al., "Exploiting Global Contextual Information for Document-level
-    Named Entity Recognition", Eqs. 1, 2 and loss_main):
+    Named Entity Recognition", Eqs. (4)--(6)):
 
     .. math::
         \Pr(\mathbf{y} \mid \mathbf{X}) = \frac{\prod_j

@@ -182,8 +182,9 @@ def window_segments(sent_len: np.ndarray, sentence_doc: np.ndarray, window: int
 class CrossSentenceEncoder(torch.nn.Module):
     r"""The cross-sentence contextual embedding module of GCDoc, from
     Wang et al., "Exploiting Global Contextual Information for Document-level
-    Named Entity Recognition" (Eqs. method_cross_sentence_begin --
-    method_cross_sentence_end and method_sentence_encoder).
+    Named Entity Recognition" (Section IV-B "Cross-Sentence Contextual
+    Embedding Module", Eqs. (11)--(16), with the sentence encoder of
+    Eq. (17)).
 
     Three independent Bi-LSTM sentence encoders (mean pooling over the hidden
     states) produce the current sentence :math:`\mathbf{s}_c`, the

@@ -191,7 +191,7 @@ class SequenceBiLSTM(torch.nn.Module):
 
     The context encoder of the Bi-LSTM-CRF baseline and of GCDoc
     (Wang et al., "Exploiting Global Contextual Information for
-    Document-level Named Entity Recognition", Eqs. pre_lstm_1 -- pre_lstm_3):
+    Document-level Named Entity Recognition", Eqs. (1)--(3)):
 
     .. math::
         \overrightarrow{\mathbf{h}}_i = \mathrm{LSTM}(\overrightarrow{\mathbf{h}}_{i-1},

@@ -54,7 +54,7 @@ def relation_targets(
 def relation_loss(
     logits: Tensor, same_type: Tensor, reduction: str = "sum", mask: Tensor | None = None
 ) -> Tensor:
-    r"""Binary cross-entropy of the relation classifier (Eq. loss_aui).
+    r"""Binary cross-entropy of the relation classifier (Eq. (27)).
 
     .. math::
         \mathcal{L}_a = -\sum_{i}\sum_{j \in \mathcal{N}(i)}
@@ -94,7 +94,7 @@ class RelationClassifier(torch.nn.Module):
     r"""The selective auxiliary classifier producing the edge weights of the
     document graph, from Wang et al., "Exploiting Global Contextual
     Information for Document-level Named Entity Recognition"
-    (Eq. edge_weight):
+    (Eq. (26)):
 
     .. math::
         r_{ij} = \sigma\left(\mathbf{W}_c [\mathbf{h}_i ; \mathbf{h}_j] + b_c\right)
@@ -154,7 +154,7 @@ class RelationClassifier(torch.nn.Module):
     def relation_loss(
         logits: Tensor, same_type: Tensor, reduction: str = "sum", mask: Tensor | None = None
     ) -> Tensor:
-        """See :func:`relation_loss` (Eq. loss_aui, summed over edges by default)."""
+        """See :func:`relation_loss` (Eq. (27), summed over edges by default)."""
         return relation_loss(logits, same_type, reduction, mask)
 
     def __repr__(self) -> str:

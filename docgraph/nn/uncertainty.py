@@ -17,8 +17,9 @@ MC_DROPOUT_MODES = ("full", "output")
 class UncertaintyTagger(torch.nn.Module):
     r"""The independent uncertainty-prediction sub-module used to prune the
     document graph, from Wang et al., "Exploiting Global Contextual
-    Information for Document-level Named Entity Recognition" (section
-    "Document Graph Pruning", Eq. bayes2).
+    Information for Document-level Named Entity Recognition" (Section
+    IV-C, "Document Graph Pruning", Eqs. (24) and (25), with the Monte-Carlo
+    dropout of Eq. (8)).
 
     A Bi-LSTM followed by a dense layer and a softmax predicts the label of
     every token. With Monte-Carlo dropout, :math:`T` stochastic passes are

@@ -17,6 +17,7 @@ The FLOP counter is analytic (see :func:`lstm_flops`, :func:`linear_flops` and
 
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import platform
 import statistics
@@ -31,15 +32,27 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch
 
-from docgraph.core_scaling import SETTINGS, ScalingOptions, run_scaling
+from docgraph.atomic import atomic_write_json
+from docgraph.batching import collate
+from docgraph.config import TrainConfig
+from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
-from docgraph.graph import GraphConfig, TokenBudgetBatchSampler, documents_to_graphs
-from docgraph.machine import cpu_model, peak_rss_mib
+from docgraph.graph import GraphConfig, documents_to_graphs
+from docgraph.inference import predict_graphs
+from docgraph.machine import cpu_model, peak_rss_mib, resolve_device
 from docgraph.model import GCDoc, GCDocConfig
 from docgraph.model_dir import build_model
 from docgraph.nn.cross_sentence import sentence_windows
 from docgraph.nn.relation import relation_loss
+from docgraph.tools.batches import select_batch_indices, select_batches
+from docgraph.tools.core_scaling import SETTINGS, ScalingOptions, format_scaling, run_scaling
+from docgraph.tools.operator_counts import (
+    OperatorCountOptions,
+    format_counts,
+    run_operator_counts,
+)
+from docgraph.training import clip_groups, make_optimizer, training_step
 
 BACKWARD_FACTOR = 2.0
 #: GCDoc's training GFLOP/s at one thread over the machine's one-thread matmul GFLOP/s
@@ -221,21 +234,6 @@ def matmul_gflops(size: int = 1024, repeats: int = 5) -> float:
     return 2 * size**3 / seconds / 1e9
 
 
-def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: Batch,
-               weight: float = 1.0) -> float:
-    """One training step (forward, backward, optimizer step); returns the loss.
-
-    ``model`` may be a :class:`GCDoc` or its DDP wrapper; ``weight`` scales the loss (a DDP
-    process without a share of the batch steps with weight 0 to join the all-reduce).
-    """
-    out = model(batch)
-    loss = out.loss / max(out.num_sentences, 1) * weight
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    optimizer.step()
-    return float(loss.detach())
-
-
 def _timed(fn: Callable[[], object]) -> tuple[float, float]:
     """``(wall seconds, process CPU seconds)`` of one call."""
     wall, cpu = time.perf_counter(), time.process_time()
@@ -262,16 +260,17 @@ def time_interleaved(
 
 
 def training_pass(model: GCDoc, batches: Sequence[Batch], warmup: int) -> Callable[[], object]:
-    """A closure running one training step per batch, after ``warmup`` warm-up steps."""
+    """A closure running one training step per batch (:func:`~docgraph.training.
+    training_step`: loss per sentence, Adam, no clipping), after ``warmup`` warm-up steps."""
     model.train()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     for k in range(warmup):
-        train_step(model, optimizer, batches[k % len(batches)])
+        training_step(model, optimizer, batches[k % len(batches)])
 
     def run() -> None:
         model.train()
         for b in batches:
-            train_step(model, optimizer, b)
+            training_step(model, optimizer, b)
 
     return run
 
@@ -376,19 +375,6 @@ def time_components(model: GCDoc, batches: Sequence[Batch], repeats: int) -> dic
 # ---------------------------------------------------------------------------- the benchmark
 def _ratio(a: float, b: float) -> float:
     return a / b if b > 0 else float("inf")
-
-
-def select_batch_indices(lengths: Sequence[int], batch_tokens: int, count: int, seed: int
-                         ) -> list[list[int]]:
-    """Graph indices of the first ``count`` batches of the training sampler's shuffled epoch."""
-    sampler = TokenBudgetBatchSampler(list(lengths), batch_tokens, shuffle=True, seed=seed)
-    return sampler.all_batches()[:count]
-
-
-def select_batches(graphs: Sequence, batch_tokens: int, count: int, seed: int) -> list[Batch]:
-    """``count`` collated batches of the training sampler's first shuffled epoch."""
-    chosen = select_batch_indices([int(g.num_nodes) for g in graphs], batch_tokens, count, seed)
-    return [Batch.from_data_list([graphs[i] for i in idx]) for idx in chosen]
 
 
 def _model_result(
@@ -592,8 +578,6 @@ def format_speed_table(result: dict[str, Any]) -> str:
     lines.append(f"  {'total train step':40}{g['train_ms_per_batch']:10.1f}")
     lines.append(f"peak RSS {result['peak_rss_mib']:.0f} MiB")
     if "scaling" in result:
-        from docgraph.core_scaling import format_scaling
-
         lines += ["", "Core settings (same batches; fresh processes each):",
                   format_scaling(result["scaling"])]
         for setting, models in result["epoch_minutes_estimate"].items():
@@ -630,8 +614,6 @@ def default_output(today: _dt.date | None = None) -> Path:
 
 def parse_args(argv: Sequence[str] | None = None) -> Any:
     """Command-line options of ``scripts/benchmark.py``."""
-    import argparse
-
     parser = argparse.ArgumentParser(
         description="Speed of GCDoc vs the BiLSTM-CRF baseline on the same real batches."
     )
@@ -677,9 +659,6 @@ def parse_args(argv: Sequence[str] | None = None) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark from the command line, print the table and write the JSON."""
-    from docgraph.checkpoint import atomic_write_json
-    from docgraph.data.errors import CorpusFormatError
-
     args = parse_args(argv)
     argv_list = list(sys.argv[1:] if argv is None else argv)
     command = " ".join(["python scripts/benchmark.py", *argv_list])
@@ -727,14 +706,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _operator_counts_main(args: Any, command: str) -> int:
-    from docgraph.checkpoint import atomic_write_json
-    from docgraph.data.errors import CorpusFormatError
-    from docgraph.operator_counts import (
-        OperatorCountOptions,
-        format_counts,
-        run_operator_counts,
-    )
-
     options = OperatorCountOptions(dataset=args.dataset, data_dir=args.data_dir)
     try:
         result = run_operator_counts(options, command=command)
@@ -762,12 +733,6 @@ def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
     Tagging: :func:`~docgraph.inference.predict_graphs` over the whole dev split (8000-token
     batches), timed end to end.
     """
-    from docgraph.batching import collate
-    from docgraph.config import TrainConfig
-    from docgraph.inference import predict_graphs
-    from docgraph.machine import resolve_device
-    from docgraph.training import clip_groups, make_optimizer, training_step
-
     dev_ = resolve_device(device)
 
     def sync() -> None:
@@ -836,9 +801,6 @@ def format_step_speed(result: dict[str, Any]) -> str:
 
 
 def _step_speed_main(args: Any, command: str) -> int:
-    from docgraph.checkpoint import atomic_write_json
-    from docgraph.data.errors import CorpusFormatError
-
     try:
         result = run_step_speed(args.dataset, args.data_dir, args.device,
                                 tuple(args.budgets), args.steps, command=command)

@@ -22,16 +22,24 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
+from torch import nn
 from torch_geometric.data import Batch
 
+from docgraph.data.registry import load_dataset
+from docgraph.data.vocab import Vocabularies
+from docgraph.distributed import spawn
+from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.machine import peak_rss_mib
+from docgraph.model import GCDocConfig, GCDocOutput
+from docgraph.model_dir import build_model
+from docgraph.tools.batches import select_batch_indices, split_batch
+from docgraph.training import training_step
 
 SPEEDUP_TARGET = 1.8
 
@@ -70,28 +78,8 @@ class ScalingOptions:
     settings: tuple[str, ...] = tuple(SETTINGS)
 
 
-def split_batch(indices: Sequence[int], lengths: Sequence[int], parts: int) -> list[list[int]]:
-    """Share the graphs of one batch out over ``parts`` processes, balancing their tokens.
-
-    Greedy: longest graph first, each to the part with the fewest tokens so far; every part
-    keeps the graphs' original order. A part may be empty when the batch has fewer graphs.
-    """
-    load = [0] * parts
-    owner: dict[int, int] = {}
-    for i in sorted(indices, key=lambda j: -lengths[j]):
-        part = min(range(parts), key=lambda p: load[p])
-        owner[i] = part
-        load[part] += lengths[i]
-    return [[i for i in indices if owner[i] == p] for p in range(parts)]
-
-
 def _prepare(options: ScalingOptions, world: int, rank: int):
     """Graphs, this process's share of each batch of the list, vocabularies."""
-    from docgraph.benchmark import select_batch_indices
-    from docgraph.data.registry import load_dataset
-    from docgraph.data.vocab import Vocabularies
-    from docgraph.graph import GraphConfig, documents_to_graphs
-
     docs = load_dataset(options.dataset, options.data_dir, splits=("train",))["train"]
     vocabs = Vocabularies.build(docs)
     graphs = documents_to_graphs(docs, vocabs, GraphConfig())
@@ -116,27 +104,45 @@ def _timed_passes(run, repeats: int) -> float:
     return statistics.median(times)
 
 
+class LossScaled(nn.Module):
+    """``network`` with the loss of its output multiplied by ``weight``.
+
+    A DDP process without a share of a batch steps through
+    :func:`~docgraph.training.training_step` with ``LossScaled(network, 0.0)`` on a real batch:
+    it joins the gradient all-reduce with zero gradients, so DDP's collective calls stay
+    matched and the other processes' gradients are averaged as in training.
+    """
+
+    def __init__(self, network: nn.Module, weight: float) -> None:
+        super().__init__()
+        self.network = network
+        self.weight = weight
+
+    def forward(self, batch: Batch) -> GCDocOutput:
+        out = self.network(batch)
+        return replace(out, loss=out.loss * self.weight)
+
+
 def _measure_model(name: str, options: ScalingOptions, batches: list, vocabs,
                    tokens: int) -> dict[str, float]:
-    from docgraph.benchmark import train_step
-    from docgraph.model import GCDocConfig
-    from docgraph.model_dir import build_model
-
     cfg = (GCDocConfig.baseline(**options.model_overrides) if name == "baseline"
            else GCDocConfig(**options.model_overrides))
     torch.manual_seed(options.seed)
     model = build_model(cfg, vocabs)
-    network: torch.nn.Module = model
+    network: nn.Module = model
     if dist.is_initialized() and dist.get_world_size() > 1:
-        network = torch.nn.parallel.DistributedDataParallel(model)
+        network = nn.parallel.DistributedDataParallel(model)
+    idle = LossScaled(network, 0.0)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     present = [b for b in batches if b is not None]
 
     def step(batch: Batch | None) -> None:
         # A process without graphs in this batch still joins the gradient all-reduce with a
         # zero loss over a real batch, so DDP's collective calls stay matched.
-        train_step(network, optimizer, present[0] if batch is None else batch,
-                   0.0 if batch is None else 1.0)
+        if batch is None:
+            training_step(idle, optimizer, present[0])
+        else:
+            training_step(network, optimizer, batch)
 
     model.train()
     for k in range(options.warmup):
@@ -168,8 +174,6 @@ def _setting_worker(options: ScalingOptions, out_path: str) -> None:
 
 def measure_setting(options: ScalingOptions, setting: str) -> dict[str, Any]:
     """Measure one of :data:`SETTINGS` in fresh processes; returns its result dictionary."""
-    from docgraph.distributed import spawn
-
     processes, threads = SETTINGS[setting]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"

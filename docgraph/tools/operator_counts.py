@@ -22,6 +22,8 @@ gives the same counts on any CPU.
 
 from __future__ import annotations
 
+import datetime as _dt
+import platform
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +31,16 @@ from typing import Any
 
 import torch
 from torch.profiler import ProfilerActivity, profile
+
+from docgraph.batching import collate
+from docgraph.config import TrainConfig
+from docgraph.data.registry import load_dataset
+from docgraph.data.vocab import Vocabularies
+from docgraph.graph import GraphConfig, documents_to_graphs
+from docgraph.model import GCDocConfig
+from docgraph.model_dir import build_model
+from docgraph.tools.batches import select_batch_indices
+from docgraph.training import clip_groups, make_optimizer, training_step
 
 __all__ = [
     "SYNCHRONISING",
@@ -162,19 +174,9 @@ def run_operator_counts(options: OperatorCountOptions, command: str = "") -> dic
     GCDoc (the paper's settings) on real batches of each size, as the trainer runs them
     (:func:`~docgraph.batching.collate` with the host-side plan, then
     :func:`~docgraph.training.training_step` with clipping and the fused Adam of the presets;
-    tagging is :meth:`~docgraph.model.GCDoc.predict`)."""
-    import datetime as _dt
-    import platform
-
-    from docgraph.batching import collate
-    from docgraph.config import TrainConfig
-    from docgraph.data.registry import load_dataset
-    from docgraph.data.vocab import Vocabularies
-    from docgraph.graph import GraphConfig, TokenBudgetBatchSampler, documents_to_graphs
-    from docgraph.model import GCDocConfig
-    from docgraph.model_dir import build_model
-    from docgraph.training import clip_groups, make_optimizer, training_step
-
+    tagging is :meth:`~docgraph.model.GCDoc.predict`). The counted batch of each budget is
+    the longest of the first 20 of the training sampler's shuffled epoch
+    (:func:`~docgraph.tools.batches.select_batch_indices`)."""
     docs = load_dataset(options.dataset, options.data_dir, splits=(options.split,))[
         options.split]
     vocabs = Vocabularies.build(docs)
@@ -184,8 +186,8 @@ def run_operator_counts(options: OperatorCountOptions, command: str = "") -> dic
     device = torch.device("cpu")
     rows: list[dict[str, Any]] = []
     for budget in options.batch_tokens:
-        sampler = TokenBudgetBatchSampler(lengths, budget, shuffle=True, seed=options.seed)
-        indices = max(sampler.all_batches()[:20], key=lambda b: sum(lengths[i] for i in b))
+        indices = max(select_batch_indices(lengths, budget, 20, options.seed),
+                      key=lambda b: sum(lengths[i] for i in b))
         extra = options.model_overrides
         for name, config in (("baseline", GCDocConfig.baseline(**extra)),
                              ("gcdoc", GCDocConfig(**extra))):

@@ -1,0 +1,264 @@
+"""The scripts' arguments: parsers, flags that map onto
+:class:`~docgraph.config.ExperimentConfig`, and their checks.
+
+Nothing here imports torch, so that a script's arguments are parsed and checked in a fraction
+of a second (:mod:`docgraph.cli`) before :mod:`docgraph.commands` does the work.
+
+Precedence: built-in defaults < the TOML preset (``--config FILE``, or ``configs/<dataset>.toml``
+when it exists) < command-line flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import logging
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+from docgraph.data.registry import DATASETS
+from docgraph.presets import load_toml, preset_path
+from docgraph.validation import check_field, check_values
+
+#: The value flags of ``train.py``: flag -> (config section, key, type, help).
+VALUE_FLAGS: dict[str, tuple[str | None, str, Callable[[str], Any], str]] = {
+    "--window": ("model", "window", int, "cross-sentence window k (0 disables the module)"),
+    "--samples": ("model", "num_samples", int, "Monte-Carlo dropout passes T"),
+    "--threshold": ("model", "threshold", float, "uncertainty threshold for pruning"),
+    "--theta": ("model", "theta", float, "weight of the auxiliary relation loss"),
+    "--hidden": ("model", "hidden", int, "word BiLSTM hidden size per direction"),
+    "--char-hidden": ("model", "char_hidden", int, "character BiLSTM hidden size per direction"),
+    "--char-dim": ("model", "char_dim", int, "character embedding size"),
+    "--sent-dim": ("model", "sent_dim", int, "sentence representation size d_s"),
+    "--uncertainty-hidden": ("model", "uncertainty_hidden", int,
+                             "uncertainty tagger hidden size per direction"),
+    "--dropout": ("model", "dropout", float, "dropout on BiLSTM inputs and outputs"),
+    "--isolated": ("model", "isolated", str, "graph layer on tokens without neighbours: "
+                   "identity|gate"),
+    "--window-encoding": ("model", "window_encoding", str, "cross-sentence windows: "
+                          "concat (paper) | per_sentence (faster approximation)"),
+    "--mc-dropout": ("model", "mc_dropout", str, "Monte-Carlo dropout passes: "
+                     "full (paper) | output (faster approximation, one BiLSTM pass)"),
+    "--relation-labels": ("model", "relation_labels", str,
+                          "positives of the auxiliary classifier: type (O is a type, paper) | "
+                          "entity (O-O edges left out of L_a)"),
+    "--unpruned-epochs": ("model", "unpruned_epochs", int,
+                          "warm-up: the first N epochs run the graph unpruned"),
+    "--neighbours": ("graph", "max_neighbours", int,
+                     "neighbours p sampled per token (0 keeps all)"),
+    "--graph-seed": ("graph", "seed", int, "seed of the neighbour sampling"),
+    "--max-doc-tokens": ("graph", "max_doc_tokens", int,
+                         "split longer documents into chunks of whole sentences"),
+    "--epochs": ("train", "epochs", int, "maximum number of epochs"),
+    "--patience": ("train", "patience", int, "early-stopping patience in epochs"),
+    "--optimizer": ("train", "optimizer", str, "sgd (paper) or adam"),
+    "--lr": ("train", "lr", float, "learning rate"),
+    "--momentum": ("train", "momentum", float, "SGD momentum"),
+    "--weight-decay": ("train", "weight_decay", float, "L2 regularisation"),
+    "--clip-norm": ("train", "clip_norm", float, "gradient clipping norm (0 disables)"),
+    "--lr-schedule": ("train", "lr_schedule", str, "none|inverse|cosine"),
+    "--lr-decay": ("train", "lr_decay", float, "decay of the inverse schedule"),
+    "--batch-tokens": ("train", "batch_tokens", int, "token budget of a training batch"),
+    "--eval-batch-tokens": ("train", "eval_batch_tokens", int, "token budget when evaluating"),
+    "--loss-reduction": ("train", "loss_reduction", str, "sum|sentence_mean"),
+    "--threads": ("train", "threads", int,
+                  "torch intra-op threads (0: one per CPU process; torch default on CUDA)"),
+    "--processes": ("train", "processes", int,
+                    "training processes on a CPU (0: one per core, at most 2; 1: one process)"),
+    "--max-minutes": ("train", "max_minutes", float,
+                      "wall-clock budget: start no epoch that would end past it (0: no limit)"),
+}
+
+#: The switches of ``train.py``: flag -> the configuration values it sets.
+SWITCHES: dict[str, dict[str, dict[str, Any]]] = {
+    "--no-cross-sentence": {"model": {"cross_sentence": False}},
+    "--no-graph": {"model": {"graph": False}},
+    "--no-pruning": {"model": {"pruning": False}},
+    "--no-edge-weights": {"model": {"edge_weights": False}},
+    "--previous-only": {"model": {"use_next": False}},
+    "--next-only": {"model": {"use_previous": False}},
+    "--current-sentence-only": {"model": {"use_previous": False, "use_next": False}},
+    "--baseline": {"model": {"cross_sentence": False, "graph": False}},
+    "--constrained-decoding": {"model": {"constrained_decoding": True}},
+    "--attach-uncertainty-input": {"model": {"detach_uncertainty_input": False}},
+    "--fast": {"model": {"window_encoding": "per_sentence", "mc_dropout": "output"}},
+    "--freeze-embeddings": {"model": {"freeze_embeddings": True}},
+}
+
+
+class UsageError(ValueError):
+    """A bad command-line argument."""
+
+
+def fail(message: str) -> NoReturn:
+    """Print one line to stderr and exit with status 2 (no traceback)."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def setup_logging(quiet: bool = False) -> None:
+    """Log ``docgraph`` messages to stderr, one line each."""
+    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO,
+                        format="%(message)s", stream=sys.stderr)
+
+
+def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--dataset`` and ``--data-dir``."""
+    parser.add_argument("--dataset", choices=tuple(DATASETS), default=None,
+                        help="corpus (default: sample, the bundled corpus)")
+    parser.add_argument("--data-dir", default=None,
+                        help="corpus directory (default: $DOCGRAPH_DATA_DIR/<dataset>)")
+
+
+def train_parser() -> argparse.ArgumentParser:
+    """The parser of ``scripts/train.py``."""
+    p = argparse.ArgumentParser(
+        prog="train.py", description="Train GCDoc (or an ablation / the BiLSTM-CRF baseline).")
+    add_data_arguments(p)
+    p.add_argument("--output-dir", default=None, help="run directory (default: runs/<dataset>)")
+    p.add_argument("--config", default=None, help="TOML preset (default: configs/<dataset>.toml)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="random seed of the run (default: the preset's, else 1)")
+    p.add_argument("--seeds", type=int, nargs="+", default=None,
+                   help="run once per seed and summarise test F1 as mean ± std")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None,
+                   help="where to train (default: auto, a GPU when there is one)")
+    p.add_argument("--embeddings", default=None, help="glove-6b-50d | none | PATH to vectors")
+    p.add_argument("--lm", default=None, metavar="PATH",
+                   help="Hugging Face encoder directory: add its frozen states as contextual "
+                   "word features (pip install 'docgraph[lm]')")
+    p.add_argument("--lm-context", type=int, default=None, metavar="N",
+                   help="subwords of same-document context on each side of a sentence for "
+                   "--lm (default 64; 0: sentence alone)")
+    p.add_argument("--lm-pack", action="store_true", default=None,
+                   help="encode consecutive sentences of a document in shared --lm windows "
+                   "(each keeps at least --lm-context subwords per side; several times faster)")
+    p.add_argument("--resume", metavar="DIR", default=None,
+                   help="continue the interrupted run in DIR from its last checkpoint")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, warnings only")
+    for flag, (_, _, kind, help_) in VALUE_FLAGS.items():
+        p.add_argument(flag, type=kind, default=None, help=help_)
+    for flag, values in SWITCHES.items():
+        p.add_argument(flag, action="store_true", help=f"set {values}")
+    return p
+
+
+def is_tty() -> bool:
+    """Whether stderr is an interactive terminal (progress bars only then)."""
+    return sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Check every configuration value of the command line and of its TOML preset before
+    any work (and before torch is imported), naming the flag or the file and key.
+
+    Raises:
+        ConfigError: For the first value its field does not accept.
+        UsageError: For a ``--config`` file that does not exist.
+    """
+    for flag, (section, key, _, _) in VALUE_FLAGS.items():
+        value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
+        if value is not None:
+            check_field(section or "", key, value, flag)
+    for key in ("seed", "lm_context"):
+        value = getattr(args, key, None)
+        if value is not None:
+            check_field("", key, value, "--" + key.replace("_", "-"))
+    for seed in getattr(args, "seeds", None) or ():
+        check_field("", "seed", seed, "--seeds")
+    if getattr(args, "resume", None):
+        return  # the run's saved configuration is checked when it is read
+    preset = Path(args.config) if args.config else preset_path(args.dataset or "sample")
+    if args.config and not preset.is_file():
+        raise UsageError(f"--config {args.config}: file not found")
+    if preset is not None:
+        check_values(load_toml(preset), str(preset))
+
+
+def evaluate_parser() -> argparse.ArgumentParser:
+    """The parser of ``scripts/evaluate.py``."""
+    p = argparse.ArgumentParser(
+        prog="evaluate.py",
+        description="Score a trained model (conlleval P/R/F1 overall and per type).")
+    p.add_argument("--model", required=True, help="model directory written by train.py")
+    add_data_arguments(p)
+    p.add_argument("--split", choices=("dev", "test"), default="test",
+                   help="split to score (default: test)")
+    p.add_argument("--data", default=None,
+                   help="a labelled CoNLL column file to score instead of a dataset split")
+    p.add_argument("--output-dir", default=None,
+                   help="where to write <name>_metrics.json and <name>_predictions.conll "
+                        "(default: the model directory)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where to tag (default: auto, a GPU when there is one)")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="uncertainty threshold to prune the document graph with, instead of "
+                        "the one the model was trained with (a value above ln(#labels), e.g. "
+                        "100, prunes nothing)")
+    add_processes_argument(p)
+    return p
+
+
+def add_processes_argument(p: argparse.ArgumentParser) -> None:
+    """``--processes`` of the tagging tools (``evaluate.py``, ``predict.py``)."""
+    p.add_argument("--processes", type=int, default=0, metavar="N",
+                   help="tagging processes on a CPU (0: one per core, at most 2, when each "
+                        "gets at least 20000 tokens, 160000 for a BiLSTM-CRF; 1: one process)")
+
+
+def predict_parser() -> argparse.ArgumentParser:
+    """The parser of ``scripts/predict.py``."""
+    p = argparse.ArgumentParser(
+        prog="predict.py",
+        description="Tag documents with a trained model. Inputs are CoNLL column files "
+                    "(documents split at -DOCSTART-) or plain-text files (one file = one "
+                    "document).")
+    p.add_argument("--model", required=True, help="model directory written by train.py")
+    p.add_argument("inputs", nargs="+", help="input files")
+    p.add_argument("--input-format", choices=("auto", "conll", "text"), default="auto",
+                   help="auto: CoNLL when the file has -DOCSTART- or a tag (O, B-X, I-X, E-X, "
+                        "S-X) in the last column of nearly every non-blank line, else text")
+    p.add_argument("--tokenized", action="store_true",
+                   help="text input is pre-tokenised: one sentence per line, tokens split "
+                        "on whitespace")
+    p.add_argument("--format", choices=("conll", "jsonl", "html"), default="jsonl",
+                   help="output: CoNLL columns (word, predicted tag), JSON lines of spans, or "
+                        "an interactive HTML page of the documents and their graphs "
+                        "(default: jsonl)")
+    p.add_argument("--output", default=None, help="output file (default: stdout)")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="uncertainty threshold to prune the document graph with, instead of "
+                        "the trained one (as evaluate.py --threshold)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where to tag (default: auto, a GPU when there is one)")
+    add_processes_argument(p)
+    return p
+
+
+CONLL_TAGGED_SHARE = 0.9
+"""Share of non-blank lines whose last column must be a tag for a file to be read as CoNLL."""
+
+
+def _is_tag(field: str) -> bool:
+    """Whether ``field`` is a NER tag: ``O`` or ``B-X``, ``I-X``, ``E-X``, ``S-X``."""
+    return field == "O" or (len(field) > 2 and field[0] in "BIES" and field[1] == "-")
+
+
+def looks_like_conll(text: str, max_lines: int = 200) -> bool:
+    """Whether ``text`` is a CoNLL column file rather than prose.
+
+    It is when a line starts with ``-DOCSTART-``, or when (nearly) all of its first
+    ``max_lines`` non-blank lines have at least two columns and a tag (``O``, ``B-X``, ``I-X``,
+    ``E-X``, ``S-X``) in the last one. Plain or pre-tokenised text (``... went well.``) is not.
+    """
+    rows = (line.split() for line in text.split("\n"))
+    content = list(itertools.islice((cols for cols in rows if cols), max_lines))
+    if not content:
+        return False
+    if any(cols[0] == "-DOCSTART-" for cols in content):
+        return True
+    tagged = sum(len(cols) >= 2 and _is_tag(cols[-1]) for cols in content)
+    return tagged >= CONLL_TAGGED_SHARE * len(content)

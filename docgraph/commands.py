@@ -1,0 +1,295 @@
+"""What the scripts do once their arguments are parsed and checked.
+
+:mod:`docgraph.cli` parses and checks the command line without importing torch (a bad flag is
+rejected in a fraction of a second); it then hands the parsed arguments to :func:`train`,
+:func:`evaluate` or :func:`predict` here, which import everything they need.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from docgraph import distributed
+from docgraph.arguments import (
+    SWITCHES,
+    VALUE_FLAGS,
+    UsageError,
+    fail,
+    is_tty,
+    looks_like_conll,
+    setup_logging,
+)
+from docgraph.checkpoint import CheckpointError, atomic_write_json, atomic_write_text
+from docgraph.config import ExperimentConfig, apply_overrides
+from docgraph.data.conll import read_conll, read_text, write_conll
+from docgraph.data.document import Document
+from docgraph.data.errors import CorpusFormatError
+from docgraph.data.registry import dataset_files, load_dataset
+from docgraph.experiment import run_experiment, run_seeds
+from docgraph.graph import split_long_documents
+from docgraph.inference import evaluate as evaluate_split
+from docgraph.inference import predict_in_processes, score_predictions, split_consistency
+from docgraph.machine import resolve_device
+from docgraph.metrics import format_table
+from docgraph.model_dir import ModelOverrides, load_model_dir, read_model_dir
+from docgraph.presets import load_toml, preset_path
+from docgraph.splits import PreparedSplit, prepare_split
+from docgraph.tagger import Tagger, as_document
+from docgraph.training import TrainingError
+
+#: The exceptions that end training with a one-line error instead of a traceback.
+TRAIN_ERRORS: tuple[type[BaseException], ...] = (
+    UsageError, ValueError, FileNotFoundError, CheckpointError, CorpusFormatError, TrainingError)
+
+
+def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = None
+                     ) -> ExperimentConfig:
+    """Defaults < preset < flags; with ``base`` (a resumed run's saved config), base < flags."""
+
+    dataset = args.dataset or "sample"
+    if base is not None:
+        config = base
+    else:
+        config = ExperimentConfig(dataset=dataset, output_dir=f"runs/{dataset}")
+        preset = Path(args.config) if args.config else preset_path(dataset)
+        if args.config and not preset.is_file():
+            raise UsageError(f"--config {args.config}: file not found")
+        if preset is not None:
+            config = apply_overrides(config, load_toml(preset), where=str(preset))
+            if args.dataset and config.dataset != args.dataset:
+                config = apply_overrides(config, {"dataset": args.dataset})
+    overrides: dict[str, Any] = {}
+    for key in ("data_dir", "output_dir", "seed", "device", "embeddings", "lm", "lm_context",
+                "lm_pack"):
+        value = getattr(args, key, None)
+        if value is not None:
+            overrides[key] = value
+    for flag, (section, key, _, _) in VALUE_FLAGS.items():
+        value = getattr(args, flag.lstrip("-").replace("-", "_"))
+        if value is not None:
+            overrides.setdefault(section, {})[key] = value
+    for flag, values in SWITCHES.items():
+        if getattr(args, flag.lstrip("-").replace("-", "_")):
+            for section, kv in values.items():
+                overrides.setdefault(section, {}).update(kv)
+    if args.resume is not None:
+        overrides["output_dir"] = args.resume
+    return apply_overrides(config, overrides, where="command line")
+
+
+def _train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
+           progress: bool, quiet: bool) -> None:
+    """Train one run (or one per seed) and print the result line (rank 0 only)."""
+
+    setup_logging(quiet)
+    if seeds:
+        summary = run_seeds(config, seeds, progress=progress)
+        if summary:
+            print(f"test F1 over seeds {list(seeds)}: {summary['test_f1_mean']:.2f} ± "
+                  f"{summary['test_f1_std']:.2f}", flush=True)
+        return
+    metrics = run_experiment(config, resume=resume, progress=progress)
+    if metrics:
+        print(f"best epoch {metrics['best_epoch']}/{metrics['epochs']} ({metrics['stop_reason']})"
+              f"  dev F1 {metrics['dev']['f1']:.2f}  test F1 {metrics['test']['f1']:.2f}  "
+              f"({config.output_dir})", flush=True)
+
+
+def _train_exit_code(err: BaseException) -> int:
+    """Exit status of a failed training: 2 for bad input, 1 when training itself failed."""
+
+    return 1 if isinstance(err, TrainingError) else 2
+
+
+def _spawned_train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
+                   progress: bool, quiet: bool) -> None:
+    """One process of :func:`docgraph.distributed.spawn`: train, or exit with a clean error."""
+
+    try:
+        _train(config, seeds, resume, progress and dist.get_rank() == 0, quiet)
+    except TRAIN_ERRORS as err:
+        if dist.get_rank() == 0:
+            print(f"error: {err}", file=sys.stderr, flush=True)
+        raise SystemExit(_train_exit_code(err)) from None
+
+
+def train(args: argparse.Namespace) -> int:
+    """``scripts/train.py`` after its arguments were checked (:func:`docgraph.cli.train_main`).
+
+    On a CPU the run is data-parallel over ``config.train.processes`` processes (automatic:
+    one per core, at most 2), started here; under ``torchrun`` the processes already exist.
+    """
+    setup_logging(args.quiet)
+    torchrun = distributed.launched_by_torchrun()
+    try:
+        if args.resume and args.seeds:
+            raise UsageError("--resume and --seeds cannot be combined")
+        if args.resume and not Path(args.resume, "last.pt").is_file():
+            raise UsageError(f"--resume {args.resume}: no checkpoint last.pt in that directory")
+        base = None
+        if args.resume:
+            saved = Path(args.resume, "config.json")
+            if saved.is_file():
+                # the run's own configuration; flags given now (e.g. --epochs) override it
+                base = ExperimentConfig.from_saved(json.loads(saved.read_text()))
+        config = config_from_args(args, base)
+        progress = is_tty() and not args.quiet
+        processes = config.train.processes or distributed.default_processes(config.device)
+        if not torchrun and processes > 1:
+            if resolve_device(config.device).type == "cuda":
+                raise UsageError("--processes > 1 is for CPU training; use torchrun on GPUs")
+            dataset_files(config.dataset, config.data_dir)  # missing data: fail here, once
+            threads = config.train.threads or max(
+                1, distributed.available_cores() // processes)
+            logging.getLogger("docgraph").info(
+                "training in %d processes with %d thread(s) each (--processes 1: one process)",
+                processes, threads)
+            # the worker printed the one-line error; torch would add a line per process it stops
+            logging.getLogger("torch.multiprocessing.spawn").setLevel(logging.ERROR)
+            try:
+                distributed.spawn(_spawned_train, processes, config, args.seeds,
+                                  bool(args.resume), progress, args.quiet, threads=threads)
+            except mp.ProcessExitedException as err:
+                raise SystemExit(err.exit_code if err.exit_code > 0 else 1) from None
+            return 0
+        if torchrun:
+            distributed.init_distributed(config.device)
+        _train(config, args.seeds, bool(args.resume), progress, args.quiet)
+    except TRAIN_ERRORS as err:
+        if _train_exit_code(err) == 1:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        fail(str(err))
+    finally:
+        if torchrun:
+            distributed.cleanup_distributed()
+    return 0
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    """``scripts/evaluate.py`` with its parsed arguments (:func:`docgraph.cli.evaluate_main`)."""
+    setup_logging()
+    try:
+        device = resolve_device(args.device)
+        overrides = ModelOverrides(threshold=args.threshold)
+        config, vocabs = read_model_dir(args.model)
+        try:
+            overrides.check(config, args.model)
+        except ValueError as err:
+            raise UsageError(f"--{err}") from None
+        if args.data:
+            if not Path(args.data).exists():
+                raise UsageError(f"--data {args.data}: file not found")
+            name, documents = Path(args.data).stem, read_conll(args.data)
+        else:
+            dataset = args.dataset or config.dataset
+            data_dir = args.data_dir if args.data_dir is not None else (
+                config.data_dir if dataset == config.dataset else None)
+            name = args.split
+            documents = load_dataset(dataset, data_dir, splits=(args.split,))[args.split]
+        processes = distributed.tagging_processes(
+            sum(d.num_tokens for d in documents), device, args.processes,
+            min_tokens=distributed.min_tagging_tokens(config.model.graph,
+                                                      config.model.cross_sentence))
+        if processes > 1:  # the processes load the model; this one only scores
+            logging.getLogger("docgraph").info(
+                "tagging in %d processes (--processes 1: one process)", processes)
+            prepared = PreparedSplit(
+                split_long_documents(documents, config.graph.max_doc_tokens), [])
+            predictions = predict_in_processes(args.model, documents, processes, overrides)
+            scores = score_predictions(prepared, predictions)
+        else:
+            model, vocabs, config = load_model_dir(args.model, device, overrides)
+            prepared = prepare_split(documents, vocabs, config)
+            scores, predictions = evaluate_split(model, prepared, vocabs,
+                                                 config.train.eval_batch_tokens, device)
+        consistency = split_consistency(prepared, predictions)
+    except (ValueError, FileNotFoundError, distributed.WorkerError, CheckpointError,
+            CorpusFormatError) as err:
+        fail(str(err))
+    out_dir = Path(args.output_dir or args.model)
+    print(format_table(scores, title=f"{name} ({len(documents)} documents)"))
+    print(f"document consistency: F1 on mentions with a recurring word "
+          f"{consistency.recurrent.f1:.2f}, on once-seen mentions {consistency.singleton.f1:.2f};"
+          f" string groups with more than one type {100 - consistency.pred.consistency:.1f}% "
+          f"(gold {100 - consistency.gold.consistency:.1f}%); entities against their string's "
+          f"majority type {consistency.pred.disagreement:.2f}%")
+    override = {} if args.threshold is None else {"threshold": args.threshold}
+    atomic_write_json(out_dir / f"{name}_metrics.json",
+                      {name: scores.to_dict(), "consistency": consistency.to_dict(), **override})
+    write_conll(out_dir / f"{name}_predictions.conll", prepared.documents, predictions)
+    print(f"wrote {out_dir / f'{name}_metrics.json'} and {out_dir / f'{name}_predictions.conll'}")
+    return 0
+
+
+def _read_input(path: Path, input_format: str, tokenized: bool) -> list[Document]:
+    """The documents of one ``predict.py`` input file (``auto``, ``conll`` or ``text``).
+
+    Raises:
+        UsageError: The file does not exist or is not a file.
+        CorpusFormatError: The file is not UTF-8, or not a valid CoNLL file when read as one.
+    """
+
+    if not path.exists():
+        raise UsageError(f"{path}: input file not found")
+    if not path.is_file():
+        raise UsageError(f"{path}: expected an input file, got a directory")
+    text = read_text(path)
+    kind = input_format
+    if kind == "auto":
+        kind = "conll" if looks_like_conll(text) else "text"
+    if kind == "conll":
+        return read_conll(path)
+    document = as_document(text, path.stem, tokenized)
+    if not document.sentences:
+        logging.getLogger(__name__).warning("%s: no tokens, nothing to tag", path)
+    return [document]
+
+
+def predict(args: argparse.Namespace) -> int:
+    """``scripts/predict.py`` with its parsed arguments (:func:`docgraph.cli.predict_main`)."""
+    setup_logging(quiet=True)
+    try:
+        tagger = Tagger.load(args.model, resolve_device(args.device), threshold=args.threshold)
+        documents = [doc for name in args.inputs
+                     for doc in _read_input(Path(name), args.input_format, args.tokenized)]
+        if args.format == "jsonl":
+            entities = tagger.predict(documents, processes=args.processes)
+        elif args.format == "html":
+            page = tagger.to_html(documents, title=" ".join(args.inputs))
+        else:
+            docs, tags = tagger.tag(documents, processes=args.processes)
+    except (ValueError, FileNotFoundError, distributed.WorkerError, CheckpointError,
+            CorpusFormatError) as err:
+        fail(str(err))
+    lines: list[str] = []
+    if args.format == "html":
+        if args.output:
+            atomic_write_text(args.output, page)
+        else:
+            sys.stdout.write(page)
+        return 0
+    if args.format == "jsonl":
+        lines = [json.dumps(e.to_dict()) for doc_entities in entities for e in doc_entities]
+    else:
+        for doc, doc_tags in zip(docs, tags):
+            lines.append("-DOCSTART- O")
+            lines.append("")
+            for sentence, sent_tags in zip(doc.sentences, doc_tags):
+                lines.extend(f"{w} {t}" for w, t in zip(sentence.tokens, sent_tags))
+                lines.append("")
+    text = "\n".join(lines) + ("\n" if lines else "")
+    if args.output:
+        atomic_write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0

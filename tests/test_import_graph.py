@@ -1,0 +1,131 @@
+"""The house rules of the package's import graph (docs/design.md, "Code layout").
+
+Every ``import`` of a ``docgraph`` module counts, at the top of a file or inside a function
+(an import hidden in a function is still a dependency); only imports under
+``if TYPE_CHECKING:`` are left out, as they never run.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "docgraph"
+
+
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def imported_modules(path: Path, known: set[str], package_dir: Path = PACKAGE) -> set[str]:
+    """The ``docgraph`` modules that ``path`` imports (``from docgraph import x`` names the
+    module ``docgraph.x`` when that is a module, the package otherwise)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    this = module_name(path, package_dir)
+    package = this if path.name == "__init__.py" else this.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "docgraph")
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            if base.split(".")[0] == "docgraph":
+                for alias in node.names:
+                    candidate = f"{base}.{alias.name}"
+                    found.add(candidate if candidate in known else base)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    found.discard(this)
+    return {m for m in found if m in known}
+
+
+@pytest.fixture(scope="module")
+def graph() -> nx.DiGraph:
+    files = sorted(PACKAGE.rglob("*.py"))
+    known = {module_name(f) for f in files}
+    g = nx.DiGraph()
+    g.add_nodes_from(known)
+    for f in files:
+        for target in imported_modules(f, known):
+            g.add_edge(module_name(f), target)
+    return g
+
+
+def _edges_from(graph: nx.DiGraph, prefix: str) -> list[tuple[str, str]]:
+    return [(a, b) for a, b in graph.edges if a == prefix or a.startswith(prefix + ".")]
+
+
+def test_the_parser_sees_imports_in_functions_and_skips_type_checking(tmp_path):
+    package = tmp_path / "docgraph"
+    package.mkdir()
+    for name in ("__init__", "a", "b", "c"):
+        (package / f"{name}.py").write_text("")
+    (package / "a.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from docgraph.c import X\n"
+        "def f():\n    from docgraph import b\n    return b\n")
+    (package / "b.py").write_text("import docgraph.c\nfrom . import a\n")
+    known = {"docgraph", "docgraph.a", "docgraph.b", "docgraph.c"}
+    assert imported_modules(package / "a.py", known, package) == {"docgraph.b"}
+    assert imported_modules(package / "b.py", known, package) == {"docgraph.c", "docgraph.a"}
+
+
+def test_no_import_cycles(graph):
+    cycles = [c for c in nx.simple_cycles(graph) if "docgraph" not in c]
+    assert not cycles, f"import cycles: {cycles[:5]}"
+
+
+def test_nn_knows_only_tensors(graph):
+    """``docgraph.nn`` never imports files, vocabularies or tag names (``data``), nor the
+    model, the trainer or any other module above it."""
+    outside = [(a, b) for a, b in _edges_from(graph, "docgraph.nn")
+               if not b.startswith("docgraph.nn")]
+    assert not outside, outside
+
+
+def test_data_knows_no_model(graph):
+    """``docgraph.data`` knows files and strings: it imports nothing of the model side."""
+    allowed = ("docgraph.data", "docgraph.atomic")
+    outside = [(a, b) for a, b in _edges_from(graph, "docgraph.data")
+               if not b.startswith(allowed)]
+    assert not outside, outside
+
+
+def test_the_library_never_imports_its_tools(graph):
+    upward = [(a, b) for a, b in graph.edges
+              if b.startswith("docgraph.tools") and not a.startswith("docgraph.tools")]
+    assert not upward, upward
+
+
+def test_argument_checking_stays_free_of_torch_modules(graph):
+    """What ``scripts/*.py`` import before the arguments are checked reaches no module that
+    loads torch: only ``cli``'s deferred ``commands`` does."""
+    torch_free = {"docgraph.arguments", "docgraph.presets", "docgraph.validation",
+                  "docgraph.atomic"} | {m for m in graph if m.startswith("docgraph.data")}
+    for module in torch_free:
+        reached = nx.descendants(graph, module)
+        assert reached <= torch_free | {"docgraph"}, (module, reached - torch_free)
+    assert set(graph.successors("docgraph.cli")) == {"docgraph.arguments",
+                                                     "docgraph.commands"}
