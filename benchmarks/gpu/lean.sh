@@ -19,6 +19,8 @@
 # (dev 93.18), lr 0.004 in 32 (dev 93.75), the preset in 24-27 (dev 93.17-93.36). GCDoc gets
 # lr 0.004 (at 1000-token batches a doubled lr hurt it, docs/design.md).
 set -u
+# shellcheck source=benchmarks/gpu/jobs.sh
+source "$(dirname "$0")/jobs.sh"
 START=$(date +%s)
 HARD_STOP=${1:-540}
 C=.devcarry
@@ -58,20 +60,8 @@ timeout 240 python3 scripts/benchmark.py --step-speed $SPEED --device "$DEVICE" 
 echo "speed table done after $(( $(date +%s) - START )) s"
 
 # 3. the training runs, side by side, each with what is left of HARD_STOP less RESERVE
-LEFT=$(( HARD_STOP - ($(date +%s) - START) ))
-MINUTES=$(python3 -c "print(max(0.5, round(($LEFT - ${RESERVE:-75}) / 60, 2)))")
-echo "budget per run: $MINUTES min (hard stop in $LEFT s)"
 IFS=';' read -r -a JOBS <<< "${RUNS:-$DEFAULT_RUNS}"
-for job in "${JOBS[@]}"; do
-  name=${job%%|*}; flags=${job#*|}
-  # shellcheck disable=SC2086
-  timeout "$LEFT" python3 scripts/train.py $flags --embeddings "$GLOVE" --device "$DEVICE" \
-    --threads "$THREADS" --quiet --max-minutes "$MINUTES" \
-    --output-dir "runs/lean/$name" > "logs/$name.log" 2>&1 &
-done
-wait
-echo "all runs ended after $(( $(date +%s) - START )) s"
-for job in "${JOBS[@]}"; do name=${job%%|*}; echo "== $name"; tail -2 "logs/$name.log"; done
+run_jobs runs/lean "$DEVICE" "$THREADS" "$GLOVE" "${RESERVE:-75}" "${JOBS[@]}"
 cp logs/lean-*.log runs/lean/ 2>/dev/null
 for job in "${JOBS[@]}"; do name=${job%%|*}; cp "logs/$name.log" "runs/lean/$name/train.log"; done
 tar czf "$OUT/lean-runs.tgz" --exclude='*.pt' runs/lean

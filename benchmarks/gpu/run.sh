@@ -9,6 +9,8 @@
 # Each run's --max-minutes is what is left of HARD_STOP after the smoke test, less 110 s for
 # loading the data and the final evaluation (RESERVE).
 set -u
+# shellcheck source=benchmarks/gpu/jobs.sh
+source "$(dirname "$0")/jobs.sh"
 START=$(date +%s)
 HARD_STOP=${1:-560}   # seconds after START by which every process must have ended
 C=.devcarry
@@ -181,19 +183,7 @@ else JOBS=(
   "sweep-baseline-sgd-paper|$CONLL --seed 1 --baseline --optimizer sgd --lr 0.01 --loss-reduction sum --batch-tokens 300"
 )
 fi
-LEFT=$(( HARD_STOP - ($(date +%s) - START) ))
-MINUTES=$(python3 -c "print(round(($LEFT - ${RESERVE:-110}) / 60, 2))")
-echo "budget per run: $MINUTES min (hard stop in $LEFT s)"
-for job in "${JOBS[@]}"; do
-  name=${job%%|*}; flags=${job#*|}
-  # shellcheck disable=SC2086
-  timeout "$LEFT" python3 scripts/train.py $flags --embeddings "$GLOVE" --device cuda \
-    --threads "${THREADS:-1}" --quiet --max-minutes "$MINUTES" \
-    --output-dir "runs/gpu/$name" > "logs/$name.log" 2>&1 &
-done
-wait
-echo "all runs ended after $(( $(date +%s) - START )) s"
-for job in "${JOBS[@]}"; do name=${job%%|*}; echo "== $name"; tail -2 "logs/$name.log"; done
+run_jobs runs/gpu cuda "${THREADS:-1}" "$GLOVE" "${RESERVE:-110}" "${JOBS[@]}"
 nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv
 cp logs/*.log runs/gpu/ 2>/dev/null
 tar czf "$OUT/gpu-runs.tgz" --exclude='*.pt' runs/gpu
