@@ -3,7 +3,8 @@
 The public API::
 
     from docgraph import (
-        GCDoc, GCDocConfig, DocGraphConv,            # model and the reusable graph layer
+        GCDoc, GCDocConfig,                          # the model
+        DocGraphConv, DocumentGraphModule,           # the reusable graph layer and module
         ExperimentConfig, TrainConfig, GraphConfig,  # configuration dataclasses
         run_experiment, Tagger,                      # train from Python, tag new text
         read_conll, read_ontonotes, load_dataset,    # corpus readers
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from docgraph.experiment import run_experiment, run_seeds
     from docgraph.graph import GraphConfig
     from docgraph.model import GCDoc, GCDocConfig
-    from docgraph.nn import DocGraphConv
+    from docgraph.nn import DocGraphConv, DocumentGraphModule
     from docgraph.tagger import Entity, Tagger
 
 # Imported on first use (PEP 562), so that ``import docgraph.cli`` can check the arguments of a
@@ -33,6 +34,7 @@ _LAZY = {
     "Sentence": "docgraph.data.document", "read_ontonotes": "docgraph.data.ontonotes",
     "load_dataset": "docgraph.data.registry", "GraphConfig": "docgraph.graph",
     "GCDoc": "docgraph.model", "GCDocConfig": "docgraph.model", "DocGraphConv": "docgraph.nn",
+    "DocumentGraphModule": "docgraph.nn",
     "Entity": "docgraph.tagger", "Tagger": "docgraph.tagger",
     "run_experiment": "docgraph.experiment", "run_seeds": "docgraph.experiment",
 }
@@ -49,6 +51,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DocGraphConv",
     "Document",
+    "DocumentGraphModule",
     "Entity",
     "ExperimentConfig",
     "GCDoc",
