@@ -235,7 +235,8 @@ def bioes_transition_masks(labels: list[str]) -> tuple[Tensor, Tensor, Tensor]:
 
 
 class GCDoc(nn.Module):
-    r"""GCDoc: global-context enhanced document-level NER (Wang et al.).
+    r"""GCDoc: global-context enhanced document-level NER (Wang et al., `arXiv:2106.00887
+    <https://arxiv.org/abs/2106.00887>`_).
 
     Token representation (Eq. (9)) :math:`x_i = [w_i; c_i; s'_c]` (with
     :math:`lm_i` appended when ``config.lm_dim > 0``), a word-level

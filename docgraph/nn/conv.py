@@ -15,8 +15,9 @@ from torch_geometric.typing import OptTensor
 
 class DocGraphConv(MessagePassing):
     r"""The gated graph layer of the document graph module of GCDoc from the
-    paper Wang et al., "Exploiting Global Contextual Information for
-    Document-level Named Entity Recognition" (Section IV-C, Eqs. (18),
+    paper Wang et al., `"Exploiting Global Contextual Information for
+    Document-level Named Entity Recognition"
+    <https://arxiv.org/abs/2106.00887>`_ (Section IV-C, Eqs. (18),
     (23) and (28) for the aggregation, Eqs. (19)--(22) for the gate).
 
     Neighbours are aggregated with an edge-weighted *mean* over the neighbours

@@ -136,8 +136,8 @@ def _padded_log_partition(padded: Tensor, start: Tensor, end: Tensor, transition
 
 class CRFDecoder(torch.nn.Module):
     r"""Linear-chain CRF tag decoder of the Bi-LSTM-CRF framework used by GCDoc
-    (Wang et al., "Exploiting Global Contextual Information for Document-level
-    Named Entity Recognition", Eqs. (4)--(6)):
+    (Wang et al., `"Exploiting Global Contextual Information for Document-level
+    Named Entity Recognition" <https://arxiv.org/abs/2106.00887>`_, Eqs. (4)--(6)):
 
     .. math::
         \Pr(\mathbf{y} \mid \mathbf{X}) = \frac{\prod_j

@@ -181,8 +181,9 @@ def window_segments(sent_len: np.ndarray, sentence_doc: np.ndarray, window: int
 
 class CrossSentenceEncoder(torch.nn.Module):
     r"""The cross-sentence contextual embedding module of GCDoc, from
-    Wang et al., "Exploiting Global Contextual Information for Document-level
-    Named Entity Recognition" (Section IV-B "Cross-Sentence Contextual
+    Wang et al., `"Exploiting Global Contextual Information for Document-level
+    Named Entity Recognition"
+    <https://arxiv.org/abs/2106.00887>`_ (Section IV-B "Cross-Sentence Contextual
     Embedding Module", Eqs. (11)--(16), with the sentence encoder of
     Eq. (17)).
 

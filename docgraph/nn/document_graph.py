@@ -1,7 +1,8 @@
 """The document graph module of GCDoc: uncertainty pruning, edge weights and the gated graph layer.
 
 From Zanbo Wang, Wei Wei, Xianling Mao, Shanshan Feng, Pan Zhou, Zhiyong He and Sheng Jiang,
-"Exploiting Global Contextual Information for Document-level Named Entity Recognition",
+`"Exploiting Global Contextual Information for Document-level Named Entity Recognition"
+<https://arxiv.org/abs/2106.00887>`_,
 Section IV-C "Gated Graph Neural Networks based Context Encoder" with its two strategies
 against noise, "(1) Document Graph Pruning" and "(2) Edge Weights Calculation".
 :class:`DocumentGraphModule` composes the three building blocks of that section
@@ -56,8 +57,9 @@ class DocumentGraphOutput(NamedTuple):
 
 
 class DocumentGraphModule(torch.nn.Module):
-    r"""The document graph module of GCDoc from the "Exploiting Global
-    Contextual Information for Document-level Named Entity Recognition" paper
+    r"""The document graph module of GCDoc from the `"Exploiting Global
+    Contextual Information for Document-level Named Entity Recognition"
+    <https://arxiv.org/abs/2106.00887>`_ paper
     (Wang et al.), Section IV-C "Gated Graph Neural Networks based Context
     Encoder": :math:`\hat{\mathbf{h}}_i = GGNN(\mathbf{h}_i)` (Eq. (10)) on the
     graph of re-occurring tokens of a document, with the section's two

@@ -1,8 +1,8 @@
 """Token-level sequence encoders working on the flat token layout.
 
 All modules in this file use the *flat token layout* shared by the whole
-GCDoc model (Wang et al., "Exploiting Global Contextual Information for
-Document-level Named Entity Recognition"):
+GCDoc model (Wang et al., `"Exploiting Global Contextual Information for
+Document-level Named Entity Recognition" <https://arxiv.org/abs/2106.00887>`_):
 
 * ``x: [N, D]`` holds the features of all tokens of a batch, the tokens of
   each sentence contiguous, sentences in document order and documents
@@ -190,8 +190,8 @@ class SequenceBiLSTM(torch.nn.Module):
     r"""A one-layer bidirectional LSTM run over every sentence of a flat batch.
 
     The context encoder of the Bi-LSTM-CRF baseline and of GCDoc
-    (Wang et al., "Exploiting Global Contextual Information for
-    Document-level Named Entity Recognition", Eqs. (1)--(3)):
+    (Wang et al., `"Exploiting Global Contextual Information for
+    Document-level Named Entity Recognition" <https://arxiv.org/abs/2106.00887>`_, Eqs. (1)--(3)):
 
     .. math::
         \overrightarrow{\mathbf{h}}_i = \mathrm{LSTM}(\overrightarrow{\mathbf{h}}_{i-1},
@@ -265,8 +265,9 @@ class CharEncoder(torch.nn.Module):
     r"""Character-level word representation with a Bi-LSTM.
 
     The character embedding :math:`\mathbf{c}_i` of the paper (Wang et al.,
-    "Exploiting Global Contextual Information for Document-level Named Entity
-    Recognition", "Network Structure"): characters are embedded (30-dim,
+    `"Exploiting Global Contextual Information for Document-level Named Entity
+    Recognition"
+    <https://arxiv.org/abs/2106.00887>`_, "Network Structure"): characters are embedded (30-dim,
     randomly initialised) and read by a one-layer Bi-LSTM (50 hidden units per
     direction); the word representation is the concatenation of the final
     forward and backward states:

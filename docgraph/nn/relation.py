@@ -92,8 +92,8 @@ def relation_loss(
 
 class RelationClassifier(torch.nn.Module):
     r"""The selective auxiliary classifier producing the edge weights of the
-    document graph, from Wang et al., "Exploiting Global Contextual
-    Information for Document-level Named Entity Recognition"
+    document graph, from Wang et al., `"Exploiting Global Contextual
+    Information for Document-level Named Entity Recognition" <https://arxiv.org/abs/2106.00887>`_
     (Eq. (26)):
 
     .. math::

@@ -16,8 +16,9 @@ MC_DROPOUT_MODES = ("full", "output")
 
 class UncertaintyTagger(torch.nn.Module):
     r"""The independent uncertainty-prediction sub-module used to prune the
-    document graph, from Wang et al., "Exploiting Global Contextual
-    Information for Document-level Named Entity Recognition" (Section
+    document graph, from Wang et al., `"Exploiting Global Contextual
+    Information for Document-level Named Entity Recognition"
+    <https://arxiv.org/abs/2106.00887>`_ (Section
     IV-C, "Document Graph Pruning", Eqs. (24) and (25), with the Monte-Carlo
     dropout of Eq. (8)).
 
