@@ -42,7 +42,7 @@ class GCDocConfig:
 
     Args:
         word_dim: Word embedding size; must equal the size of the pretrained vectors when
-            they are given (:func:`~docgraph.training.run_experiment` sets it from them).
+            they are given (:func:`~docgraph.experiment.run_experiment` sets it from them).
         freeze_embeddings: Keep the word embeddings fixed at their initial (pretrained) values
             instead of fine-tuning them as the paper does (*ours*, off by default).
         char_dim: Character embedding size (30).
@@ -100,7 +100,7 @@ class GCDocConfig:
         lm_dim: Size of the contextual word features ``batch.lm`` of a frozen language model
             (paper, "Network Training": BERT states as additional embeddings; see
             :mod:`docgraph.data.contextual`); 0 uses none.
-            :func:`~docgraph.training.run_experiment` sets it from the features. They join
+            :func:`~docgraph.experiment.run_experiment` sets it from the features. They join
             the input of the context BiLSTM only, :math:`x_i = [w_i; c_i; s'_c; lm_i]`, after
             the same input dropout; the cross-sentence encoder and the uncertainty tagger keep
             reading :math:`[w_i; c_i]` as in the paper: the sentence representations and the

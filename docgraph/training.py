@@ -68,7 +68,7 @@ def training_step(network: nn.Module, optimizer: torch.optim.Optimizer, batch: B
     Args:
         network: The model, or its DDP wrapper.
         optimizer: Its optimizer.
-        batch: A batch (with its plan, :func:`collate`).
+        batch: A batch (with its plan, :func:`~docgraph.batching.collate`).
         clip: Parameter groups whose gradient norms are clipped apart (:func:`clip_groups`).
         clip_norm: Clipping threshold (0: none).
         loss_reduction: ``"sentence_mean"`` (divide by the batch's sentences) or ``"sum"``.

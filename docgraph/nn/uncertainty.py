@@ -183,7 +183,7 @@ class UncertaintyTagger(torch.nn.Module):
     def drop_mask(self, u: Tensor) -> Tensor:
         r"""Boolean ``[N]``: ``True`` for tokens in :math:`Drop` (``u > threshold``).
 
-        ``~drop_mask(u)`` is the ``source_mask`` of :class:`DocGraphConv`.
+        ``~drop_mask(u)`` is the ``source_mask`` of :class:`~docgraph.nn.DocGraphConv`.
         """
         return u > self.threshold
 
