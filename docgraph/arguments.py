@@ -11,7 +11,6 @@ when it exists) < command-line flags.
 from __future__ import annotations
 
 import argparse
-import itertools
 import logging
 import os
 import sys
@@ -198,8 +197,16 @@ def evaluate_parser() -> argparse.ArgumentParser:
                    help="uncertainty threshold to prune the document graph with, instead of "
                         "the one the model was trained with (a value above ln(#labels), e.g. "
                         "100, prunes nothing)")
+    add_lm_argument(p)
     add_processes_argument(p)
     return p
+
+
+def add_lm_argument(p: argparse.ArgumentParser) -> None:
+    """``--lm`` of the tagging tools: where a model's language model now is."""
+    p.add_argument("--lm", default=None, metavar="PATH",
+                   help="for a model trained with --lm whose language model was moved: its "
+                        "new directory (its files must be the same)")
 
 
 def add_processes_argument(p: argparse.ArgumentParser) -> None:
@@ -234,31 +241,6 @@ def predict_parser() -> argparse.ArgumentParser:
                         "the trained one (as evaluate.py --threshold)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where to tag (default: auto, a GPU when there is one)")
+    add_lm_argument(p)
     add_processes_argument(p)
     return p
-
-
-CONLL_TAGGED_SHARE = 0.9
-"""Share of non-blank lines whose last column must be a tag for a file to be read as CoNLL."""
-
-
-def _is_tag(field: str) -> bool:
-    """Whether ``field`` is a NER tag: ``O`` or ``B-X``, ``I-X``, ``E-X``, ``S-X``."""
-    return field == "O" or (len(field) > 2 and field[0] in "BIES" and field[1] == "-")
-
-
-def looks_like_conll(text: str, max_lines: int = 200) -> bool:
-    """Whether ``text`` is a CoNLL column file rather than prose.
-
-    It is when a line starts with ``-DOCSTART-``, or when (nearly) all of its first
-    ``max_lines`` non-blank lines have at least two columns and a tag (``O``, ``B-X``, ``I-X``,
-    ``E-X``, ``S-X``) in the last one. Plain or pre-tokenised text (``... went well.``) is not.
-    """
-    rows = (line.split() for line in text.split("\n"))
-    content = list(itertools.islice((cols for cols in rows if cols), max_lines))
-    if not content:
-        return False
-    if any(cols[0] == "-DOCSTART-" for cols in content):
-        return True
-    tagged = sum(len(cols) >= 2 and _is_tag(cols[-1]) for cols in content)
-    return tagged >= CONLL_TAGGED_SHARE * len(content)

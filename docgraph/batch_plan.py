@@ -12,13 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 from torch import Tensor
+from torch_geometric.data import Batch
 
 from docgraph.nn.cross_sentence import window_plan, window_segments
 from docgraph.nn.layout import DEFAULT_BUCKETS, CharPlan, SequenceLayout, WindowPlan, char_plan
+
+if TYPE_CHECKING:  # the model imports this module
+    from docgraph.model import GCDocConfig
 
 __all__ = ["BatchPlan", "buckets_for", "plan_batch"]
 
@@ -46,7 +51,7 @@ class BatchPlan:
     sentence_doc: Tensor | None = None
     key: tuple = ()
 
-    def fits(self, config) -> bool:
+    def fits(self, config: GCDocConfig) -> bool:
         """Whether the plan was made for a model with ``config``'s shape-deciding settings."""
         return self.key == plan_key(config)
 
@@ -70,7 +75,7 @@ def _move(value: object, fn: Callable[[Tensor], Tensor]) -> object:
     return fn(value) if isinstance(value, Tensor) else value._map(fn)  # a layout or plan
 
 
-def plan_batch(batch, config, buckets: int = CPU_BUCKETS) -> BatchPlan:
+def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS) -> BatchPlan:
     """Plan the layouts a :class:`~docgraph.model.GCDoc` with ``config`` needs for ``batch``.
 
     Args:
@@ -107,7 +112,7 @@ def plan_batch(batch, config, buckets: int = CPU_BUCKETS) -> BatchPlan:
     return plan
 
 
-def plan_key(config) -> tuple:
+def plan_key(config: GCDocConfig) -> tuple:
     """The settings of a :class:`~docgraph.model.GCDocConfig` that decide a plan."""
     return (config.graph, config.pruning, config.mc_dropout, config.num_samples,
             config.cross_sentence, config.window, config.window_encoding, config.use_previous,

@@ -1,8 +1,9 @@
 """What the scripts do once their arguments are parsed and checked.
 
-:mod:`docgraph.cli` parses and checks the command line without importing torch (a bad flag is
-rejected in a fraction of a second); it then hands the parsed arguments to :func:`train`,
-:func:`evaluate` or :func:`predict` here, which import everything they need.
+:mod:`docgraph.cli` parses and checks the command line with :mod:`docgraph.arguments`, which
+does not import torch (a bad flag is rejected in a fraction of a second), and imports this
+module, which imports torch and the library, only then; :func:`train`, :func:`evaluate` and
+:func:`predict` do the work.
 """
 
 from __future__ import annotations
@@ -25,12 +26,11 @@ from docgraph.arguments import (
     UsageError,
     fail,
     is_tty,
-    looks_like_conll,
     setup_logging,
 )
 from docgraph.checkpoint import CheckpointError, atomic_write_json, atomic_write_text
 from docgraph.config import ExperimentConfig, apply_overrides
-from docgraph.data.conll import read_conll, read_text, write_conll
+from docgraph.data.conll import looks_like_conll, read_conll, read_text, write_conll
 from docgraph.data.document import Document
 from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import dataset_files, load_dataset
@@ -40,7 +40,7 @@ from docgraph.inference import evaluate as evaluate_split
 from docgraph.inference import predict_in_processes, score_predictions, split_consistency
 from docgraph.machine import resolve_device
 from docgraph.metrics import format_table
-from docgraph.model_dir import ModelOverrides, load_model_dir, read_model_dir
+from docgraph.model_dir import ModelOverrides, load_model_weights, read_model_dir
 from docgraph.presets import load_toml, preset_path
 from docgraph.splits import PreparedSplit, prepare_split
 from docgraph.tagger import Tagger, as_document
@@ -180,11 +180,10 @@ def evaluate(args: argparse.Namespace) -> int:
     setup_logging()
     try:
         device = resolve_device(args.device)
-        overrides = ModelOverrides(threshold=args.threshold)
-        config, vocabs = read_model_dir(args.model)
+        overrides = ModelOverrides(lm=args.lm, threshold=args.threshold)
         try:
-            overrides.check(config, args.model)
-        except ValueError as err:
+            config, vocabs = read_model_dir(args.model, overrides)
+        except ValueError as err:  # the threshold of a model that does not prune
             raise UsageError(f"--{err}") from None
         if args.data:
             if not Path(args.data).exists():
@@ -208,7 +207,7 @@ def evaluate(args: argparse.Namespace) -> int:
             predictions = predict_in_processes(args.model, documents, processes, overrides)
             scores = score_predictions(prepared, predictions)
         else:
-            model, vocabs, config = load_model_dir(args.model, device, overrides)
+            model = load_model_weights(args.model, config, vocabs, device, overrides)
             prepared = prepare_split(documents, vocabs, config)
             scores, predictions = evaluate_split(model, prepared, vocabs,
                                                  config.train.eval_batch_tokens, device)
@@ -259,7 +258,8 @@ def predict(args: argparse.Namespace) -> int:
     """``scripts/predict.py`` with its parsed arguments (:func:`docgraph.cli.predict_main`)."""
     setup_logging(quiet=True)
     try:
-        tagger = Tagger.load(args.model, resolve_device(args.device), threshold=args.threshold)
+        tagger = Tagger.load(args.model, resolve_device(args.device), lm=args.lm,
+                             threshold=args.threshold)
         documents = [doc for name in args.inputs
                      for doc in _read_input(Path(name), args.input_format, args.tokenized)]
         if args.format == "jsonl":

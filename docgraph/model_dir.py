@@ -4,8 +4,9 @@ A *model directory* holds everything needed to tag new text: ``model.pt`` (weigh
 atomically, read with ``weights_only=True``), ``config.json`` (the full
 :class:`~docgraph.config.ExperimentConfig`), ``vocab.json`` and, for a model trained with
 contextual features, ``lm.json`` (where its language model is, and the hash of its files).
-A *run directory* (:mod:`docgraph.experiment`) additionally holds ``last.pt`` (the resumable
-state), ``train_log.jsonl``, ``metrics.json`` and ``learning_curve.png``.
+A *run directory* additionally holds ``last.pt`` (the resumable state) and ``train_log.jsonl``
+(both written by :class:`~docgraph.training.Trainer`), ``metrics.json`` and
+``learning_curve.png`` (:func:`~docgraph.experiment.run_experiment`).
 """
 
 from __future__ import annotations
@@ -139,8 +140,22 @@ def load_model_dir(directory: str | Path, map_location: str | torch.device = "cp
             model needs is missing or different.
         ValueError: The model cannot take ``overrides``.
     """
-    directory = Path(directory)
     config, vocabs = read_model_dir(directory, overrides)
+    model = load_model_weights(directory, config, vocabs, map_location, overrides)
+    return model, vocabs, config
+
+
+def load_model_weights(directory: str | Path, config: ExperimentConfig, vocabs: Vocabularies,
+                       map_location: str | torch.device = "cpu",
+                       overrides: ModelOverrides | None = None) -> GCDoc:
+    """The model of a directory whose configuration and vocabularies :func:`read_model_dir`
+    already read (without reading them, or hashing a language model, again), in eval mode,
+    with the threshold of ``overrides`` applied.
+
+    Raises:
+        CheckpointError: ``model.pt`` is missing, corrupt or does not fit the configuration.
+    """
+    directory = Path(directory)
     model = build_model(config.model, vocabs)
     state = load_checkpoint(directory / "model.pt", map_location)
     try:
@@ -150,4 +165,4 @@ def load_model_dir(directory: str | Path, map_location: str | torch.device = "cp
     if overrides is not None and overrides.threshold is not None:
         model.set_threshold(overrides.threshold)
     model.eval()
-    return model.to(map_location), vocabs, config
+    return model.to(map_location)

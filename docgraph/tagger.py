@@ -91,8 +91,8 @@ class Tagger:
             lm_encoder = ContextualEncoder.from_config(config, device=str(self.device))
         self.lm_encoder = lm_encoder
         #: The overrides of :meth:`load` (language model, threshold), passed on to the tagging
-        #: processes of :meth:`tag`.
-        self.overrides = overrides or ModelOverrides()
+        #: processes of :meth:`tag`; by default the language model of ``config``.
+        self.overrides = overrides or ModelOverrides(lm=config.lm)
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu",

@@ -5,9 +5,8 @@ import json
 import pytest
 from conftest import TINY_FLAGS, run_script
 
-from docgraph.arguments import looks_like_conll
 from docgraph.cli import evaluate_main, predict_main, train_main
-from docgraph.data.conll import read_conll, write_conll
+from docgraph.data.conll import looks_like_conll, read_conll, write_conll
 from docgraph.data.registry import load_dataset
 from docgraph.tokenize import text_to_sentences
 

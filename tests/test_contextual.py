@@ -423,6 +423,7 @@ def test_baseline_run_records_its_language_model(tiny_lm, tmp_path):
 
     from docgraph import Tagger
     from docgraph.checkpoint import CheckpointError
+    from docgraph.cli import evaluate_main
     from docgraph.config import apply_overrides
     from docgraph.experiment import run_experiment
     from docgraph.model_dir import ModelOverrides, load_model_dir
@@ -444,6 +445,16 @@ def test_baseline_run_records_its_language_model(tiny_lm, tmp_path):
         load_model_dir(run)
     tagger = Tagger.load(run, lm=moved)
     assert len(tagger.predict(["the cat sat on the mat ."])) == 1
+    # the tagging scripts take the same override: evaluate.py --lm, in one and in two processes
+    data = tmp_path / "eval.conll"
+    data.write_text("-DOCSTART- O\n\nthe O\ncat O\nsat O\n\n-DOCSTART- O\n\nthe O\nmat O\n")
+    for processes in ("1", "2"):
+        with pytest.raises(SystemExit, match="2"):  # without --lm: the clean one-line error
+            evaluate_main(["--model", str(run), "--data", str(data), "--processes", processes])
+        out = tmp_path / f"eval-p{processes}"
+        assert evaluate_main(["--model", str(run), "--data", str(data), "--lm", str(moved),
+                              "--processes", processes, "--output-dir", str(out)]) == 0
+        assert (out / "eval_predictions.conll").is_file()
     # different files: refused
     (moved / "vocab.txt").write_text("\n".join([*VOCAB, "extra"]) + "\n")
     with pytest.raises(CheckpointError, match="differ"):

@@ -7,6 +7,7 @@ columns in between (the same number on every line of a file). Blank lines separa
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -217,3 +218,27 @@ def write_conll(
     atomic_write_text(path, "\n".join(lines) + "\n")
 
 
+CONLL_TAGGED_SHARE = 0.9
+"""Share of non-blank lines whose last column must be a tag for a file to be read as CoNLL."""
+
+
+def _is_tag(field: str) -> bool:
+    """Whether ``field`` is a NER tag: ``O`` or ``B-X``, ``I-X``, ``E-X``, ``S-X``."""
+    return field == "O" or (len(field) > 2 and field[0] in "BIES" and field[1] == "-")
+
+
+def looks_like_conll(text: str, max_lines: int = 200) -> bool:
+    """Whether ``text`` is a CoNLL column file rather than prose.
+
+    It is when a line starts with ``-DOCSTART-``, or when (nearly) all of its first
+    ``max_lines`` non-blank lines have at least two columns and a tag (``O``, ``B-X``, ``I-X``,
+    ``E-X``, ``S-X``) in the last one. Plain or pre-tokenised text (``... went well.``) is not.
+    """
+    rows = (line.split() for line in text.split("\n"))
+    content = list(itertools.islice((cols for cols in rows if cols), max_lines))
+    if not content:
+        return False
+    if any(cols[0] == "-DOCSTART-" for cols in content):
+        return True
+    tagged = sum(len(cols) >= 2 and _is_tag(cols[-1]) for cols in content)
+    return tagged >= CONLL_TAGGED_SHARE * len(content)

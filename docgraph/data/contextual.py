@@ -635,7 +635,7 @@ def check_lm_record(record: dict[str, Any], path: str | Path | None = None,
     if not lm_dir.is_dir():
         raise LanguageModelError(
             f"{where}: needs the language model {lm_dir} (sha256 {record['hash'][:12]}), which "
-            "is missing; pass its new location (Tagger.load(..., lm=PATH))")
+            "is missing; pass its new location (--lm PATH, or Tagger.load(..., lm=PATH))")
     actual = model_dir_hash(lm_dir)
     if actual != record["hash"]:
         raise LanguageModelError(

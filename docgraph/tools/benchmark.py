@@ -612,7 +612,7 @@ def default_output(today: _dt.date | None = None) -> Path:
     return MEASUREMENTS / "benchmark-speed" / f"speed-{today.isoformat()}.json"
 
 
-def parse_args(argv: Sequence[str] | None = None) -> Any:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Command-line options of ``scripts/benchmark.py``."""
     parser = argparse.ArgumentParser(
         description="Speed of GCDoc vs the BiLSTM-CRF baseline on the same real batches."
@@ -705,7 +705,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _operator_counts_main(args: Any, command: str) -> int:
+def _operator_counts_main(args: argparse.Namespace, command: str) -> int:
     options = OperatorCountOptions(dataset=args.dataset, data_dir=args.data_dir)
     try:
         result = run_operator_counts(options, command=command)
@@ -800,7 +800,7 @@ def format_step_speed(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _step_speed_main(args: Any, command: str) -> int:
+def _step_speed_main(args: argparse.Namespace, command: str) -> int:
     try:
         result = run_step_speed(args.dataset, args.data_dir, args.device,
                                 tuple(args.budgets), args.steps, command=command)

@@ -371,6 +371,7 @@ def _score(run: Run, split: str, key: str) -> float | None:
 
 
 def score_values(runs: Sequence[Run], split: str, key: str) -> list[float]:
+    """The ``split`` ``key`` scores (e.g. test F1) of the runs that recorded one."""
     return [v for r in runs if (v := _score(r, split, key)) is not None]
 
 
