@@ -170,11 +170,23 @@ def check_arguments(args: argparse.Namespace) -> None:
         check_field("", "seed", seed, "--seeds")
     if getattr(args, "resume", None):
         return  # the run's saved configuration is checked when it is read
-    preset = Path(args.config) if args.config else preset_path(args.dataset or "sample")
-    if args.config and not preset.is_file():
-        raise UsageError(f"--config {args.config}: file not found")
+    preset = chosen_preset(args)
     if preset is not None:
         check_values(load_toml(preset), str(preset))
+
+
+def chosen_preset(args: argparse.Namespace) -> Path | None:
+    """The TOML preset a ``train.py`` command line asks for: ``--config FILE``, else
+    ``configs/<dataset>.toml`` when it exists (``None`` when neither does).
+
+    Raises:
+        UsageError: For a ``--config`` file that does not exist.
+    """
+    if args.config:
+        if not Path(args.config).is_file():
+            raise UsageError(f"--config {args.config}: file not found")
+        return Path(args.config)
+    return preset_path(args.dataset or "sample")
 
 
 def evaluate_parser() -> argparse.ArgumentParser:

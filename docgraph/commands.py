@@ -24,6 +24,7 @@ from docgraph.arguments import (
     SWITCHES,
     VALUE_FLAGS,
     UsageError,
+    chosen_preset,
     fail,
     is_tty,
     setup_logging,
@@ -41,7 +42,7 @@ from docgraph.inference import predict_in_processes, score_predictions, split_co
 from docgraph.machine import resolve_device
 from docgraph.metrics import format_table
 from docgraph.model_dir import ModelOverrides, load_model_weights, read_model_dir
-from docgraph.presets import load_toml, preset_path
+from docgraph.presets import load_toml
 from docgraph.splits import PreparedSplit, prepare_split
 from docgraph.tagger import Tagger, as_document
 from docgraph.training import TrainingError
@@ -54,15 +55,12 @@ TRAIN_ERRORS: tuple[type[BaseException], ...] = (
 def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = None
                      ) -> ExperimentConfig:
     """Defaults < preset < flags; with ``base`` (a resumed run's saved config), base < flags."""
-
     dataset = args.dataset or "sample"
     if base is not None:
         config = base
     else:
         config = ExperimentConfig(dataset=dataset, output_dir=f"runs/{dataset}")
-        preset = Path(args.config) if args.config else preset_path(dataset)
-        if args.config and not preset.is_file():
-            raise UsageError(f"--config {args.config}: file not found")
+        preset = chosen_preset(args)
         if preset is not None:
             config = apply_overrides(config, load_toml(preset), where=str(preset))
             if args.dataset and config.dataset != args.dataset:

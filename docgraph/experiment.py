@@ -30,7 +30,7 @@ from docgraph.data.registry import load_dataset
 from docgraph.distributed import is_main_process
 from docgraph.inference import evaluate, split_consistency
 from docgraph.machine import cpu_model, resolve_device
-from docgraph.model_dir import build_model, load_model_dir
+from docgraph.model_dir import build_model, load_model_weights
 from docgraph.splits import build_vocabularies, prepare_split
 from docgraph.training import Trainer, seed_everything, stop_reason, training_threads
 
@@ -114,7 +114,8 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
     state = trainer.fit(resume=resume)
     if not is_main_process():
         return {}
-    best, _, _ = load_model_dir(output_dir, trainer.device)
+    # the trainer saved this config and vocabulary beside the weights: read only the weights
+    best = load_model_weights(output_dir, config, vocabs, trainer.device)
     best.set_epoch(state.best_epoch)  # as it was when selected (pruning warm-up)
     results: dict[str, Any] = {}
     consistency: dict[str, Any] = {}

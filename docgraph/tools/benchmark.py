@@ -32,6 +32,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch
 
+from docgraph.arguments import SWITCHES
 from docgraph.atomic import atomic_write_json
 from docgraph.batching import collate
 from docgraph.config import TrainConfig
@@ -674,9 +675,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch_tokens=args.batch_tokens,
         num_batches=args.batches,
         repeats=args.repeats,
-        model_overrides=(
-            {"window_encoding": "per_sentence", "mc_dropout": "output"} if args.fast else {}
-        ),
+        model_overrides=dict(SWITCHES["--fast"]["model"]) if args.fast else {},
     )
     try:
         result = run_benchmark(options, command=command)
