@@ -203,7 +203,6 @@ def collect_edges(model: GCDoc, graphs: list[DocumentGraph], batch_tokens: int =
     graphs = [g for g in graphs if bool(g.has_labels)]
     if not graphs:
         raise ValueError("no labelled document in the split")
-    torch.manual_seed(seed)
     sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs], batch_tokens,
                                       shuffle=False)
     device = model.label_to_type.device
@@ -211,7 +210,7 @@ def collect_edges(model: GCDoc, graphs: list[DocumentGraph], batch_tokens: int =
     tokens = dropped = entity_tokens = dropped_entity_tokens = 0
     outside = int(model.label_to_type[0])
     for _, batch in iterate_batches(graphs, sampler, device):
-        out = model.inspect(batch)
+        out = model.inspect(batch, mc_seed=seed)
         types = model.label_to_type[batch.y]
         src, dst = batch.edge_index
         weights.append(out.edge_weight.cpu())

@@ -61,7 +61,7 @@ def measure(run_dir: str | Path, thresholds: Sequence[float], split: str = "dev"
         thresholds: Uncertainty thresholds to prune with at inference.
         split: The split of the run's data set.
         data_dir: Corpus directory (default: the run's, else ``DOCGRAPH_DATA_DIR``).
-        seed: Seed of the Monte-Carlo dropout, reset before each threshold.
+        seed: Seed of the Monte-Carlo dropout (the same masks at every threshold).
 
     Returns:
         One result per threshold, in the given order.
@@ -77,8 +77,8 @@ def measure(run_dir: str | Path, thresholds: Sequence[float], split: str = "dev"
     results = []
     for threshold in thresholds:
         model.set_threshold(threshold)
-        torch.manual_seed(seed)
-        scores, predictions = evaluate(model, prepared, vocabs, config.train.eval_batch_tokens)
+        scores, predictions = evaluate(model, prepared, vocabs, config.train.eval_batch_tokens,
+                                       seed=seed)
         consistency = split_consistency(prepared, predictions)
         results.append(ThresholdResult(
             threshold=float(threshold), f1=scores.f1, f1_recurrent=consistency.recurrent.f1,

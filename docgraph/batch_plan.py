@@ -5,13 +5,17 @@ Monte-Carlo copies of the sentences, the distinct words of the character encoder
 cross-sentence windows, the nodes that receive graph edges) follows from the batch alone.
 :func:`plan_batch` computes it once with numpy, off the device's critical path (the trainer
 does it in a background thread while the previous step runs), so the step itself never reads
-a value back from the device to decide a shape.
+a value back from the device to decide a shape. It also keys the Monte-Carlo dropout masks of
+every document by a hash of the document's input tensors (:func:`monte_carlo_keys`), so that a
+document is tagged the same in any batch.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,11 +25,12 @@ from torch_geometric.data import Batch
 
 from docgraph.nn.cross_sentence import window_plan, window_segments
 from docgraph.nn.layout import DEFAULT_BUCKETS, CharPlan, SequenceLayout, WindowPlan, char_plan
+from docgraph.nn.uncertainty import MonteCarloKeys
 
 if TYPE_CHECKING:  # the model imports this module
     from docgraph.model import GCDocConfig
 
-__all__ = ["BatchPlan", "buckets_for", "plan_batch"]
+__all__ = ["BatchPlan", "buckets_for", "monte_carlo_keys", "plan_batch"]
 
 #: Most length buckets of the recurrent layers on the CPU (a padded step costs real time
 #: there) and on a GPU (a padded step is nearly free, a kernel launch is not).
@@ -44,6 +49,7 @@ class BatchPlan:
 
     sentences: SequenceLayout
     monte_carlo: SequenceLayout | None = None
+    mc_keys: MonteCarloKeys | None = None
     chars: CharPlan | None = None
     previous: WindowPlan | None = None
     next: WindowPlan | None = None
@@ -95,6 +101,8 @@ def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS) ->
         copy_starts = (starts[None, :] + num_tokens * np.arange(copies)[:, None]).reshape(-1)
         plan.monte_carlo = SequenceLayout.from_lengths(np.tile(sent_len, copies), copy_starts,
                                                        buckets)
+    if config.graph and config.pruning:
+        plan.mc_keys = monte_carlo_keys(batch)
     doc = getattr(batch, "batch", None)
     sentence_doc = (np.zeros(sent_len.size, dtype=np.int64) if doc is None
                     else doc.detach().cpu().numpy()[starts])
@@ -110,6 +118,28 @@ def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS) ->
         targets = batch.edge_index[1].detach().cpu().numpy()
         plan.gated_nodes = torch.from_numpy(np.unique(targets))
     return plan
+
+
+def monte_carlo_keys(batch: Batch) -> MonteCarloKeys:
+    """One segment per graph of ``batch``, keyed by a hash of the graph's own input tensors
+    (``word``, ``chars`` and ``sent_len``): the same document gets the same key, and so the
+    same Monte-Carlo masks, in any batch (or alone)."""
+    ptr = getattr(batch, "ptr", None)
+    num_tokens = int(batch.sent_len.sum()) if ptr is None else None
+    bounds = [0, num_tokens] if ptr is None else ptr.detach().cpu().tolist()
+    word = batch.word.detach().cpu().numpy()
+    chars = batch.chars.detach().cpu().numpy()
+    sent_len = batch.sent_len.detach().cpu().numpy().astype(np.int64)
+    sentence_end = np.cumsum(sent_len)
+    keys = []
+    for start, end in pairwise(bounds):
+        first, last = np.searchsorted(sentence_end, [start, end], side="right")
+        digest = hashlib.blake2b(digest_size=8)
+        for part in (word[start:end], chars[start:end], sent_len[first:last]):
+            digest.update(np.ascontiguousarray(part, dtype=np.int64).tobytes())
+        keys.append(int.from_bytes(digest.digest(), "little", signed=True))
+    sizes = tuple(int(b) - int(a) for a, b in pairwise(bounds))
+    return MonteCarloKeys(sizes=sizes, keys=tuple(keys))
 
 
 def plan_key(config: GCDocConfig) -> tuple:

@@ -15,6 +15,7 @@ chunk is a document of its own, so the edges between tokens of different chunks 
 
 from __future__ import annotations
 
+import hashlib
 import math
 import string
 from collections import Counter
@@ -415,10 +416,11 @@ def documents_to_graphs(
 ) -> list[DocumentGraph]:
     """Graphs of many documents, deterministic for ``config.seed``.
 
-    Documents are first split with ``config.max_doc_tokens``; one generator seeded with
-    ``config.sampling_seed`` (resolve ``seed=None`` to the run's seed first with
-    :meth:`GraphConfig.resolve`) samples the neighbours of the whole list, and character ids are
-    cached per word type across documents.
+    Documents are first split with ``config.max_doc_tokens``; each document (or chunk) samples
+    its neighbours from its own generator, seeded by ``config.sampling_seed`` (resolve
+    ``seed=None`` to the run's seed first with :meth:`GraphConfig.resolve`) and its words
+    (:func:`document_generator`), so that its graph is the same in any list of documents (one
+    process or several, any order). Character ids are cached per word type across documents.
 
     Args:
         documents: The documents.
@@ -429,12 +431,20 @@ def documents_to_graphs(
         One graph per document or chunk.
     """
     config = config or GraphConfig()
-    generator = torch.Generator().manual_seed(config.sampling_seed)
     char_ids = CharIdTable(vocabs.chars, config.max_word_len)
     return [
-        document_to_graph(doc, vocabs, config, generator, char_ids)
+        document_to_graph(doc, vocabs, config,
+                          document_generator(doc.tokens, config.sampling_seed), char_ids)
         for doc in split_long_documents(documents, config.max_doc_tokens)
     ]
+
+
+def document_generator(words: Sequence[str], seed: int) -> torch.Generator:
+    """A CPU generator seeded by ``seed`` and a hash of the document's ``words``: the random
+    source of the document's neighbour sampling in :func:`documents_to_graphs`."""
+    digest = hashlib.blake2b(int(seed).to_bytes(8, "little", signed=True), digest_size=8)
+    digest.update("\x1f".join(words).encode("utf-8"))
+    return torch.Generator().manual_seed(int.from_bytes(digest.digest(), "little") >> 1)
 
 
 def attach_token_features(graphs: Sequence[DocumentGraph], features: np.ndarray | torch.Tensor,

@@ -9,6 +9,7 @@ several CPU processes, or sharded over a training run's process group.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,26 +32,37 @@ from docgraph.splits import PreparedSplit, prepare_split
 @torch.no_grad()
 def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabularies,
                    batch_tokens: int = 8000, device: torch.device | str = "cpu",
-                   seed: int = 0) -> list[list[list[str]]]:
-    """IOB2 predictions per graph, per sentence, per token (reproducible for ``seed``)."""
+                   seed: int | None = 0) -> list[list[list[str]]]:
+    """IOB2 predictions per graph, per sentence, per token.
+
+    A graph's tags depend on the graph and ``seed`` only (its Monte-Carlo masks are keyed by
+    both, :meth:`GCDoc.predict <docgraph.model.GCDoc.predict>`), not on ``batch_tokens`` or on
+    the other graphs of the list. ``seed=None`` draws the masks from torch's global random
+    stream as the caller left it instead (how docgraph tagged before per-document masks; the
+    tags then depend on the batches).
+    """
     model = unwrap(model)
     device = torch.device(device)
     sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs], batch_tokens,
                                       shuffle=False)
     labels = vocabs.labels.lookup(list(range(len(vocabs.labels))))
     out: list[list[list[str]] | None] = [None] * len(graphs)
-    # The MC-dropout uncertainty is random even in eval mode: draw it from a fixed seed so that
-    # predictions are reproducible, and leave the caller's (training) RNG stream untouched.
     cuda = device.type == "cuda"
     index = (device.index if device.index is not None else torch.cuda.current_device()
              ) if cuda else None
-    with torch.random.fork_rng(devices=[index] if cuda else []):
-        torch.default_generator.manual_seed(seed)
-        if cuda:
-            with torch.cuda.device(index):
-                torch.cuda.manual_seed(seed)
+    # The Monte-Carlo masks come from per-document generators; the fork also keeps anything
+    # else random in a model from moving the caller's (training) random stream.
+    fork = (contextlib.nullcontext() if seed is None
+            else torch.random.fork_rng(devices=[index] if cuda else []))
+    with fork:
+        if seed is not None:
+            torch.default_generator.manual_seed(seed)
+            if cuda:
+                with torch.cuda.device(index):
+                    torch.cuda.manual_seed(seed)
         for indices, batch in iterate_batches(graphs, sampler, device, model):
-            _store_predictions(model.predict(batch).tolist(), indices, graphs, labels, out)
+            _store_predictions(model.predict(batch, mc_seed=seed).tolist(), indices, graphs,
+                               labels, out)
     return out  # type: ignore[return-value]
 
 
@@ -90,22 +102,22 @@ def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
     processes (:func:`~docgraph.distributed.map_document_shards`: consecutive runs of
     documents with about equal numbers of tokens).
 
-    Each process draws the Monte-Carlo dropout masks and the sampled graph neighbours of its
-    own share from the same seeds as one process would for the whole list, so the tags are
-    reproducible for a given number of processes; with pruning on or neighbours sampled they
-    can differ in a few tokens from those of another number of processes (as between two
-    seeds of the sampling). This is the one multi-process tagging path: ``evaluate.py`` and
-    :meth:`~docgraph.tagger.Tagger.tag` both go through it.
+    Every document draws its Monte-Carlo dropout masks and its sampled graph neighbours from
+    generators of its own (keyed by the document and the seeds), so the tags are those of one
+    process, whatever the number of processes. This is the one multi-process tagging path:
+    ``evaluate.py`` and :meth:`~docgraph.tagger.Tagger.tag` both go through it.
     """
     return map_document_shards(predict_documents, documents, processes, str(model_dir),
                                overrides)
 
 
 def evaluate(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
-             batch_tokens: int = 8000, device: torch.device | str = "cpu"
+             batch_tokens: int = 8000, device: torch.device | str = "cpu",
+             seed: int | None = 0
              ) -> tuple[Scores, list[list[list[str]]]]:
-    """Entity-level micro P/R/F1 (conlleval) of the model on a split, and its predictions."""
-    predictions = predict_graphs(model, split.graphs, vocabs, batch_tokens, device)
+    """Entity-level micro P/R/F1 (conlleval) of the model on a split, and its predictions
+    (:func:`predict_graphs` with the Monte-Carlo seed ``seed``)."""
+    predictions = predict_graphs(model, split.graphs, vocabs, batch_tokens, device, seed)
     return score_predictions(split, predictions), predictions
 
 
@@ -132,8 +144,9 @@ def evaluate_sharded(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
     """:func:`evaluate` with the documents shared out over the processes of a DDP group.
 
     Every process tags every ``world``-th graph; rank 0 gathers the predictions and returns
-    the scores (the other ranks return ``None``). Without a process group it is
-    :func:`evaluate`.
+    the scores (the other ranks return ``None``): the scores of :func:`evaluate` in one
+    process, since every document's Monte-Carlo masks are its own. Without a process group it
+    is :func:`evaluate`.
     """
     world, rank = world_and_rank()
     if world == 1:

@@ -423,7 +423,7 @@ class GCDoc(nn.Module):
 
     # ------------------------------------------------------------------ forward
     def forward(self, batch: Batch, compute_loss: bool = True, prune: bool | None = None,
-                plan: BatchPlan | None = None) -> GCDocOutput:
+                plan: BatchPlan | None = None, mc_seed: int | None = None) -> GCDocOutput:
         """Run the model on a batch of document graphs.
 
         Args:
@@ -435,6 +435,11 @@ class GCDoc(nn.Module):
                 its message) but the uncertainty tagger's loss is still computed.
             plan: The batch's host-side plan (:meth:`plan`); taken from ``batch.plan`` when
                 that fits this model, made here otherwise.
+            mc_seed: Draw every document's Monte-Carlo dropout masks from its own generator,
+                seeded by this seed and a hash of the document (``plan.mc_keys``), so that a
+                document's uncertainty does not depend on the rest of the batch (what
+                :meth:`predict` and :meth:`inspect` do). ``None``: from torch's global random
+                stream (training).
         """
         cfg = self.config
         sent_len = batch.sent_len
@@ -459,11 +464,14 @@ class GCDoc(nn.Module):
         y = batch.y if compute_loss else None
 
         if self.document_graph is not None:
+            keys = None if mc_seed is None else plan.mc_keys
             node_type = self.label_to_type[y] if y is not None and cfg.uses_relation else None
             graph = self.document_graph(
                 h, batch.edge_index, token_x, sent_len, layout=sentences,
                 mc_layout=plan.monte_carlo, gated_nodes=plan.gated_nodes, y=y,
                 node_type=node_type, prune=self.pruning_active if prune is None else prune,
+                segment_sizes=None if keys is None else keys.sizes,
+                segment_seeds=None if keys is None else keys.seeds(mc_seed),
             )
             h = graph.x
             out.uncertainty, out.drop, out.edge_weight = (
@@ -483,24 +491,30 @@ class GCDoc(nn.Module):
         return out
 
     @torch.no_grad()
-    def predict(self, batch: Batch) -> Tensor:
-        """Viterbi label ids ``[N]`` for every token of the batch (dropout off, MC dropout on)."""
+    def predict(self, batch: Batch, mc_seed: int | None = 0) -> Tensor:
+        """Viterbi label ids ``[N]`` for every token of the batch (dropout off, MC dropout on).
+
+        Each document's Monte-Carlo masks come from seed ``mc_seed`` and the document itself
+        (see :meth:`forward`), so its tags are the same in any batch; ``None`` draws them from
+        torch's global random stream instead.
+        """
         was_training = self.training
         self.eval()
         try:
             plan = self._plan_of(batch)
-            out = self.forward(batch, compute_loss=False, plan=plan)
+            out = self.forward(batch, compute_loss=False, plan=plan, mc_seed=mc_seed)
             return self.crf.decode(out.emissions, batch.sent_len, plan.sentences)
         finally:
             self.train(was_training)
 
     @torch.no_grad()
-    def inspect(self, batch: Batch) -> GCDocOutput:
-        """Forward pass in eval mode returning uncertainty, *Drop* and edge weights."""
+    def inspect(self, batch: Batch, mc_seed: int | None = 0) -> GCDocOutput:
+        """Forward pass in eval mode returning uncertainty, *Drop* and edge weights, with the
+        Monte-Carlo masks of :meth:`predict` for the same ``mc_seed``."""
         was_training = self.training
         self.eval()
         try:
-            return self.forward(batch, compute_loss=False)
+            return self.forward(batch, compute_loss=False, mc_seed=mc_seed)
         finally:
             self.train(was_training)
 

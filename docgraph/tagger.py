@@ -132,9 +132,9 @@ class Tagger:
                 (a tagger made by :meth:`load`); ``0``: automatic (one per core, at most 2,
                 when each gets enough tokens to win back its start-up, see
                 :func:`~docgraph.distributed.min_tagging_tokens`).
-                Tags may differ in a few tokens between numbers of processes when the model
-                samples neighbours or prunes with Monte-Carlo dropout (see
-                :func:`~docgraph.inference.predict_in_processes`).
+                A document's tags are the same in any number of processes, alone or among
+                others: its Monte-Carlo masks and sampled neighbours are its own (see
+                :func:`~docgraph.inference.predict_graphs`).
         """
         docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
         if processes < 0:

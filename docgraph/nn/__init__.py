@@ -6,7 +6,7 @@ from docgraph.nn.cross_sentence import CrossSentenceEncoder
 from docgraph.nn.document_graph import DocumentGraphModule, DocumentGraphOutput
 from docgraph.nn.encoders import CharEncoder, SequenceBiLSTM, pad_tokens, unpad_tokens
 from docgraph.nn.relation import RelationClassifier, relation_loss
-from docgraph.nn.uncertainty import UncertaintyTagger
+from docgraph.nn.uncertainty import MonteCarloKeys, UncertaintyTagger
 
 __all__ = [
     "CRFDecoder",
@@ -15,6 +15,7 @@ __all__ = [
     "DocGraphConv",
     "DocumentGraphModule",
     "DocumentGraphOutput",
+    "MonteCarloKeys",
     "RelationClassifier",
     "SequenceBiLSTM",
     "UncertaintyTagger",

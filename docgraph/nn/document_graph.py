@@ -12,6 +12,7 @@ against noise, "(1) Document Graph Pruning" and "(2) Edge Weights Calculation".
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import torch
@@ -260,6 +261,8 @@ class DocumentGraphModule(torch.nn.Module):
         y: Tensor | None = None,
         node_type: Tensor | None = None,
         prune: bool = True,
+        segment_sizes: Sequence[int] | None = None,
+        segment_seeds: Sequence[int] | None = None,
     ) -> DocumentGraphOutput:
         r"""Run the document graph module.
 
@@ -282,6 +285,12 @@ class DocumentGraphModule(torch.nn.Module):
             prune (bool, optional): Prune with :math:`Drop`; :obj:`False` skips the
                 Monte-Carlo passes and every neighbour sends its message. No effect without
                 ``pruning``. (default: :obj:`True`)
+            segment_sizes (Sequence[int], optional): Tokens per segment (e.g. per document)
+                of the Monte-Carlo masks, with ``segment_seeds``.
+            segment_seeds (Sequence[int], optional): A seed per segment: each segment draws
+                its Monte-Carlo masks from its own generator (see
+                :meth:`~docgraph.nn.UncertaintyTagger.uncertainty`); ``None``: torch's global
+                random stream.
 
         Returns:
             :class:`DocumentGraphOutput`.
@@ -292,8 +301,8 @@ class DocumentGraphModule(torch.nn.Module):
                 raise ValueError("the uncertainty tagger needs token_x and sent_len")
             unc_in = token_x.detach() if self.detach_uncertainty_input else token_x
             if prune:
-                uncertainty, _ = self.uncertainty.uncertainty(unc_in, sent_len, layout,
-                                                              mc_layout)
+                uncertainty, _ = self.uncertainty.uncertainty(
+                    unc_in, sent_len, layout, mc_layout, segment_sizes, segment_seeds)
                 drop = self.uncertainty.drop_mask(uncertainty)
                 source_mask = ~drop
             if y is not None:

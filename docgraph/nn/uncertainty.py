@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -9,9 +13,50 @@ from torch import Tensor
 from docgraph.nn.encoders import SequenceBiLSTM
 from docgraph.nn.layout import SequenceLayout
 
-__all__ = ["MC_DROPOUT_MODES", "UncertaintyTagger"]
+__all__ = ["MC_DROPOUT_MODES", "MonteCarloKeys", "UncertaintyTagger", "mix_seed"]
 
 MC_DROPOUT_MODES = ("full", "output")
+
+
+def mix_seed(key: int, salt: int) -> int:
+    """A 63-bit generator seed from a segment's ``key`` and a ``salt`` (e.g. a tagging seed)."""
+    data = int(key).to_bytes(8, "little", signed=True) + int(salt).to_bytes(8, "little",
+                                                                            signed=True)
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little") >> 1
+
+
+@dataclass(frozen=True)
+class MonteCarloKeys:
+    """Where the Monte-Carlo dropout masks of a batch come from: one key per segment of
+    consecutive tokens (a document), so that a segment's masks depend on the segment and the
+    tagging seed only, never on the rest of the batch.
+
+    Made on the host when a batch is collated (:func:`~docgraph.batch_plan.plan_batch`: a hash
+    of each document's input tensors); host integers, so moving a plan leaves it as it is.
+
+    Attributes:
+        sizes: Tokens per segment (their sum is the batch's number of tokens).
+        keys: One signed 64-bit key per segment.
+    """
+
+    sizes: tuple[int, ...]
+    keys: tuple[int, ...]
+
+    def seeds(self, salt: int = 0) -> list[int]:
+        """The generator seed of every segment for tagging seed ``salt``."""
+        return [mix_seed(key, salt) for key in self.keys]
+
+    def _map(self, move: Callable[[Tensor], Tensor]) -> MonteCarloKeys:
+        return self
+
+
+def _kept(noise: Tensor, p: float) -> Tensor:
+    """Inverted-dropout factors from uniform ``noise``: ``1 / (1 - p)`` where ``noise >= p``
+    (probability ``1 - p``), ``0`` elsewhere; what :func:`torch.nn.functional.dropout`
+    multiplies by."""
+    if p >= 1.0:
+        return torch.zeros_like(noise)
+    return (noise >= p).to(noise.dtype).mul_(1.0 / (1.0 - p))
 
 
 class UncertaintyTagger(torch.nn.Module):
@@ -44,6 +89,15 @@ class UncertaintyTagger(torch.nn.Module):
     dropout is active regardless of ``self.training`` and the :math:`T` passes
     run as *one* batched Bi-LSTM call (the sentences are repeated :math:`T`
     times in the batch dimension, each copy drawing its own masks).
+
+    *Where the masks come from (ours; the paper does not say).* By default
+    from torch's global random stream, like any dropout, so that they depend
+    on everything drawn before and on the whole batch. With
+    ``segment_seeds`` (what :class:`~docgraph.model.GCDoc` does when it tags)
+    every segment of consecutive tokens -- a document -- draws its masks from
+    its own generator: a document's uncertainty, and with it its pruning and
+    tags, is then the same alone, in any batch and in any number of
+    processes.
 
     ``mc_dropout`` *(ours)* chooses what the Monte-Carlo passes re-sample:
 
@@ -141,7 +195,9 @@ class UncertaintyTagger(torch.nn.Module):
 
     @torch.no_grad()
     def uncertainty(self, x: Tensor, sent_len: Tensor, layout: SequenceLayout | None = None,
-                    mc_layout: SequenceLayout | None = None) -> tuple[Tensor, Tensor]:
+                    mc_layout: SequenceLayout | None = None,
+                    segment_sizes: Sequence[int] | None = None,
+                    segment_seeds: Sequence[int] | None = None) -> tuple[Tensor, Tensor]:
         """Monte-Carlo-dropout predictive entropy of every token.
 
         Runs under :func:`torch.no_grad`: the pruning decision derived from it
@@ -162,18 +218,50 @@ class UncertaintyTagger(torch.nn.Module):
         """
         T = self.num_samples
         num_tokens = x.size(0)
-        if self.mc_dropout == "output":
+        if mc_layout is not None and mc_layout.num_sequences != T * sent_len.numel():
+            mc_layout = None  # planned for another number of passes
+        if segment_seeds is not None:
+            logits = self._segment_logits(x, sent_len, layout, mc_layout, segment_sizes,
+                                          segment_seeds)
+        elif self.mc_dropout == "output":
             # One input mask and one Bi-LSTM pass; T output masks and dense layers.
             h = self.encoder(F.dropout(x, self.dropout, True), sent_len, layout)
             logits = self.lin(F.dropout(h.repeat(T, 1), self.dropout, True))
         else:
             # The flat layout of T copies of the batch is again a valid flat layout.
-            if mc_layout is not None and mc_layout.num_sequences != T * sent_len.numel():
-                mc_layout = None  # planned for another number of passes
             logits = self._logits(x.repeat(T, 1), sent_len.repeat(T), stochastic=True,
                                   layout=mc_layout)
         probs = logits.softmax(dim=-1).view(T, num_tokens, -1).mean(dim=0)
         return self.entropy(probs), probs
+
+    def _segment_logits(self, x: Tensor, sent_len: Tensor, layout: SequenceLayout | None,
+                        mc_layout: SequenceLayout | None, sizes: Sequence[int] | None,
+                        seeds: Sequence[int]) -> Tensor:
+        """The :math:`T` passes' logits ``[T * N, C]`` with each segment's masks drawn from its
+        own generator (see :meth:`uncertainty`)."""
+        T, p, num_tokens = self.num_samples, self.dropout, x.size(0)
+        if sizes is None or len(sizes) != len(seeds):
+            raise ValueError("segment_seeds needs segment_sizes, one size per seed")
+        if sum(sizes) != num_tokens:
+            raise ValueError(f"segment_sizes sum to {sum(sizes)} but x has {num_tokens} tokens")
+        output = self.mc_dropout == "output"
+        hidden = 2 * self.hidden_channels
+        noise_in, noise_out = [], []
+        for size, seed in zip(sizes, seeds):
+            gen = torch.Generator(device=x.device)
+            gen.manual_seed(int(seed))
+            in_shape = (size, x.size(1)) if output else (T, size, x.size(1))
+            noise_in.append(torch.rand(in_shape, generator=gen, device=x.device, dtype=x.dtype))
+            noise_out.append(torch.rand((T, size, hidden), generator=gen, device=x.device,
+                                        dtype=x.dtype))
+        keep_in = _kept(torch.cat(noise_in, dim=-2), p)
+        keep_out = _kept(torch.cat(noise_out, dim=1), p)
+        if output:
+            h = self.encoder(x * keep_in, sent_len, layout)
+        else:
+            x_mc = (x.unsqueeze(0) * keep_in).view(T * num_tokens, -1)
+            h = self.encoder(x_mc, sent_len.repeat(T), mc_layout).view(T, num_tokens, -1)
+        return self.lin((h * keep_out).view(T * num_tokens, -1))
 
     @staticmethod
     def entropy(probs: Tensor) -> Tensor:
