@@ -124,9 +124,8 @@ def monte_carlo_keys(batch: Batch) -> MonteCarloKeys:
     """One segment per graph of ``batch``, keyed by a hash of the graph's own input tensors
     (``word``, ``chars`` and ``sent_len``): the same document gets the same key, and so the
     same Monte-Carlo masks, in any batch (or alone)."""
-    ptr = getattr(batch, "ptr", None)
-    num_tokens = int(batch.sent_len.sum()) if ptr is None else None
-    bounds = [0, num_tokens] if ptr is None else ptr.detach().cpu().tolist()
+    ptr = getattr(batch, "ptr", None)  # None: a single graph, not a Batch
+    bounds = [0, int(batch.sent_len.sum())] if ptr is None else ptr.detach().cpu().tolist()
     word = batch.word.detach().cpu().numpy()
     chars = batch.chars.detach().cpu().numpy()
     sent_len = batch.sent_len.detach().cpu().numpy().astype(np.int64)
