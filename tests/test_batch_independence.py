@@ -147,11 +147,16 @@ def test_tags_do_not_depend_on_the_batch(sample_splits, sample_vocabs):
     one_by_one = predict_graphs(model, graphs, sample_vocabs, batch_tokens=1)
     backwards = predict_graphs(model, graphs[::-1], sample_vocabs, batch_tokens=300)
     assert together == one_by_one == backwards[::-1]
-    reseeded = predict_graphs(model, graphs, sample_vocabs, batch_tokens=10 ** 6, seed=1)
+    assert predict_graphs(model, graphs, sample_vocabs, 10 ** 6, seed=1) == predict_graphs(
+        model, graphs, sample_vocabs, 1, seed=1)
     uncertainty = [model.inspect(Batch.from_data_list(graphs), mc_seed=s).uncertainty
                    for s in (0, 1)]
     assert not torch.equal(*uncertainty)
-    assert len(reseeded) == len(together)
+    # the global stream (the old tagging) gives batch-dependent tags on these graphs
+    torch.manual_seed(0)
+    global_together = predict_graphs(model, graphs, sample_vocabs, 10 ** 6, seed=None)
+    torch.manual_seed(0)
+    assert predict_graphs(model, graphs, sample_vocabs, 1, seed=None) != global_together
 
 
 @pytest.fixture(scope="module")
