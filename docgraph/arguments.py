@@ -209,6 +209,11 @@ def evaluate_parser() -> argparse.ArgumentParser:
                    help="uncertainty threshold to prune the document graph with, instead of "
                         "the one the model was trained with (a value above ln(#labels), e.g. "
                         "100, prunes nothing)")
+    p.add_argument("--mc-seed", type=int, default=0, metavar="S",
+                   help="tagging seed of the Monte-Carlo dropout masks that prune the "
+                        "document graph (default: 0; each document's masks come from it and "
+                        "the document, so its tags do not depend on the batch or the "
+                        "processes; other seeds show the model's Monte-Carlo noise)")
     add_lm_argument(p)
     add_processes_argument(p)
     return p

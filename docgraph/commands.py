@@ -202,13 +202,15 @@ def evaluate(args: argparse.Namespace) -> int:
                 "tagging in %d processes (--processes 1: one process)", processes)
             prepared = PreparedSplit(
                 split_long_documents(documents, config.graph.max_doc_tokens), [])
-            predictions = predict_in_processes(args.model, documents, processes, overrides)
+            predictions = predict_in_processes(args.model, documents, processes, overrides,
+                                               args.mc_seed)
             scores = score_predictions(prepared, predictions)
         else:
             model = load_model_weights(args.model, config, vocabs, device, overrides)
             prepared = prepare_split(documents, vocabs, config)
             scores, predictions = evaluate_split(model, prepared, vocabs,
-                                                 config.train.eval_batch_tokens, device)
+                                                 config.train.eval_batch_tokens, device,
+                                                 seed=args.mc_seed)
         consistency = split_consistency(prepared, predictions)
     except (ValueError, FileNotFoundError, distributed.WorkerError, CheckpointError,
             CorpusFormatError) as err:
@@ -221,6 +223,8 @@ def evaluate(args: argparse.Namespace) -> int:
           f"(gold {100 - consistency.gold.consistency:.1f}%); entities against their string's "
           f"majority type {consistency.pred.disagreement:.2f}%")
     override = {} if args.threshold is None else {"threshold": args.threshold}
+    if args.mc_seed:
+        override["mc_seed"] = args.mc_seed
     atomic_write_json(out_dir / f"{name}_metrics.json",
                       {name: scores.to_dict(), "consistency": consistency.to_dict(), **override})
     write_conll(out_dir / f"{name}_predictions.conll", prepared.documents, predictions)

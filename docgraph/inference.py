@@ -79,11 +79,13 @@ def _store_predictions(pred: list[int], indices: list[int], graphs: Sequence[Doc
 
 
 def predict_documents(documents: Sequence[Document], model_dir: str | Path,
-                      overrides: ModelOverrides | None = None) -> list[list[list[str]]]:
+                      overrides: ModelOverrides | None = None, seed: int = 0
+                      ) -> list[list[list[str]]]:
     """Load a model directory and tag ``documents`` on the CPU, as :func:`evaluate` does.
 
     ``overrides`` (e.g. another pruning threshold) are applied to the loaded model
-    (:class:`~docgraph.model_dir.ModelOverrides`).
+    (:class:`~docgraph.model_dir.ModelOverrides`); ``seed`` is the tagging seed of the
+    Monte-Carlo masks (:func:`predict_graphs`).
 
     The predictions are per graph of ``prepare_split(documents, ...)`` (a document split by
     ``max_doc_tokens`` gives one entry per chunk), so the results of consecutive shards of a
@@ -92,12 +94,13 @@ def predict_documents(documents: Sequence[Document], model_dir: str | Path,
     """
     model, vocabs, config = load_model_dir(model_dir, "cpu", overrides)
     prepared = prepare_split(documents, vocabs, config)
-    return predict_graphs(model, prepared.graphs, vocabs, config.train.eval_batch_tokens)
+    return predict_graphs(model, prepared.graphs, vocabs, config.train.eval_batch_tokens,
+                          seed=seed)
 
 
 def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
-                         processes: int, overrides: ModelOverrides | None = None
-                         ) -> list[list[list[str]]]:
+                         processes: int, overrides: ModelOverrides | None = None,
+                         seed: int = 0) -> list[list[list[str]]]:
     """:func:`predict_documents` with the documents shared out over ``processes`` CPU
     processes (:func:`~docgraph.distributed.map_document_shards`: consecutive runs of
     documents with about equal numbers of tokens).
@@ -108,7 +111,7 @@ def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
     ``evaluate.py`` and :meth:`~docgraph.tagger.Tagger.tag` both go through it.
     """
     return map_document_shards(predict_documents, documents, processes, str(model_dir),
-                               overrides)
+                               overrides, seed)
 
 
 def evaluate(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,

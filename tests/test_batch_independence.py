@@ -13,12 +13,13 @@ import shutil
 
 import pytest
 import torch
+from conftest import run_script
 from torch_geometric.data import Batch
 
 from docgraph.batch_plan import monte_carlo_keys
 from docgraph.data.document import make_document
 from docgraph.graph import GraphConfig, documents_to_graphs
-from docgraph.inference import predict_graphs
+from docgraph.inference import predict_documents, predict_graphs
 from docgraph.model import GCDoc, GCDocConfig
 from docgraph.model_dir import build_model
 from docgraph.nn import MonteCarloKeys, UncertaintyTagger
@@ -186,3 +187,29 @@ def test_tagger_in_two_processes_equals_one_with_random_draws(random_draws_model
     _, reversed_one = tagger.tag(docs[::-1])
     assert reversed_one[::-1] == one
     assert any(t != "O" for doc in one for sent in doc for t in sent)
+
+
+def test_evaluate_mc_seed_in_any_number_of_processes(random_draws_model, sample_splits,
+                                                     tmp_path):
+    docs = sample_splits["test"]
+    seed0 = predict_documents(docs, random_draws_model)
+    # a tagging seed whose masks change some tags of this model (so that an ignored flag fails)
+    seed = next((s for s in range(1, 20)
+                 if predict_documents(docs, random_draws_model, seed=s) != seed0), None)
+    assert seed is not None, "no tagging seed in 1-19 changes a tag: the test would be vacuous"
+    expected = predict_documents(docs, random_draws_model, seed=seed)
+    outputs = []
+    for processes in ("1", "2"):
+        out = tmp_path / f"p{processes}"
+        res = run_script("evaluate", "--model", random_draws_model, "--dataset", "sample",
+                         "--split", "test", "--output-dir", out, "--processes", processes,
+                         "--mc-seed", str(seed))
+        assert res.returncode == 0, res.stderr[-2000:]
+        metrics = json.loads((out / "test_metrics.json").read_text())
+        assert metrics["mc_seed"] == seed
+        tags = [[line.split()[-1] for line in block.splitlines() if line.strip()
+                 and not line.startswith("-DOCSTART-")]
+                for block in (out / "test_predictions.conll").read_text().split("\n\n")]
+        outputs.append([t for block in tags for t in block])
+    assert outputs[0] == outputs[1]
+    assert outputs[0] == [t for doc in expected for sent in doc for t in sent]
