@@ -59,6 +59,12 @@ def _kept(noise: Tensor, p: float) -> Tensor:
     return (noise >= p).to(noise.dtype).mul_(1.0 / (1.0 - p))
 
 
+def _dropout(x: Tensor, p: float, stochastic: bool, keep: Tensor | None) -> Tensor:
+    """Dropout of ``x`` with the given factors ``keep`` (:func:`_kept`), else drawn from
+    torch's global random stream."""
+    return F.dropout(x, p, stochastic) if keep is None else x * keep
+
+
 class UncertaintyTagger(torch.nn.Module):
     r"""The independent uncertainty-prediction sub-module used to prune the
     document graph, from Wang et al., `"Exploiting Global Contextual
@@ -173,10 +179,12 @@ class UncertaintyTagger(torch.nn.Module):
         torch.nn.init.zeros_(self.lin.bias)
 
     def _logits(self, x: Tensor, sent_len: Tensor, stochastic: bool,
-                layout: SequenceLayout | None = None) -> Tensor:
-        x = F.dropout(x, self.dropout, stochastic)
+                layout: SequenceLayout | None = None,
+                keep: tuple[Tensor, Tensor] | None = None) -> Tensor:
+        keep_in, keep_out = (None, None) if keep is None else keep
+        x = _dropout(x, self.dropout, stochastic, keep_in)
         h = self.encoder(x, sent_len, layout)
-        h = F.dropout(h, self.dropout, stochastic)
+        h = _dropout(h, self.dropout, stochastic, keep_out)
         return self.lin(h)
 
     def forward(self, x: Tensor, sent_len: Tensor, layout: SequenceLayout | None = None
@@ -220,26 +228,27 @@ class UncertaintyTagger(torch.nn.Module):
         num_tokens = x.size(0)
         if mc_layout is not None and mc_layout.num_sequences != T * sent_len.numel():
             mc_layout = None  # planned for another number of passes
-        if segment_seeds is not None:
-            logits = self._segment_logits(x, sent_len, layout, mc_layout, segment_sizes,
-                                          segment_seeds)
-        elif self.mc_dropout == "output":
+        keep = (None if segment_seeds is None
+                else self._segment_masks(x, segment_sizes, segment_seeds))
+        if self.mc_dropout == "output":
             # One input mask and one Bi-LSTM pass; T output masks and dense layers.
-            h = self.encoder(F.dropout(x, self.dropout, True), sent_len, layout)
-            logits = self.lin(F.dropout(h.repeat(T, 1), self.dropout, True))
+            keep_in, keep_out = (None, None) if keep is None else keep
+            h = self.encoder(_dropout(x, self.dropout, True, keep_in), sent_len, layout)
+            logits = self.lin(_dropout(h.repeat(T, 1), self.dropout, True, keep_out))
         else:
             # The flat layout of T copies of the batch is again a valid flat layout.
             logits = self._logits(x.repeat(T, 1), sent_len.repeat(T), stochastic=True,
-                                  layout=mc_layout)
+                                  layout=mc_layout, keep=keep)
         probs = logits.softmax(dim=-1).view(T, num_tokens, -1).mean(dim=0)
         return self.entropy(probs), probs
 
-    def _segment_logits(self, x: Tensor, sent_len: Tensor, layout: SequenceLayout | None,
-                        mc_layout: SequenceLayout | None, sizes: Sequence[int] | None,
-                        seeds: Sequence[int]) -> Tensor:
-        """The :math:`T` passes' logits ``[T * N, C]`` with each segment's masks drawn from its
-        own generator (see :meth:`uncertainty`)."""
-        T, p, num_tokens = self.num_samples, self.dropout, x.size(0)
+    def _segment_masks(self, x: Tensor, sizes: Sequence[int] | None, seeds: Sequence[int]
+                       ) -> tuple[Tensor, Tensor]:
+        """The input and output dropout factors of the :math:`T` passes, each segment's drawn
+        from its own generator (see :meth:`uncertainty`), laid out as the rows they multiply:
+        ``[T * N, in_channels]`` (``[N, in_channels]`` for ``mc_dropout="output"``) and
+        ``[T * N, 2 * hidden_channels]``."""
+        T, num_tokens = self.num_samples, x.size(0)
         if sizes is None or len(sizes) != len(seeds):
             raise ValueError("segment_seeds needs segment_sizes, one size per seed")
         if sum(sizes) != num_tokens:
@@ -254,14 +263,9 @@ class UncertaintyTagger(torch.nn.Module):
             noise_in.append(torch.rand(in_shape, generator=gen, device=x.device, dtype=x.dtype))
             noise_out.append(torch.rand((T, size, hidden), generator=gen, device=x.device,
                                         dtype=x.dtype))
-        keep_in = _kept(torch.cat(noise_in, dim=-2), p)
-        keep_out = _kept(torch.cat(noise_out, dim=1), p)
-        if output:
-            h = self.encoder(x * keep_in, sent_len, layout)
-        else:
-            x_mc = (x.unsqueeze(0) * keep_in).view(T * num_tokens, -1)
-            h = self.encoder(x_mc, sent_len.repeat(T), mc_layout).view(T, num_tokens, -1)
-        return self.lin((h * keep_out).view(T * num_tokens, -1))
+        keep_in = _kept(torch.cat(noise_in, dim=-2), self.dropout)
+        keep_out = _kept(torch.cat(noise_out, dim=1), self.dropout)
+        return keep_in.reshape(-1, x.size(1)), keep_out.view(T * num_tokens, hidden)
 
     @staticmethod
     def entropy(probs: Tensor) -> Tensor:
