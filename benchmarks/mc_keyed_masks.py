@@ -34,7 +34,7 @@ import torch
 
 from docgraph.atomic import atomic_write_json
 from docgraph.checkpoint import CheckpointError
-from docgraph.inference import predict_graphs, score_predictions
+from docgraph.inference import interleaved_shard, merge_shards, predict_graphs, score_predictions
 from docgraph.machine import cpu_model
 from docgraph.model_dir import load_model_dir
 from docgraph.splits import prepare_run_split
@@ -45,12 +45,11 @@ Predictions = list[list[list[str]]]
 def sharded(tag: Callable[[list], Predictions], graphs: list, shards: int) -> Predictions:
     """Tag every ``shards``-th graph in one call per shard and merge, as
     :func:`~docgraph.inference.evaluate_sharded` does with one process per shard."""
-    merged: list = [None] * len(graphs)
+    parts = []
     for rank in range(shards):
-        indices = list(range(rank, len(graphs), shards))
-        for i, tags in zip(indices, tag([graphs[i] for i in indices])):
-            merged[i] = tags
-    return merged
+        indices = interleaved_shard(len(graphs), shards, rank)
+        parts.append((indices, tag([graphs[i] for i in indices])))
+    return merge_shards(parts, len(graphs))
 
 
 def measure(run_dir: str | Path, split: str = "dev", seeds: int = 4, repeats: int = 2,

@@ -154,15 +154,28 @@ def evaluate_sharded(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
     world, rank = world_and_rank()
     if world == 1:
         return evaluate(model, split, vocabs, batch_tokens, device)[0]
-    shard = list(range(rank, len(split.graphs), world))
+    shard = interleaved_shard(len(split.graphs), world, rank)
     predictions = predict_graphs(model, [split.graphs[i] for i in shard], vocabs,
                                  batch_tokens, device)
     gathered: list[Any] | None = [None] * world if rank == 0 else None
     dist.gather_object((shard, predictions), gathered, dst=0)
     if gathered is None:
         return None
-    merged: list[list[list[str]]] = [[] for _ in split.graphs]
-    for indices, preds in gathered:
-        for i, graph_predictions in zip(indices, preds):
-            merged[i] = graph_predictions
-    return score_predictions(split, merged)
+    return score_predictions(split, merge_shards(gathered, len(split.graphs)))
+
+
+def interleaved_shard(count: int, world: int, rank: int) -> list[int]:
+    """The items of ``rank`` when ``count`` items are dealt out over ``world`` shards in turn
+    (every ``world``-th item, from ``rank``): the share of :func:`evaluate_sharded`."""
+    return list(range(rank, count, world))
+
+
+def merge_shards(shards: Sequence[tuple[Sequence[int], Sequence[Any]]], count: int
+                 ) -> list[Any]:
+    """The per-item results of ``count`` items from ``(indices, results)`` pairs, one per
+    shard, back in item order."""
+    merged: list[Any] = [[] for _ in range(count)]
+    for indices, results in shards:
+        for i, result in zip(indices, results):
+            merged[i] = result
+    return merged
