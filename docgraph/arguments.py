@@ -209,14 +209,19 @@ def evaluate_parser() -> argparse.ArgumentParser:
                    help="uncertainty threshold to prune the document graph with, instead of "
                         "the one the model was trained with (a value above ln(#labels), e.g. "
                         "100, prunes nothing)")
+    add_mc_seed_argument(p)
+    add_lm_argument(p)
+    add_processes_argument(p)
+    return p
+
+
+def add_mc_seed_argument(p: argparse.ArgumentParser) -> None:
+    """``--mc-seed`` of the tagging tools (``evaluate.py``, ``predict.py``, ``visualize.py``)."""
     p.add_argument("--mc-seed", type=int, default=0, metavar="S",
                    help="tagging seed of the Monte-Carlo dropout masks that prune the "
                         "document graph (default: 0; each document's masks come from it and "
                         "the document, so its tags do not depend on the batch or the "
                         "processes; other seeds show the model's Monte-Carlo noise)")
-    add_lm_argument(p)
-    add_processes_argument(p)
-    return p
 
 
 def add_lm_argument(p: argparse.ArgumentParser) -> None:
@@ -258,6 +263,7 @@ def predict_parser() -> argparse.ArgumentParser:
                         "the trained one (as evaluate.py --threshold)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where to tag (default: auto, a GPU when there is one)")
+    add_mc_seed_argument(p)
     add_lm_argument(p)
     add_processes_argument(p)
     return p

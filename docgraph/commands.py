@@ -265,11 +265,12 @@ def predict(args: argparse.Namespace) -> int:
         documents = [doc for name in args.inputs
                      for doc in _read_input(Path(name), args.input_format, args.tokenized)]
         if args.format == "jsonl":
-            entities = tagger.predict(documents, processes=args.processes)
+            entities = tagger.predict(documents, processes=args.processes,
+                                      mc_seed=args.mc_seed)
         elif args.format == "html":
-            page = tagger.to_html(documents, title=" ".join(args.inputs))
+            page = tagger.to_html(documents, title=" ".join(args.inputs), mc_seed=args.mc_seed)
         else:
-            docs, tags = tagger.tag(documents, processes=args.processes)
+            docs, tags = tagger.tag(documents, processes=args.processes, mc_seed=args.mc_seed)
     except (ValueError, FileNotFoundError, distributed.WorkerError, CheckpointError,
             CorpusFormatError) as err:
         fail(str(err))

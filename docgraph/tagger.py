@@ -119,7 +119,8 @@ class Tagger:
         return sorted({lab[2:] for lab in labels if lab != "O"})
 
     def tag(self, documents: Sequence[DocumentInput], tokenized: bool = False,
-            processes: int = 1) -> tuple[list[Document], list[list[list[str]]]]:
+            processes: int = 1, mc_seed: int = 0
+            ) -> tuple[list[Document], list[list[list[str]]]]:
         """IOB2 tags per document, per sentence, and the documents that were tagged.
 
         Empty documents (``""``, blank text, no sentences) and empty sentences get no tags
@@ -135,6 +136,9 @@ class Tagger:
                 A document's tags are the same in any number of processes, alone or among
                 others: its Monte-Carlo masks and sampled neighbours are its own (see
                 :func:`~docgraph.inference.predict_graphs`).
+            mc_seed: The tagging seed of the Monte-Carlo dropout masks that prune the
+                document graph (``evaluate.py --mc-seed``); other seeds show the model's
+                Monte-Carlo noise.
         """
         docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
         if processes < 0:
@@ -146,9 +150,9 @@ class Tagger:
         count = 1 if self.path is None else tagging_processes(
             sum(d.num_tokens for d in docs), self.device, processes,
             min_tokens=min_tagging_tokens(model.graph, model.cross_sentence))
-        return docs, self._tag_documents(docs, count)
+        return docs, self._tag_documents(docs, count, mc_seed)
 
-    def _tag_documents(self, docs: list[Document], processes: int = 1
+    def _tag_documents(self, docs: list[Document], processes: int = 1, mc_seed: int = 0
                        ) -> list[list[list[str]]]:
         """Tags of :meth:`tag` for documents already made :class:`Document` objects, in
         ``processes`` CPU processes (:func:`~docgraph.inference.predict_in_processes`)."""
@@ -162,24 +166,27 @@ class Tagger:
         if inputs:
             if processes > 1:
                 chunks = split_long_documents(inputs, self.config.graph.max_doc_tokens)
-                tags = predict_in_processes(str(self.path), inputs, processes, self.overrides)
+                tags = predict_in_processes(str(self.path), inputs, processes, self.overrides,
+                                            seed=mc_seed)
             else:
                 prepared = prepare_split(inputs, self.vocabs, self.config,
                                          lm_encoder=self.lm_encoder)
                 chunks = prepared.documents
                 tags = predict_graphs(self.model, prepared.graphs, self.vocabs,
-                                      self.config.train.eval_batch_tokens, self.device)
+                                      self.config.train.eval_batch_tokens, self.device,
+                                      seed=mc_seed)
             # re-join chunks of long documents
             for chunk, chunk_tags in zip(chunks, tags):
                 merged[_parent_id(chunk.doc_id, merged)].extend(chunk_tags)
         return [_with_empty_sentences(d, merged.get(str(i), [])) for i, d in enumerate(docs)]
 
     def to_html(self, documents: Sequence[DocumentInput], tokenized: bool = False,
-                title: str = "docgraph") -> str:
+                title: str = "docgraph", mc_seed: int = 0) -> str:
         """An interactive HTML page of the documents as the model sees them
         (:func:`docgraph.html_view.to_html`): predicted entities, and, for :class:`Document`
         inputs with gold tags, the errors; each token's repeats with their learnt edge weights
         and pruning. Raw strings are tokenised as by :meth:`tag`; empty sentences are left out.
+        ``mc_seed`` is the tagging seed of :meth:`tag`: the page shows the tags it gives.
         """
         docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
         docs = [make_document(d.doc_id, [(s.tokens, list(s.tags) if s.tags else ["O"] * len(s))
@@ -188,7 +195,7 @@ class Tagger:
         docs = [d for d in docs if d.sentences]
         prepared = prepare_split(docs, self.vocabs, self.config, lm_encoder=self.lm_encoder)
         graphs = inspect_documents(self.model, prepared.graphs, prepared.documents, self.vocabs,
-                                   self.config.train.eval_batch_tokens)
+                                   self.config.train.eval_batch_tokens, mc_seed)
         unlabelled = [not any(t != "O" for s in d.sentences for t in s.tags)
                       for d in prepared.documents]
         for G, plain in zip(graphs, unlabelled):
@@ -203,10 +210,10 @@ class Tagger:
                        has_graph=graph is not None)
 
     def predict(self, documents: Sequence[DocumentInput], tokenized: bool = False,
-                processes: int = 1) -> list[list[Entity]]:
+                processes: int = 1, mc_seed: int = 0) -> list[list[Entity]]:
         """Entity spans for each document (raw strings, token lists or Documents); see
-        :meth:`tag` for ``processes``."""
-        docs, tags = self.tag(documents, tokenized, processes)
+        :meth:`tag` for ``processes`` and ``mc_seed``."""
+        docs, tags = self.tag(documents, tokenized, processes, mc_seed)
         result = []
         for doc, doc_tags in zip(docs, tags):
             entities = []

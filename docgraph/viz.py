@@ -77,9 +77,10 @@ def _sentence_tags(bioes: Sequence[str], sent_len: Sequence[int]) -> list[str]:
     return out
 
 
-def _model_outputs(model: Any, batch: Batch) -> dict[str, Tensor | None]:
+def _model_outputs(model: Any, batch: Batch, mc_seed: int | None = 0
+                   ) -> dict[str, Tensor | None]:
     """One eval-mode forward pass: uncertainty, Drop, edge weights and Viterbi label ids."""
-    out = model.inspect(batch)
+    out = model.inspect(batch, mc_seed=mc_seed)
     return {
         "uncertainty": out.uncertainty,
         "drop": out.drop,
@@ -226,6 +227,7 @@ def inspect_documents(
     documents: Sequence[Document | None] | None,
     vocabs: Vocabularies,
     batch_tokens: int = 8000,
+    mc_seed: int | None = 0,
 ) -> list[nx.DiGraph]:
     """Run the model once per batch and build the annotated graph of every document.
 
@@ -236,6 +238,10 @@ def inspect_documents(
             ``None`` to read them from the graphs through ``vocabs``.
         vocabs: The model's vocabularies.
         batch_tokens: Token budget per batch.
+        mc_seed: The tagging seed of the Monte-Carlo dropout masks
+            (:meth:`~docgraph.model.GCDoc.inspect`): a document's uncertainty, pruning and
+            tags are those of :meth:`~docgraph.model.GCDoc.predict` at the same seed, in any
+            batch.
 
     Returns:
         One :class:`networkx.DiGraph` per graph, in order (see :func:`to_networkx`).
@@ -251,7 +257,7 @@ def inspect_documents(
     result: list[nx.DiGraph | None] = [None] * len(graphs)
     for indices in sampler:
         batch = Batch.from_data_list([graphs[i] for i in indices]).to(device)
-        outputs = _model_outputs(model, batch)
+        outputs = _model_outputs(model, batch, mc_seed)
         node_start = edge_start = 0
         for i in indices:
             n, m = int(graphs[i].num_nodes), int(graphs[i].edge_index.size(1))

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from docgraph.arguments import fail
+from docgraph.arguments import add_mc_seed_argument, fail
 from docgraph.data.registry import DATASETS
 
 
@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the K noisiest edges (of --doc, else of the whole split)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu",
                    help="device to tag on (default: cpu)")
+    add_mc_seed_argument(p)
     return p
 
 
@@ -109,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         indices = [args.doc] if args.doc is not None else range(len(prepared.graphs))
         graphs = inspect_documents(model, [prepared.graphs[i] for i in indices],
                                    [prepared.documents[i] for i in indices], vocabs,
-                                   config.train.eval_batch_tokens)
+                                   config.train.eval_batch_tokens, args.mc_seed)
         if args.out is not None:
             words = args.word
             repeated = repeated_words(graphs[0])

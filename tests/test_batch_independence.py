@@ -24,7 +24,9 @@ from docgraph.model import GCDoc, GCDocConfig
 from docgraph.model_dir import build_model
 from docgraph.nn import MonteCarloKeys, UncertaintyTagger
 from docgraph.nn.uncertainty import mix_seed
+from docgraph.splits import prepare_split
 from docgraph.tagger import Tagger
+from docgraph.viz import format_edge_table, inspect_documents, noisy_edges
 
 
 def _tokens(sent_len: list[int], channels: int = 6) -> tuple[torch.Tensor, torch.Tensor]:
@@ -189,14 +191,29 @@ def test_tagger_in_two_processes_equals_one_with_random_draws(random_draws_model
     assert any(t != "O" for doc in one for sent in doc for t in sent)
 
 
+def _seed_that_changes_tags(docs, model_dir) -> int:
+    """A tagging seed whose masks change some tags of the model (so that an ignored seed
+    fails the tests that use it)."""
+    seed0 = predict_documents(docs, model_dir)
+    seed = next((s for s in range(1, 20)
+                 if predict_documents(docs, model_dir, seed=s) != seed0), None)
+    assert seed is not None, "no tagging seed in 1-19 changes a tag: the test would be vacuous"
+    return seed
+
+
+def _flat(tags: list[list[list[str]]]) -> list[str]:
+    return [t for doc in tags for sent in doc for t in sent]
+
+
+def _conll_tags(text: str) -> list[str]:
+    return [line.split()[-1] for line in text.splitlines()
+            if line.strip() and not line.startswith("-DOCSTART-")]
+
+
 def test_evaluate_mc_seed_in_any_number_of_processes(random_draws_model, sample_splits,
                                                      tmp_path):
     docs = sample_splits["test"]
-    seed0 = predict_documents(docs, random_draws_model)
-    # a tagging seed whose masks change some tags of this model (so that an ignored flag fails)
-    seed = next((s for s in range(1, 20)
-                 if predict_documents(docs, random_draws_model, seed=s) != seed0), None)
-    assert seed is not None, "no tagging seed in 1-19 changes a tag: the test would be vacuous"
+    seed = _seed_that_changes_tags(docs, random_draws_model)
     expected = predict_documents(docs, random_draws_model, seed=seed)
     outputs = []
     for processes in ("1", "2"):
@@ -207,9 +224,33 @@ def test_evaluate_mc_seed_in_any_number_of_processes(random_draws_model, sample_
         assert res.returncode == 0, res.stderr[-2000:]
         metrics = json.loads((out / "test_metrics.json").read_text())
         assert metrics["mc_seed"] == seed
-        tags = [[line.split()[-1] for line in block.splitlines() if line.strip()
-                 and not line.startswith("-DOCSTART-")]
-                for block in (out / "test_predictions.conll").read_text().split("\n\n")]
-        outputs.append([t for block in tags for t in block])
+        outputs.append(_conll_tags((out / "test_predictions.conll").read_text()))
     assert outputs[0] == outputs[1]
-    assert outputs[0] == [t for doc in expected for sent in doc for t in sent]
+    assert outputs[0] == _flat(expected)
+
+
+def test_tagger_predict_and_visualize_take_the_tagging_seed(random_draws_model, sample_splits):
+    docs = sample_splits["test"]
+    seed = _seed_that_changes_tags(docs, random_draws_model)
+    expected = _flat(predict_documents(docs, random_draws_model, seed=seed))
+    tagger = Tagger.load(random_draws_model)
+    for processes in (1, 2):
+        assert _flat(tagger.tag(docs, processes=processes, mc_seed=seed)[1]) == expected
+        res = run_script("predict", "--model", random_draws_model, "--format", "conll",
+                         "--processes", str(processes), "--mc-seed", str(seed),
+                         "docgraph/data/sample/test.txt")
+        assert res.returncode == 0, res.stderr[-2000:]
+        assert _conll_tags(res.stdout) == expected
+    # the annotated graphs (HTML page, figures, edge tables) show the tags of the same seed
+    prepared = prepare_split(docs, tagger.vocabs, tagger.config)
+    graphs = inspect_documents(tagger.model, prepared.graphs, prepared.documents, tagger.vocabs,
+                               batch_tokens=300, mc_seed=seed)
+    assert [a["pred_tag"] for G in graphs for _, a in G.nodes(data=True)] == expected
+    tables = {}
+    for s in (0, seed):
+        res = run_script("visualize", "--model", random_draws_model, "--dataset", "sample",
+                         "--split", "test", "--noisy", "100000", "--mc-seed", str(s))
+        assert res.returncode == 0, res.stderr[-2000:]
+        tables[s] = res.stdout.rstrip("\n")
+    assert tables[seed] == format_edge_table(noisy_edges(graphs, 100000))
+    assert tables[0] != tables[seed]  # the pruned column moved with the seed
