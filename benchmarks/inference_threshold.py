@@ -15,10 +15,20 @@ needs converged training runs (``--threshold``, job set ``issue13d`` of
 
     python benchmarks/inference_threshold.py RUN_DIR [--split dev] [--thresholds 0.5 1.0 ...]
         [--data-dir DIR] [--seed 0] [--out OUT.json]
+
+``--summarize`` reads the dev and test JSON files of several runs (seeds of one configuration)
+and prints, per threshold, the mean dev and test F1 over the runs, then each run's threshold
+chosen on dev (test is never used to choose) and the test F1 there against ``--baseline`` (the
+trained threshold), optionally against the test F1 of other runs (``--against``, Welch's
+t-test):
+
+    python benchmarks/inference_threshold.py --summarize S1-dev.json S1-test.json ...
+        [--baseline 0.5] [--against RUN_DIR ...]
 """
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +41,7 @@ from docgraph.checkpoint import CheckpointError
 from docgraph.inference import evaluate, split_consistency
 from docgraph.model_dir import load_model_dir
 from docgraph.splits import prepare_run_split
+from docgraph.tools.report.stats import mean_std, welch_t_test
 
 
 @dataclass
@@ -95,10 +106,97 @@ def format_results(results: Sequence[ThresholdResult]) -> str:
     return "\n".join(lines)
 
 
+def _runs_by_split(payloads: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[float, Any]]]:
+    """``{run_dir: {split: {threshold: result}}}`` of :func:`main`'s JSON payloads; every run
+    needs a dev and a test payload with the same thresholds."""
+    runs: dict[str, dict[str, dict[float, Any]]] = {}
+    for payload in payloads:
+        by_threshold = {float(r["threshold"]): r for r in payload["results"]}
+        runs.setdefault(payload["run_dir"], {})[payload["split"]] = by_threshold
+    for run_dir, splits in runs.items():
+        if set(splits) != {"dev", "test"} or set(splits["dev"]) != set(splits["test"]):
+            raise ValueError(f"{run_dir}: needs a dev and a test file with the same thresholds "
+                             f"(got {', '.join(sorted(splits))})")
+    return runs
+
+
+def summarize(payloads: Sequence[dict[str, Any]], baseline: float = 0.5,
+              against: Sequence[float] = ()) -> str:
+    """A text summary of several runs' threshold sweeps (see the module docstring).
+
+    Args:
+        payloads: The JSON payloads written by :func:`main` (a dev and a test one per run).
+        baseline: The threshold the dev-chosen one is compared with (the trained one).
+        against: Test F1 of other runs (e.g. the BiLSTM-CRF's seeds) to compare the mean test
+            F1 at the dev-chosen thresholds with.
+
+    Raises:
+        ValueError: If a run lacks a split or a split lacks the baseline threshold.
+    """
+    runs = _runs_by_split(payloads)
+    thresholds = sorted(set.intersection(*(set(s["dev"]) for s in runs.values())))
+    if baseline not in thresholds:
+        raise ValueError(f"the baseline threshold {baseline} is not in every sweep")
+    lines = [f"{len(runs)} runs: {', '.join(runs)}",
+             "threshold   dev F1          test F1         test inconsistent groups"]
+    for t in thresholds:
+        dev = mean_std([s["dev"][t]["f1"] for s in runs.values()])
+        test = mean_std([s["test"][t]["f1"] for s in runs.values()])
+        groups = mean_std([s["test"][t]["inconsistent_groups"] for s in runs.values()])
+        lines.append(f"{t:9.2f}   {dev[0]:5.2f} ± {dev[1]:4.2f}   {test[0]:5.2f} ± {test[1]:4.2f}"
+                     f"   {groups[0]:5.2f} ± {groups[1]:4.2f}%")
+    chosen_f1, baseline_f1 = [], []
+    for run_dir, splits in runs.items():
+        # ties go to the lower threshold (the one nearer the trained model)
+        best = max(thresholds, key=lambda t: (splits["dev"][t]["f1"], -t))
+        chosen_f1.append(splits["test"][best]["f1"])
+        baseline_f1.append(splits["test"][baseline]["f1"])
+        lines.append(f"{run_dir}: dev-chosen threshold {best:g}, test F1 "
+                     f"{baseline_f1[-1]:.2f} at {baseline:g} -> {chosen_f1[-1]:.2f} "
+                     f"({chosen_f1[-1] - baseline_f1[-1]:+.2f})")
+    chosen, base = mean_std(chosen_f1), mean_std(baseline_f1)
+    lines.append(f"mean test F1: {base[0]:.2f} ± {base[1]:.2f} at {baseline:g}, "
+                 f"{chosen[0]:.2f} ± {chosen[1]:.2f} at the dev-chosen thresholds")
+    if against:
+        other = mean_std(list(against))
+        for name, values in ((f"at {baseline:g}", baseline_f1), ("dev-chosen", chosen_f1)):
+            _, _, p_value = welch_t_test(values, list(against))
+            lines.append(f"against {other[0]:.2f} ± {other[1]:.2f} (n = {len(against)}): "
+                         f"{name} {mean_std(values)[0] - other[0]:+.2f}, Welch p = {p_value:.3f}")
+    return "\n".join(lines)
+
+
+def _summarize_main(args: argparse.Namespace) -> None:
+    payloads = []
+    for name in args.summarize:
+        try:
+            payloads.append(json.loads(Path(name).read_text()))
+        except (OSError, json.JSONDecodeError) as err:
+            raise SystemExit(f"{name}: expected a JSON file of inference_threshold.py: {err}"
+                             ) from None
+    against = []
+    for run_dir in args.against:
+        try:
+            against.append(json.loads((Path(run_dir) / "metrics.json").read_text())["test"]["f1"])
+        except (OSError, json.JSONDecodeError, KeyError) as err:
+            raise SystemExit(f"{run_dir}: expected a run directory with a test F1 in "
+                             f"metrics.json: {err}") from None
+    try:
+        print(summarize(payloads, args.baseline, against))
+    except (ValueError, KeyError) as err:
+        raise SystemExit(f"--summarize: {err}") from None
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("run_dir", help="a trained GCDoc model directory with pruning")
+    p.add_argument("run_dir", nargs="?", help="a trained GCDoc model directory with pruning")
+    p.add_argument("--summarize", nargs="+", default=None, metavar="JSON",
+                   help="summarise the dev and test JSON files of several runs instead")
+    p.add_argument("--baseline", type=float, default=0.5,
+                   help="with --summarize: the trained threshold to compare with (default: 0.5)")
+    p.add_argument("--against", nargs="+", default=[], metavar="RUN_DIR",
+                   help="with --summarize: run directories whose test F1 to compare with")
     p.add_argument("--split", default="dev", help="split of the run's data set (default: dev)")
     p.add_argument("--thresholds", type=float, nargs="+", default=[0.5, 1.0, 1.5, 100.0],
                    help="thresholds to tag with (default: 0.5 1.0 1.5 100; 100 prunes nothing)")
@@ -108,6 +206,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", default=None, help="JSON file to write")
     args = p.parse_args(argv)
+    if args.summarize is not None:
+        return _summarize_main(args)
+    if args.run_dir is None:
+        p.error("give a run directory, or --summarize JSON files")
     torch.set_num_threads(args.threads)
     try:
         results = measure(args.run_dir, args.thresholds, args.split, args.data_dir, args.seed)

@@ -53,3 +53,53 @@ def test_model_without_pruning_is_refused(inference_threshold, tmp_path):
     run_experiment(tiny_config(run, model={"pruning": False}, epochs=1))
     with pytest.raises(SystemExit, match="does not prune"):
         inference_threshold.main([str(run)])
+
+
+def _payload(run_dir, split, f1_by_threshold):
+    return {"run_dir": run_dir, "split": split, "seed": 0,
+            "results": [{"threshold": t, "f1": f1, "f1_recurrent": f1,
+                         "inconsistent_groups": 10.0 - t, "against_majority": 1.0}
+                        for t, f1 in f1_by_threshold.items()]}
+
+
+def test_summarize_chooses_on_dev_and_reads_test(inference_threshold, tmp_path, capsys):
+    payloads = [
+        _payload("a", "dev", {0.5: 90.0, 1.5: 91.0}), _payload("a", "test", {0.5: 88.0, 1.5: 89.0}),
+        # a tie on dev goes to the lower threshold, though test would favour 1.5
+        _payload("b", "dev", {0.5: 92.0, 1.5: 92.0}), _payload("b", "test", {0.5: 87.0, 1.5: 90.0}),
+    ]
+    text = inference_threshold.summarize(payloads, baseline=0.5, against=[86.0, 87.0])
+    lines = text.splitlines()
+    assert lines[0] == "2 runs: a, b"
+    assert lines[2].split() == ["0.50", "91.00", "±", "1.41", "87.50", "±", "0.71", "9.50", "±",
+                                "0.00%"]
+    assert lines[3].split()[:7] == ["1.50", "91.50", "±", "0.71", "89.50", "±", "0.71"]
+    assert "a: dev-chosen threshold 1.5, test F1 88.00 at 0.5 -> 89.00 (+1.00)" in lines
+    assert "b: dev-chosen threshold 0.5, test F1 87.00 at 0.5 -> 87.00 (+0.00)" in lines
+    assert "mean test F1: 87.50 ± 0.71 at 0.5, 88.00 ± 1.41 at the dev-chosen thresholds" in lines
+    assert lines[-2].startswith("against 86.50 ± 0.71 (n = 2): at 0.5 +1.00, Welch p = ")
+    assert lines[-1].startswith("against 86.50 ± 0.71 (n = 2): dev-chosen +1.50, Welch p = ")
+    with pytest.raises(ValueError, match="b: needs a dev and a test file"):
+        inference_threshold.summarize(payloads[:3])
+    with pytest.raises(ValueError, match="baseline threshold 1.0"):
+        inference_threshold.summarize(payloads, baseline=1.0)
+    # the command line reads the files and the other runs' metrics.json
+    files = []
+    for i, payload in enumerate(payloads):
+        files.append(tmp_path / f"{i}.json")
+        files[-1].write_text(json.dumps(payload))
+    other = tmp_path / "baseline-s1"
+    other.mkdir()
+    (other / "metrics.json").write_text(json.dumps({"test": {"f1": 86.0}}))
+    other2 = tmp_path / "baseline-s2"
+    other2.mkdir()
+    (other2 / "metrics.json").write_text(json.dumps({"test": {"f1": 87.0}}))
+    inference_threshold.main(["--summarize", *map(str, files), "--against", str(other),
+                              str(other2)])
+    assert capsys.readouterr().out.rstrip("\n") == text
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(SystemExit, match="bad.json: expected a JSON file"):
+        inference_threshold.main(["--summarize", str(tmp_path / "bad.json")])
+    with pytest.raises(SystemExit):
+        inference_threshold.main([])
+    assert "give a run directory, or --summarize" in capsys.readouterr().err
