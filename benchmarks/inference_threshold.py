@@ -159,10 +159,11 @@ def summarize(payloads: Sequence[dict[str, Any]], baseline: float = 0.5,
                  f"{chosen[0]:.2f} ± {chosen[1]:.2f} at the dev-chosen thresholds")
     if against:
         other = mean_std(list(against))
-        for name, values in ((f"at {baseline:g}", baseline_f1), ("dev-chosen", chosen_f1)):
+        for name, values, mean in ((f"at {baseline:g}", baseline_f1, base[0]),
+                                   ("dev-chosen", chosen_f1, chosen[0])):
             _, _, p_value = welch_t_test(values, list(against))
             lines.append(f"against {other[0]:.2f} ± {other[1]:.2f} (n = {len(against)}): "
-                         f"{name} {mean_std(values)[0] - other[0]:+.2f}, Welch p = {p_value:.3f}")
+                         f"{name} {mean - other[0]:+.2f}, Welch p = {p_value:.3f}")
     return "\n".join(lines)
 
 
