@@ -1,0 +1,76 @@
+"""Early stopping: training stops after exactly ``patience`` epochs without a dev F1 improvement.
+
+The real :class:`~docgraph.training.Trainer` loop trains on two documents of the sample corpus;
+only the dev scores are scripted, so that which epoch improves is known in advance.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import tiny_config
+
+import docgraph.training as training
+from docgraph.metrics import Scores
+from docgraph.model_dir import build_model
+from docgraph.splits import build_vocabularies, prepare_split
+from docgraph.training import Trainer, TrainState, stop_reason
+
+
+def _scores(f1: float) -> Scores:
+    return Scores(precision=f1, recall=f1, f1=f1, per_type={}, support=1, predicted=1,
+                  correct=1)
+
+
+def _fit(tmp_path, monkeypatch, sample_splits, dev_f1: list[float], patience: int,
+         epochs: int = 20) -> Trainer:
+    """Train with the dev F1 of epoch ``e`` scripted as ``dev_f1[e - 1]``."""
+    config = tiny_config(tmp_path, epochs=epochs, patience=patience)
+    vocabs, _, _ = build_vocabularies(sample_splits, "none")
+    train = prepare_split(sample_splits["train"][:2], vocabs, config)
+    scripted = iter(dev_f1)
+    monkeypatch.setattr(training, "evaluate_sharded", lambda *args, **kwargs: _scores(
+        next(scripted)))
+    trainer = Trainer(build_model(config.model, vocabs), vocabs, config, train, train, tmp_path)
+    trainer.fit()
+    return trainer
+
+
+@pytest.mark.parametrize(("dev_f1", "patience", "epochs", "best"), [
+    # best at epoch 2, then 2 epochs without improvement (an equal F1 is none)
+    ([10.0, 20.0, 20.0, 15.0, 99.0], 2, 4, 2),
+    # an improvement resets the count: bad epochs 2, 4, 5
+    ([10.0, 5.0, 30.0, 29.0, 30.0, 99.0], 2, 5, 3),
+    # patience 1: the first epoch without improvement ends training
+    ([10.0, 10.0, 99.0], 1, 2, 1),
+    # patience 3: three epochs without improvement after the best one
+    ([50.0, 40.0, 40.0, 49.9, 99.0], 3, 4, 1),
+])
+def test_training_stops_after_exactly_patience_epochs_without_improvement(
+        tmp_path, monkeypatch, sample_splits, dev_f1, patience, epochs, best):
+    trainer = _fit(tmp_path, monkeypatch, sample_splits, dev_f1, patience)
+    state = trainer.state
+    assert (state.epoch, state.best_epoch, state.bad_epochs) == (epochs, best, patience)
+    assert state.best_f1 == dev_f1[best - 1]
+    assert stop_reason(state, trainer.config.train) == "early_stopping"
+    log = [json.loads(line) for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in log] == list(range(1, epochs + 1))
+    assert [r["dev_f1"] for r in log] == dev_f1[:epochs]
+    assert [r["best"] for r in log][-patience:] == [False] * patience
+
+
+def test_max_epochs_is_not_early_stopping(tmp_path, monkeypatch, sample_splits):
+    # patience - 1 epochs without improvement when the epochs run out: not converged
+    trainer = _fit(tmp_path, monkeypatch, sample_splits, [10.0, 20.0, 20.0, 99.0], patience=2,
+                   epochs=3)
+    assert (trainer.state.epoch, trainer.state.bad_epochs) == (3, 1)
+    assert stop_reason(trainer.state, trainer.config.train) == "max_epochs"
+
+
+def test_stop_reason_counts_patience_exactly():
+    config = tiny_config("unused", epochs=10, patience=3).train
+    assert stop_reason(TrainState(epoch=5, bad_epochs=3), config) == "early_stopping"
+    assert stop_reason(TrainState(epoch=5, bad_epochs=2), config) == "budget"
+    assert stop_reason(TrainState(epoch=10, bad_epochs=2), config) == "max_epochs"
+    assert stop_reason(TrainState(epoch=10, bad_epochs=3), config) == "early_stopping"
