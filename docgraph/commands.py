@@ -37,6 +37,7 @@ from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import dataset_files, load_dataset
 from docgraph.experiment import run_experiment, run_seeds
 from docgraph.graph import split_long_documents
+from docgraph.html_view import page_title
 from docgraph.inference import evaluate as evaluate_split
 from docgraph.inference import predict_in_processes, score_predictions, split_consistency
 from docgraph.machine import resolve_device
@@ -268,7 +269,7 @@ def predict(args: argparse.Namespace) -> int:
             entities = tagger.predict(documents, processes=args.processes,
                                       mc_seed=args.mc_seed)
         elif args.format == "html":
-            page = tagger.to_html(documents, title=" ".join(args.inputs), mc_seed=args.mc_seed)
+            page = tagger.to_html(documents, title=page_title(args.inputs), mc_seed=args.mc_seed)
         else:
             docs, tags = tagger.tag(documents, processes=args.processes, mc_seed=args.mc_seed)
     except (ValueError, FileNotFoundError, distributed.WorkerError, CheckpointError,

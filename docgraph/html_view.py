@@ -4,10 +4,12 @@
 page with no network access (inline CSS and JavaScript, no CDN) and one section per document
 (a picker when there are several):
 
-* the text, predicted entities coloured by type with a legend; with gold labels, every error
-  marked (*missed*, *spurious*, *wrong type*, *wrong boundary*) and the document's P/R/F1;
-* every token with recurrence neighbours underlined; clicking (or hovering) it highlights its
-  repeats in the document and lists each edge: the learnt same-type weight :math:`r_{ij}`,
+* the text, predicted entities coloured by type (:func:`entity_colour`: the same colour for a
+  type on every page) with a legend of the types and of the marks; with gold labels, every
+  error marked (*missed*, *spurious*, *wrong type*, *wrong boundary*) and the document's P/R/F1;
+* every token with recurrence neighbours underlined (red and dashed when it is pruned: in
+  *Drop*, it sends no message); clicking it highlights its repeats in the document and lists
+  each edge: the neighbour by sentence and token, the learnt same-type weight :math:`r_{ij}`,
   whether the source was pruned (its Monte-Carlo uncertainty against the threshold) and the
   neighbour's predicted tag;
 * the repeated strings predicted with more than one type in the document flagged (the
@@ -21,9 +23,12 @@ target, weight), so the page grows with tokens plus edges.
 
 from __future__ import annotations
 
+import colorsys
+import hashlib
 import html
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -31,12 +36,51 @@ import networkx as nx
 from docgraph.data.tags import entity_type
 from docgraph.metrics import extract_entities
 
-__all__ = ["document_errors", "inconsistent_strings", "to_html"]
+__all__ = ["ENTITY_COLOURS", "document_errors", "entity_colour", "inconsistent_strings",
+           "page_title", "to_html"]
 
-#: Colours of the entity types (CoNLL-2003's and OntoNotes' first, then a cycle).
-_PALETTE = ("#7aecec", "#bfeeb7", "#feca74", "#ff9561", "#aa9cfc", "#c887fb", "#9cc9cc",
-            "#ffeb80", "#ff8197", "#f0d0ff", "#bfe1d9", "#e4e7d2", "#d9fe92", "#fdd7b5",
-            "#c8d6ff", "#ffd1dc", "#e2f0cb", "#b5ead7")
+#: Fixed colours of the entity types of CoNLL-2003 and OntoNotes 5.0 (the 18 OntoNotes types
+#: distinct from each other; a CoNLL type shares the colour of its OntoNotes counterpart).
+ENTITY_COLOURS: dict[str, str] = {
+    "PERSON": "#aa9cfc", "ORG": "#7aecec", "GPE": "#feca74", "LOC": "#ff9561",
+    "NORP": "#c887fb", "FAC": "#9cc9cc", "PRODUCT": "#bfeeb7", "EVENT": "#ffeb80",
+    "WORK_OF_ART": "#f0d0ff", "LAW": "#ff8197", "LANGUAGE": "#8ab6f9", "DATE": "#bfe1d9",
+    "TIME": "#d9fe92", "PERCENT": "#e4e7d2", "MONEY": "#fdd7b5", "QUANTITY": "#c8d6ff",
+    "ORDINAL": "#ffd1dc", "CARDINAL": "#e2c8a0",
+    "PER": "#aa9cfc", "MISC": "#ffeb80",
+}
+
+
+def entity_colour(type_: str) -> str:
+    """The colour (``#rrggbb``) of an entity type, the same on every page and figure.
+
+    The types of CoNLL-2003 and OntoNotes have fixed colours (:data:`ENTITY_COLOURS`); any
+    other type gets a light colour derived from a hash of its name (stable across runs and
+    processes, unlike Python's ``hash``).
+    """
+    if type_ in ENTITY_COLOURS:
+        return ENTITY_COLOURS[type_]
+    digest = hashlib.blake2b(type_.encode("utf-8"), digest_size=2).digest()
+    hue = int.from_bytes(digest, "big") / 65536.0
+    r, g, b = colorsys.hls_to_rgb(hue, 0.78, 0.75)
+    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+
+
+def page_title(inputs: Sequence[str | Path], limit: int = 80) -> str:
+    """A page title for the input files of ``predict.py``: the first file's name, and how many
+    more there are (``"news.txt and 2 more"``); ``"docgraph"`` without inputs.
+
+    Args:
+        inputs: The input paths.
+        limit: Most characters of the first name (longer names are cut, ending in ``…``).
+    """
+    if not inputs:
+        return "docgraph"
+    name = Path(inputs[0]).name or str(inputs[0])
+    if len(name) > limit:
+        name = name[: limit - 1] + "…"
+    more = len(inputs) - 1
+    return name if more == 0 else f"{name} and {more} more"
 
 
 def _sentences(G: nx.DiGraph, key: str) -> list[list[str]] | None:  # noqa: N803
@@ -58,7 +102,8 @@ def document_errors(G: nx.DiGraph) -> dict[str, Any]:  # noqa: N803
         sentence, type, start, end, other)], "scores": (P, R, F1) or None}``; ``kind`` is
         ``missed`` (a gold entity no prediction overlaps), ``spurious`` (a prediction that
         overlaps no gold entity), ``wrong type`` (same tokens, other type) or ``wrong boundary``
-        (overlapping, other tokens); ``other`` is the type (or span) it was mistaken for.
+        (overlapping, other tokens); ``other`` is the type (or span: type and tokens numbered
+        from 1, as on the page) it was mistaken for. Positions in the tuples count from 0.
     """
     pred_tags, gold_tags = _sentences(G, "pred_tag"), _sentences(G, "gold_tag")
     predicted = sorted(extract_entities(pred_tags)) if pred_tags else []
@@ -80,7 +125,8 @@ def document_errors(G: nx.DiGraph) -> dict[str, Any]:  # noqa: N803
         if same_span:
             errors.append(("wrong type", *entity, same_span[0][1]))
         elif hits:
-            errors.append(("wrong boundary", *entity, f"{hits[0][1]} {hits[0][2]}-{hits[0][3]}"))
+            errors.append(("wrong boundary", *entity,
+                           f"{hits[0][1]} {hits[0][2] + 1}-{hits[0][3] + 1}"))
         else:
             errors.append(("missed", *entity, ""))
     for entity in predicted:
@@ -114,9 +160,10 @@ def _document_data(G: nx.DiGraph) -> dict[str, Any]:  # noqa: N803
 
 
 def _type_class(type_: str, classes: dict[str, int]) -> str:
+    """The page's CSS class of an entity type (its colour: :func:`entity_colour`)."""
     if type_ not in classes:
         classes[type_] = len(classes)
-    return f"t{classes[type_] % len(_PALETTE)}"
+    return f"t{classes[type_]}"
 
 
 def _render_document(index: int, G: nx.DiGraph, classes: dict[str, int],  # noqa: N803
@@ -157,7 +204,7 @@ def _render_document(index: int, G: nx.DiGraph, classes: dict[str, int],  # noqa
                 continue
             parts.append(_token(node, attrs, node in neighbours, missed_at))
             k += 1
-        out.append(f'<p class="sent">{" ".join(parts)}</p>')
+        out.append(f'<p class="sent" data-s="{s}">{" ".join(parts)}</p>')
     scores = info["scores"]
     head = [f"<h2>{html.escape(str(G.graph.get('doc_id') or f'document {index}'))}</h2>"]
     facts = [f"{G.number_of_nodes()} tokens", f"{len(info['predicted'])} predicted entities"]
@@ -178,7 +225,7 @@ def _render_document(index: int, G: nx.DiGraph, classes: dict[str, int],  # noqa
                     f"({len(conflicting)}):<ul>{items}</ul></div>")
     if info["errors"]:
         rows = "".join(
-            f"<tr><td>{html.escape(kind)}</td><td>{s + 1}</td><td>{a}-{b}</td>"
+            f"<tr><td>{html.escape(kind)}</td><td>{s + 1}</td><td>{a + 1}-{b + 1}</td>"
             f"<td>{html.escape(type_)}</td><td>{html.escape(str(other))}</td></tr>"
             for kind, s, type_, a, b, other in info["errors"])
         head.append('<details class="errors"><summary>Errors</summary><table><tr><th>kind</th>'
@@ -222,6 +269,7 @@ border:1px solid #ddd;border-radius:6px;padding:8px;max-height:80vh;overflow:aut
 .incons{background:#fff4e5;border:1px solid #f0b35b;padding:4px 8px;margin:6px 0}
 .note{color:#666;font-style:italic}.facts{color:#555;margin:0}
 .legend span{padding:1px 6px;border-radius:4px;margin-right:4px}
+.marks{color:#555;font-size:13px;margin-left:8px}.marks span,.marks mark{margin:0 3px 0 8px}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:1px 6px;text-align:left}
 """
 
@@ -231,7 +279,9 @@ const sel=document.getElementById('picker');const docs=[...document.querySelecto
 const panel=document.getElementById('panel');const thr=document.body.dataset.threshold;
 function data(d){if(!d._data){d._data=JSON.parse(d.querySelector('script.data').textContent);
  const adj={};for(const [j,i,r] of d._data.edges){(adj[i]=adj[i]||[]).push([j,r]);}
- d._adj=adj;d._toks=[...d.querySelectorAll('.tok')];}return d._data;}
+ d._adj=adj;d._toks=[...d.querySelectorAll('.tok')];d._at={};
+ for(const p of d.querySelectorAll('.sent')){[...p.querySelectorAll('.tok')].forEach((t,k)=>{
+  d._at[t.dataset.i]='sentence '+(+p.dataset.s+1)+', token '+(k+1);});}}return d._data;}
 function show(k){docs.forEach((d,n)=>d.classList.toggle('on',n===k));panel.textContent='';}
 
 function fmt(x){return x===null||x===undefined?'–':(+x).toFixed(3);}
@@ -241,12 +291,13 @@ function pick(d,i){const t0=performance.now();const D=data(d);
  d._toks.forEach(t=>t.classList.remove('hl','sel'));
  const me=d._toks[i];me.classList.add('sel');const edges=d._adj[i]||[];
  const rows=edges.map(([j,r])=>{d._toks[j].classList.add('hl');const t=D.tokens[j];
-  return '<tr data-j="'+j+'"><td>'+esc(t[0])+' <small>#'+j+'</small></td><td>'+fmt(r)+
+  return '<tr data-j="'+j+'"><td>'+esc(t[0])+' <small>('+d._at[j]+')</small></td><td>'+fmt(r)+
   '</td><td>'+(t[3]?'yes':'no')+' (u='+fmt(t[2])+')</td><td>'+esc(t[1])+'</td></tr>';}).join('');
  const t=D.tokens[i];panel.innerHTML='';const h=document.createElement('div');
- h.innerHTML='<b></b><br>tag '+esc(t[1])+' · u='+fmt(t[2])+(thr?' (threshold '+thr+')':'')+
-  '<br>'+edges.length+' incoming edges<table><tr><th>from</th><th>r_ij</th><th>pruned</th>'+
-  '<th>its tag</th></tr>'+rows+'</table>';h.querySelector('b').textContent=t[0];
+ h.innerHTML='<b></b> <small>('+d._at[i]+')</small><br>tag '+esc(t[1])+' · u='+fmt(t[2])+
+  (thr?' (threshold '+thr+')':'')+'<br>'+edges.length+' incoming edges<table><tr><th>from</th>'+
+  '<th>r_ij</th><th>pruned</th><th>its tag</th></tr>'+rows+'</table>';
+ h.querySelector('b').textContent=t[0];
  panel.appendChild(h);document.body.dataset.pickMs=(performance.now()-t0).toFixed(1);}
 docs.forEach(d=>d.addEventListener('click',e=>{const t=e.target.closest('.rep');
  if(t)pick(d,+t.dataset.i);}));
@@ -258,6 +309,22 @@ if(m&&docs[+m[1]]){const k=+m[1];show(k);if(sel)sel.value=k;
  const t=docs[k].querySelector('.tok[data-i="'+m[2]+'"]');if(t)t.click();}
 })();
 """
+
+
+def _marks_legend(graphs: Sequence[nx.DiGraph], has_graph: bool) -> str:
+    """The header's key to the underlines and frames that occur on the page."""
+    nodes = [a for G in graphs for _, a in G.nodes(data=True)]
+    items = []
+    if has_graph and any(G.number_of_edges() for G in graphs):
+        items.append('<span class="rep">word</span>has repeats (click it)')
+    if has_graph and any(v for G in graphs for v in G if G.out_degree(v)
+                         and G.nodes[v].get("pruned")):
+        items.append('<span class="rep pruned">word</span>pruned: too uncertain, it sends '
+                     "its repeats no message")
+    if any("gold_tag" in a for a in nodes):
+        items.append('<mark class="ent err">word</mark>wrong entity (hover it)'
+                     '<span class="missed">word</span>missed entity')
+    return f'<span class="marks">{"".join(items)}</span>' if items else ""
 
 
 def to_html(graphs: Sequence[nx.DiGraph], title: str = "docgraph",
@@ -275,9 +342,10 @@ def to_html(graphs: Sequence[nx.DiGraph], title: str = "docgraph",
     """
     classes: dict[str, int] = {}
     sections = [_render_document(k, G, classes, has_graph) for k, G in enumerate(graphs)]
-    legend = "".join(f'<span class="t{n % len(_PALETTE)}">{html.escape(t)}</span>'
-                     for t, n in classes.items())
-    colours = "".join(f".t{n}{{background:{c}}}" for n, c in enumerate(_PALETTE))
+    legend = "".join(f'<span class="t{classes[t]}">{html.escape(t)}</span>'
+                     for t in sorted(classes))
+    colours = "".join(f".t{n}{{background:{entity_colour(t)}}}" for t, n in classes.items())
+    marks = _marks_legend(graphs, has_graph)
     picker = ""
     if len(graphs) > 1:
         options = "".join(
@@ -288,6 +356,6 @@ def to_html(graphs: Sequence[nx.DiGraph], title: str = "docgraph",
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_CSS}{colours}</style></head>"
             f"<body{thr}><header><b>{html.escape(title)}</b> {picker}"
-            f'<span class="legend">{legend}</span></header><main><div class="docs">'
+            f'<span class="legend">{legend}</span>{marks}</header><main><div class="docs">'
             f'{"".join(sections)}</div><aside class="panel" id="panel"></aside></main>'
             f"<script>{_JS}</script></body></html>\n")
