@@ -1,8 +1,14 @@
-"""Rule-based sentence splitting and PTB-like tokenization of raw English text.
+"""Rule-based sentence splitting and tokenization of raw text, with character offsets.
 
-No external dependencies; every function is pure. The rules are:
+No external dependencies; every function is pure. English text is tokenized PTB-style; text
+in other scripts follows the rules of common standard tokenizers (below). Every token and
+sentence is a span ``(start, end)`` of the original text (:func:`token_spans`,
+:func:`sentence_spans`, :func:`paragraph_spans`): ``text[start:end]`` is the token, whatever
+the line breaks (``\\r\\n`` included), tabs or other whitespace around it. Offsets are Python
+string indices, i.e. Unicode code points.
 
-Tokenization (:func:`tokenize`), tried left to right at each position, first match wins:
+Tokenization (:func:`token_spans`, :func:`tokenize`), tried left to right at each position,
+first match wins:
 
 1. Whitespace separates tokens and is never part of one.
 2. URLs (``http://``, ``https://``, ``ftp://`` or ``www.`` up to the next whitespace) and
@@ -15,40 +21,62 @@ Tokenization (:func:`tokenize`), tried left to right at each position, first mat
    ``a.m.`` -- are one token, including a final period.
 5. A single capital letter with a period followed by whitespace and a capital letter is an
    initial and keeps its period (``J. Smith`` -> ``J.``, ``Smith``).
-6. Words: runs of letters, digits and underscores, joined by ``-``, ``&`` or an apostrophe
-   (``Anglo-Dutch``, ``AT&T``, ``19-year-old``, ``O'Neill``), and, between two digits, by
-   ``. , : /`` (``3.5``, ``1,000``, ``10:30``, ``1/2``). The clitics ``n't`` and
-   ``'s 'm 'd 'll 're 've`` (any case, straight or curly apostrophe) at the end of a word are
-   split off: ``Smith's`` -> ``Smith``, ``'s``; ``don't`` -> ``do``, ``n't``;
+6. Chinese and Japanese: every CJK ideograph (the ranges of BERT's ``BasicTokenizer``,
+   ``_is_chinese_char``, plus ``々 〆 〇``) is a token of its own, as BERT's basic tokenizer and
+   spaCy's Chinese tokenizer (its default ``char`` segmentation) split them. A run of hiragana
+   and a run of katakana (with ``ー``) are one token each: unlike BERT, which keeps
+   ``テレビを`` whole, the run ends where the script changes (``テレビ``, ``を``), as MeCab groups
+   unknown words by character class. ``東京は日本の首都です。`` ->
+   ``東 京 は 日 本 の 首 都 です 。``. Hangul, Thai and other scripts follow rule 7 (words are
+   runs of letters between spaces and punctuation, as in BERT's basic tokenizer).
+7. Words: runs of letters, digits and underscores (other than those of rule 6), joined by
+   ``-``, ``&`` or an apostrophe (``Anglo-Dutch``, ``AT&T``, ``19-year-old``, ``O'Neill``), and,
+   between two digits, by ``. , : /`` (``3.5``, ``1,000``, ``10:30``, ``1/2``). The clitics
+   ``n't`` and ``'s 'm 'd 'll 're 've`` (any case, straight or curly apostrophe) at the end of
+   a word are split off: ``Smith's`` -> ``Smith``, ``'s``; ``don't`` -> ``do``, ``n't``;
    ``can't`` -> ``ca``, ``n't``.
-7. ``...`` (two or more periods), ``--`` (two or more hyphens), and the quote pairs ``````
+8. ``...`` (two or more periods), ``--`` (two or more hyphens), and the quote pairs ``````
    and ``''`` are one token each.
-8. Every other character (punctuation such as ``, . ; : ! ? ( ) [ ] { } " '`` and curly
-   quotes) is a token of its own.
+9. Every other character (punctuation such as ``, . ; : ! ? ( ) [ ] { } " '``, curly quotes,
+   ``。``, symbols, emoji) is a token of its own -- one *grapheme cluster*, not one code
+   point: two regional indicators are one flag (``🇩🇪``); an emoji with its skin-tone modifier
+   or variation selector, and emoji joined by zero-width joiners (``👨‍👩‍👧``), are one token.
+
+Grapheme clusters stay whole in every rule (a simplification of Unicode's extended grapheme
+clusters, UAX #29): a combining mark (categories Mn, Mc, Me), a zero-width (non-)joiner, an
+emoji modifier (U+1F3FB..U+1F3FF) or a tag character (U+E0020..U+E007F, in subdivision flags
+such as ``🏴󠁧󠁢󠁳󠁣󠁴󠁿``) belongs to the character before it, so ``café`` written with a combining
+accent and Devanagari words such as ``हिन्दी`` are one token.
 
 A sentence-final abbreviation keeps its period and no separate ``.`` token is produced
 (``Apple Inc.`` -> ``Apple``, ``Inc.``).
 
-Sentence splitting (:func:`split_sentences`):
+Sentence splitting (:func:`sentence_spans`, :func:`split_sentences`):
 
 1. Blank lines (a line break, optional whitespace, another line break) separate paragraphs;
    a paragraph always ends a sentence.
-2. Inside a paragraph, line breaks are ordinary whitespace; whitespace runs in the returned
-   sentences are collapsed to one space and the sentences are stripped.
+2. Inside a paragraph, line breaks are ordinary whitespace. :func:`split_sentences` returns
+   sentences with whitespace runs collapsed to one space, stripped; :func:`sentence_spans`
+   returns their spans in the original text.
 3. A sentence ends after a whitespace-separated chunk that ends in ``.``, ``!`` or ``?``
    (possibly repeated, e.g. ``?!`` or ``...``), optionally followed by closing quotes or
-   brackets (``" ' ” ’ ) ] }``), when the next chunk starts with an uppercase letter, a digit
-   or an opening quote (``" ' “ ‘ `````).
+   brackets (``" ' ” ’ ) ] }``), when the next chunk starts with an uppercase letter, a digit,
+   an opening quote (``" ' “ ‘ `````) or a letter of a script without case (e.g. ``東``).
 4. Exception, only when the terminator is a single ``.``: no split if the word before it is a
    known abbreviation (:data:`ABBREVIATIONS`), a dotted acronym (``U.S.``, ``e.g.``), a single
    capital letter (an initial, ``J. Smith``), or a :data:`NUMBER_ABBREVIATIONS` entry followed
    by a digit (``No. 5``). Consequently a sentence ending in such a word is not split from
    the next one (``... Apple Inc. The ...``), a known limitation of this rule set.
+5. The Chinese and Japanese terminators ``。 ｡ ！ ？``, with the closing brackets and quotes
+   after them (``」 』 ） 〕 】 》 〉 ” ’``), end a sentence wherever they are: these scripts
+   put no space between sentences.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterator
 
 ABBREVIATIONS: frozenset[str] = frozenset(
     {
@@ -72,9 +100,52 @@ NUMBER_ABBREVIATIONS: frozenset[str] = frozenset(
 )
 """Words that act as abbreviations only when followed by whitespace and a number."""
 
+Span = tuple[int, int]
+"""``(start, end)``: the characters ``text[start:end]`` of a text."""
+
 _CLOSING = "\"'”’)]}"
 _OPENING_QUOTES = "\"'“‘`"
 _TERMINATORS = ".!?"
+_CJK_TERMINATORS = "。｡！？"
+_CJK_CLOSING = "」』）〕】》〉”’\"')]}"
+
+
+def _ranges(codepoints: list[int]) -> str:
+    """A regex character-class body matching exactly ``codepoints`` (sorted)."""
+    parts = []
+    start = prev = codepoints[0]
+    for cp in [*codepoints[1:], -1]:
+        if cp != prev + 1:
+            parts.append(re.escape(chr(start)) if start == prev
+                         else f"{re.escape(chr(start))}-{re.escape(chr(prev))}")
+            start = cp
+        prev = cp
+    return "".join(parts)
+
+
+def _extend_class() -> str:
+    """Characters that never start a grapheme cluster: combining marks (Mn, Mc, Me, from
+    the planes that have any), ZWNJ, ZWJ, emoji modifiers and tag characters."""
+    planes = [*range(0x20000), *range(0xE0000, 0xE01F0)]
+    marks = [cp for cp in planes if unicodedata.category(chr(cp)) in ("Mn", "Mc", "Me")]
+    extra = [0x200C, 0x200D, *range(0x1F3FB, 0x1F400), *range(0xE0020, 0xE0080)]
+    return _ranges(sorted(set(marks) | set(extra)))
+
+
+_EXT = f"[{_extend_class()}]"
+# CJK ideographs: BERT's _is_chinese_char ranges (extensions A-H), compatibility ideographs,
+# and 々 〆 〇.
+_IDEOGRAPHS = ("\u3005-\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+               "\U00020000-\U0002fa1f\U00030000-\U000323af")
+_HIRAGANA = "\u3041-\u3096\u309d-\u309f"
+_KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f"
+# Extended_Pictographic, approximately: the symbols emoji are drawn from.
+_PICTOGRAPHS = ("\u00a9\u00ae\u203c\u2049\u2122\u2139\u2194-\u21aa\u231a-\u23ff\u24c2"
+                "\u25aa-\u27bf\u2934\u2935\u2b05-\u2b55\u3030\u303d\u3297\u3299"
+                "\U0001f000-\U0001f1e5\U0001f200-\U0001f3fa\U0001f400-\U0001faff")
+_REGIONAL = "\U0001f1e6-\U0001f1ff"
+# Word characters that are not CJK, with the marks that belong to them.
+_W = rf"[^\W{_IDEOGRAPHS}{_HIRAGANA}{_KATAKANA}]+{_EXT}*"
 
 
 def _alternation(words: frozenset[str]) -> str:
@@ -95,39 +166,74 @@ _TOKEN_RE = re.compile(
             r"(?<![\w.])[A-Za-z](?:\.[A-Za-z])+\.?(?!\w)",
             # 5. initials
             r"(?<![\w.])[A-Z]\.(?=\s+[A-Z])",
-            # 6. words and numbers
-            r"\w+(?:(?:[-&'’]|(?<=\d)[.,:/](?=\d))\w+)*",
-            # 7. multi-character punctuation
+            # 7. words and numbers (no CJK: tried first, as the most frequent)
+            rf"(?:{_W})+(?:(?:[-&'’]|(?<=\d)[.,:/](?=\d))(?:{_W})+)*",
+            # 6. CJK ideographs one by one, kana runs by script
+            rf"[{_IDEOGRAPHS}]{_EXT}*",
+            rf"(?:[{_HIRAGANA}]{_EXT}*)+",
+            rf"(?:[{_KATAKANA}]{_EXT}*)+",
+            # 8. multi-character punctuation
             r"\.{2,}|-{2,}|``|''",
-            # 8. any other character
-            r"\S",
+            # 9. any other grapheme cluster: a flag, an emoji ZWJ sequence, a character
+            rf"[{_REGIONAL}]{{2}}{_EXT}*",
+            rf"[{_PICTOGRAPHS}](?:{_EXT}|(?<=\u200d)[{_PICTOGRAPHS}])*",
+            rf"\S{_EXT}*",
         ]
     )
 )
 
-_CLITIC_RE = re.compile(r"(?i)^(.+?)(n['’]t|['’](?:s|m|d|ll|re|ve))$")
+# no "^": match() anchors at its start position, where "^" would not match
+_CLITIC_RE = re.compile(r"(?i)(.+?)(n['’]t|['’](?:s|m|d|ll|re|ve))$")
 _PARAGRAPH_RE = re.compile(r"\n(?:[^\S\n]*\n)+")
+_CHUNK_RE = re.compile(r"\S+")
 _SENTENCE_END_RE = re.compile(rf"^(.*?)([{_TERMINATORS}]+)[{re.escape(_CLOSING)}]*$")
+_CJK_END_RE = re.compile(f"[{_CJK_TERMINATORS}]+[{re.escape(_CJK_CLOSING)}]*")
+_CJK_FINAL_RE = re.compile(f"[{_CJK_TERMINATORS}]+[{re.escape(_CJK_CLOSING)}]*$")
 _DOTTED_ACRONYM_RE = re.compile(r"[A-Za-z](?:\.[A-Za-z])+")
 
 
-def _split_clitic(word: str) -> list[str]:
-    """Split a trailing ``n't`` or ``'s``-type clitic off a word.
+def _clitic_split(text: str, start: int, end: int) -> list[Span]:
+    """The spans of a word token, a trailing ``n't`` or ``'s``-type clitic split off.
 
     Args:
-        word: A word token.
+        text: The text.
+        start: Start of the word token.
+        end: Its end.
 
     Returns:
-        ``[word]`` or ``[stem, clitic]``.
+        ``[(start, end)]`` or ``[stem, clitic]``.
     """
-    match = _CLITIC_RE.match(word)
+    match = _CLITIC_RE.match(text, start, end)
     if match is None:
-        return [word]
-    return [match.group(1), match.group(2)]
+        return [(start, end)]
+    return [match.span(1), match.span(2)]
+
+
+def token_spans(text: str, start: int = 0, end: int | None = None) -> list[Span]:
+    """The tokens of ``text[start:end]`` as spans of ``text``, by the rules of the module
+    docstring.
+
+    Args:
+        text: Raw text (any amount of whitespace, including line breaks).
+        start: Where to start (the characters before it are not tokenized).
+        end: Where to stop (default: the end of ``text``).
+
+    Returns:
+        ``(start, end)`` of each token, in order; ``text[s:e]`` is the token and never
+        contains whitespace.
+
+    Example:
+        >>> text = "Don't\\r\\n🇩🇪 東京"
+        >>> [text[s:e] for s, e in token_spans(text)]
+        ['Do', "n't", '🇩🇪', '東', '京']
+    """
+    end = len(text) if end is None else end
+    return [span for match in _TOKEN_RE.finditer(text, start, end)
+            for span in _clitic_split(text, *match.span())]
 
 
 def tokenize(text: str) -> list[str]:
-    """Split text into PTB-like tokens following the rules in the module docstring.
+    """Split text into tokens following the rules in the module docstring.
 
     Args:
         text: Raw text (any amount of whitespace, including line breaks).
@@ -139,7 +245,7 @@ def tokenize(text: str) -> list[str]:
         >>> tokenize("Mr. Smith's car cost $3.5 million, didn't it?")
         ['Mr.', 'Smith', "'s", 'car', 'cost', '$', '3.5', 'million', ',', 'did', "n't", 'it', '?']
     """
-    return [part for match in _TOKEN_RE.finditer(text) for part in _split_clitic(match.group())]
+    return [text[s:e] for s, e in token_spans(text)]
 
 
 def _strip_opening(chunk: str) -> str:
@@ -165,6 +271,14 @@ def _is_abbreviation(word: str, next_chunk: str) -> bool:
     return word in NUMBER_ABBREVIATIONS and next_chunk[:1].isdigit()
 
 
+def _starts_sentence(chunk: str) -> bool:
+    """Whether ``chunk`` may start a sentence after a terminator: an uppercase letter, a
+    digit, an opening quote or a letter of a script without case."""
+    first = chunk[:1]
+    return (first.isupper() or first.isdigit() or first in _OPENING_QUOTES
+            or unicodedata.category(first) == "Lo")
+
+
 def _ends_sentence(chunk: str, next_chunk: str) -> bool:
     """Tell whether a sentence boundary lies between two whitespace-separated chunks.
 
@@ -173,15 +287,14 @@ def _ends_sentence(chunk: str, next_chunk: str) -> bool:
         next_chunk: The chunk after it.
 
     Returns:
-        True if ``chunk`` ends in a terminator (plus optional closers), ``next_chunk`` starts
-        with an uppercase letter, digit or opening quote, and the period is not an
-        abbreviation's.
+        True if ``chunk`` ends in a CJK terminator (plus optional closers), or if it ends in
+        a terminator (plus optional closers), ``next_chunk`` may start a sentence
+        (:func:`_starts_sentence`), and the period is not an abbreviation's.
     """
+    if chunk[-1] in _CJK_TERMINATORS + _CJK_CLOSING and _CJK_FINAL_RE.search(chunk):
+        return True
     match = _SENTENCE_END_RE.match(chunk)
-    if match is None:
-        return False
-    first = next_chunk[:1]
-    if not (first.isupper() or first.isdigit() or first in _OPENING_QUOTES):
+    if match is None or not _starts_sentence(next_chunk):
         return False
     word, terminator = match.groups()
     if terminator != ".":
@@ -189,25 +302,70 @@ def _ends_sentence(chunk: str, next_chunk: str) -> bool:
     return not _is_abbreviation(_strip_opening(word), next_chunk)
 
 
-def _split_paragraph(paragraph: str) -> list[str]:
-    """Split one paragraph into sentences.
+def paragraph_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[Span]:
+    """The paragraphs of ``text[start:end]`` (separated by blank lines), as spans of ``text``.
 
     Args:
-        paragraph: Text without blank lines.
+        text: Raw text.
+        start: Where to start.
+        end: Where to stop (default: the end of ``text``).
 
-    Returns:
-        Whitespace-normalised sentences; ``[]`` for blank text.
+    Yields:
+        ``(start, end)`` of every paragraph with a non-whitespace character, from its first
+        to its last non-whitespace character.
     """
-    chunks = paragraph.split()
-    sentences: list[str] = []
-    start = 0
-    for i in range(len(chunks) - 1):
-        if _ends_sentence(chunks[i], chunks[i + 1]):
-            sentences.append(" ".join(chunks[start : i + 1]))
-            start = i + 1
-    if start < len(chunks):
-        sentences.append(" ".join(chunks[start:]))
-    return sentences
+    end = len(text) if end is None else end
+    position = start
+    for gap in [*_PARAGRAPH_RE.finditer(text, start, end), None]:
+        stop = end if gap is None else gap.start()
+        first = _CHUNK_RE.search(text, position, stop)
+        if first is not None:
+            last = first.end()
+            for chunk in _CHUNK_RE.finditer(text, first.end(), stop):
+                last = chunk.end()
+            yield first.start(), last
+        if gap is not None:
+            position = gap.end()
+
+
+def _paragraph_sentences(text: str, start: int, end: int) -> Iterator[Span]:
+    """The sentences of one paragraph ``text[start:end]`` (no blank line in it), as spans."""
+    cjk = _CJK_END_RE.search(text, start, end) is not None
+    sentence_start: int | None = None
+    previous: re.Match[str] | None = None
+    for chunk in _CHUNK_RE.finditer(text, start, end):
+        if previous is not None and _ends_sentence(previous.group(), chunk.group()):
+            yield sentence_start, previous.end()  # type: ignore[misc]
+            sentence_start = None
+        if sentence_start is None:
+            sentence_start = chunk.start()
+        if cjk:
+            for stop in _CJK_END_RE.finditer(text, chunk.start(), chunk.end()):
+                if stop.end() < chunk.end():
+                    yield sentence_start, stop.end()
+                    sentence_start = stop.end()
+        previous = chunk
+    if previous is not None and sentence_start is not None:
+        yield sentence_start, previous.end()
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[Span]:
+    """The sentences of ``text[start:end]`` as spans of ``text``, following the rules in the
+    module docstring.
+
+    Lazy: a text of any size is split without copying it (one sentence at a time).
+
+    Args:
+        text: Raw text; blank lines separate paragraphs.
+        start: Where to start.
+        end: Where to stop (default: the end of ``text``).
+
+    Yields:
+        ``(start, end)`` of every sentence, from its first to its last non-whitespace
+        character.
+    """
+    for paragraph in paragraph_spans(text, start, end):
+        yield from _paragraph_sentences(text, *paragraph)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -223,11 +381,7 @@ def split_sentences(text: str) -> list[str]:
         >>> split_sentences("Mr. J. Smith arrived. He left!\\n\\nNew paragraph")
         ['Mr. J. Smith arrived.', 'He left!', 'New paragraph']
     """
-    return [
-        sentence
-        for paragraph in _PARAGRAPH_RE.split(text)
-        for sentence in _split_paragraph(paragraph)
-    ]
+    return [" ".join(text[s:e].split()) for s, e in sentence_spans(text)]
 
 
 def text_to_sentences(text: str) -> list[list[str]]:
@@ -239,4 +393,19 @@ def text_to_sentences(text: str) -> list[list[str]]:
     Returns:
         One token list per sentence, empty sentences dropped.
     """
-    return [tokens for sentence in split_sentences(text) if (tokens := tokenize(sentence))]
+    return [[text[s:e] for s, e in spans] for spans in text_to_sentence_spans(text)]
+
+
+def text_to_sentence_spans(text: str, start: int = 0, end: int | None = None
+                           ) -> Iterator[list[Span]]:
+    """The token spans of every sentence of ``text[start:end]`` (:func:`sentence_spans`,
+    :func:`token_spans`), lazily; sentences without tokens are left out.
+
+    Example:
+        >>> text = "Kestrel won.\\r\\nCarrow lost."
+        >>> [[text[s:e] for s, e in sent] for sent in text_to_sentence_spans(text)]
+        [['Kestrel', 'won', '.'], ['Carrow', 'lost', '.']]
+    """
+    for sentence in sentence_spans(text, start, end):
+        if spans := token_spans(text, *sentence):
+            yield spans

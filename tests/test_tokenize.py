@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from docgraph.tokenize import (
     ABBREVIATIONS,
     NUMBER_ABBREVIATIONS,
+    paragraph_spans,
+    sentence_spans,
     split_sentences,
+    text_to_sentence_spans,
     text_to_sentences,
+    token_spans,
     tokenize,
 )
 
@@ -282,3 +288,112 @@ def test_very_long_token_and_text() -> None:
     text = "Merkel met Macron. " * 4000  # 16,000 tokens
     sentences = text_to_sentences(text)
     assert len(sentences) == 4000 and sum(map(len, sentences)) == 16_000
+
+
+# ---------------------------------------------------------------- offsets, scripts, clusters
+MIXED = ("Merkel\tmet  Macron in Berlin.\r\n\r\nFlags 🇩🇪🇫🇷 and 👨\u200d👩\u200d👧 (family), "
+         "👍🏽 ❤️ 1️⃣.\r\n東京は日本の首都です。トヨタ自動車はテレビを売る！\r\n"
+         "北京很大。 Cafe\u0301 au lait, हिन्दी, 한국어 문장.\t\n\nDon't stop.")
+
+
+def _texts(text, spans):
+    return [text[s:e] for s, e in spans]
+
+
+@pytest.mark.parametrize("text", [MIXED, "", "  \r\n", "a", "🇩🇪", "東京。", "x\u0301"])
+def test_token_spans_are_the_tokens_of_the_original_text(text: str) -> None:
+    spans = token_spans(text)
+    assert _texts(text, spans) == tokenize(text)
+    assert all(0 <= s < e <= len(text) for s, e in spans)
+    assert all(e1 <= s2 for (_, e1), (s2, _) in pairwise(spans))  # ordered, disjoint
+    # everything between tokens is whitespace: nothing of the text is lost
+    gaps = [text[e:s] for (_, e), (s, _) in zip([(0, 0), *spans], [*spans, (len(text), 0)])]
+    assert all(not gap.strip() for gap in gaps)
+
+
+def test_token_spans_of_a_slice_start_and_end_in_it() -> None:
+    text = "ignored Kestrel won. ignored"
+    assert _texts(text, token_spans(text, 8, 20)) == ["Kestrel", "won", "."]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("🇩🇪", ["🇩🇪"]),  # a flag: two regional indicators
+        ("🇩🇪🇫🇷🇯", ["🇩🇪", "🇫🇷", "🇯"]),  # paired from the left, a lone one left over
+        ("Go 🇺🇸!", ["Go", "🇺🇸", "!"]),
+        ("👨\u200d👩\u200d👧 ok", ["👨\u200d👩\u200d👧", "ok"]),  # ZWJ sequence
+        ("👩\u200d💻👍🏽", ["👩\u200d💻", "👍🏽"]),  # ZWJ, then skin tone modifier
+        ("❤️❤️", ["❤️", "❤️"]),  # variation selector
+        ("1️⃣ #️⃣", ["1️⃣", "#️⃣"]),  # keycaps
+        ("🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f!",
+         ["🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f", "!"]),  # tags
+        ("cafe\u0301s", ["cafe\u0301s"]),  # a combining accent inside a word
+        ("Cafe\u0301's", ["Cafe\u0301", "'s"]),
+        ("हिन्दी भाषा", ["हिन्दी", "भाषा"]),  # vowel signs and virama
+        ("Hi😀there", ["Hi", "😀", "there"]),
+    ],
+)
+def test_grapheme_clusters_stay_whole(text: str, expected: list[str]) -> None:
+    assert tokenize(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # every ideograph a token (BERT's BasicTokenizer, spaCy's Chinese "char" mode)
+        ("北京很大", ["北", "京", "很", "大"]),
+        ("东京是日本的首都。", ["东", "京", "是", "日", "本", "的", "首", "都", "。"]),
+        # kana runs by script
+        ("東京は日本の首都です。", ["東", "京", "は", "日", "本", "の", "首", "都", "です", "。"]),
+        ("トヨタ自動車はテレビを売る",
+         ["トヨタ", "自", "動", "車", "は", "テレビ", "を", "売", "る"]),
+        ("コーヒー・ブレイク", ["コーヒー", "・", "ブレイク"]),
+        ("人々", ["人", "々"]),
+        # Latin next to CJK, full-width Latin and digits, Hangul words
+        ("iPhoneを買った", ["iPhone", "を", "買", "った"]),
+        ("Ａｂｃ１２３です", ["Ａｂｃ１２３", "です"]),
+        ("한국어 문장입니다.", ["한국어", "문장입니다", "."]),
+    ],
+)
+def test_chinese_japanese_korean(text: str, expected: list[str]) -> None:
+    assert tokenize(text) == expected
+
+
+def test_cjk_sentences_end_without_spaces() -> None:
+    text = "東京は大きい。「本当？」と彼は言った。北京很大！ Then English."
+    assert split_sentences(text) == ["東京は大きい。", "「本当？」", "と彼は言った。", "北京很大！",
+                                     "Then English."]
+    # a sentence may start with a letter of a script without case after a Latin terminator
+    assert split_sentences("He left. 東京に行った。") == ["He left.", "東京に行った。"]
+    assert split_sentences("He left. then") == ["He left. then"]
+
+
+def test_sentence_spans_are_the_sentences_of_the_original_text() -> None:
+    spans = list(sentence_spans(MIXED))
+    assert [" ".join(MIXED[s:e].split()) for s, e in spans] == split_sentences(MIXED)
+    assert all(MIXED[s:e] == MIXED[s:e].strip() for s, e in spans)
+    assert _texts(MIXED, spans)[:2] == ["Merkel\tmet  Macron in Berlin.",
+                                        "Flags 🇩🇪🇫🇷 and 👨\u200d👩\u200d👧 (family), 👍🏽 ❤️ 1️⃣."]
+    assert _texts(MIXED, spans)[2:5] == ["東京は日本の首都です。", "トヨタ自動車はテレビを売る！",
+                                         "北京很大。"]
+
+
+def test_paragraph_spans() -> None:
+    text = "\r\n  One\r\nstill one.\r\n \t\r\nTwo\n\n\n  Three  \n"
+    assert _texts(text, paragraph_spans(text)) == ["One\r\nstill one.", "Two", "Three"]
+    assert list(paragraph_spans("")) == [] and list(paragraph_spans(" \n\n ")) == []
+    assert _texts(text, paragraph_spans(text, 0, 14)) == ["One\r\nstill"]
+
+
+def test_text_to_sentence_spans_matches_text_to_sentences() -> None:
+    sentences = list(text_to_sentence_spans(MIXED))
+    assert [_texts(MIXED, s) for s in sentences] == text_to_sentences(MIXED)
+    assert _texts(MIXED, sentences[-1]) == ["Do", "n't", "stop", "."]
+
+
+def test_a_huge_one_line_paragraph_is_split_lazily() -> None:
+    text = "Kestrel beat Carrow. " * 20_000  # 80,000 tokens on one line
+    spans = sentence_spans(text)
+    assert next(spans) == (0, 20) and next(spans) == (21, 41)
+    assert sum(1 for _ in spans) == 19_998
