@@ -317,8 +317,8 @@ def _marks_legend(graphs: Sequence[nx.DiGraph], has_graph: bool) -> str:
     items = []
     if has_graph and any(G.number_of_edges() for G in graphs):
         items.append('<span class="rep">word</span>has repeats (click it)')
-    if has_graph and any(v for G in graphs for v in G if G.out_degree(v)
-                         and G.nodes[v].get("pruned")):
+    if has_graph and any(G.out_degree(v) and attrs.get("pruned")
+                         for G in graphs for v, attrs in G.nodes(data=True)):
         items.append('<span class="rep pruned">word</span>pruned: too uncertain, it sends '
                      "its repeats no message")
     if any("gold_tag" in a for a in nodes):

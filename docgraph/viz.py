@@ -14,8 +14,10 @@ token (node id = token index in the document) and one edge ``j -> i`` per recurr
 An attribute that cannot be known is absent. Graph attributes: ``doc_id``, ``num_sentences``.
 
 The paper's Figure 3 (the neighbours of "Lombardi", some of another type) is
-``draw_document_graph(G, word="Lombardi")``; :func:`noisy_edges` and :func:`edge_weight_report`
-measure how well the learnt :math:`r_{ij}` separate such noisy edges from the useful ones.
+``draw_document_graph(G, word="Lombardi")``; :func:`inspection_words` picks the words worth
+such a drawing (entities and predicted mentions, the most inconsistently tagged first);
+:func:`noisy_edges` and :func:`edge_weight_report` measure how well the learnt :math:`r_{ij}`
+separate such noisy edges from the useful ones.
 
 Figures are built on :class:`matplotlib.figure.Figure` (Agg canvas), never through
 ``pyplot``, so nothing global is touched and no window is opened.
@@ -46,12 +48,14 @@ from docgraph.data.document import Document
 from docgraph.data.tags import bioes_to_iob2, entity_type
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import DocumentGraph, TokenBudgetBatchSampler
+from docgraph.html_view import entity_colour
 
 __all__ = [
     "draw_document_graph",
     "edge_weight_report",
     "format_edge_table",
     "inspect_documents",
+    "inspection_words",
     "noisy_edges",
     "roc_auc",
     "save_figure",
@@ -61,8 +65,6 @@ __all__ = [
 
 _FORMATS = {".png": "png", ".svg": "svg"}
 _NOISY_COLOUR = "#d62728"
-_TYPE_COLOURS = ["#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-                 "#bcbd22", "#7f7f7f", "#aec7e8", "#98df8a", "#ffbb78"]
 _O_COLOUR = "#b0b0b0"
 
 
@@ -277,8 +279,9 @@ def inspect_documents(
 
 # ---------------------------------------------------------------------------- drawing
 def _type_colours(types: Iterable[str]) -> dict[str, str]:
-    names = sorted(set(types) - {"O"})
-    colours = {t: _TYPE_COLOURS[k % len(_TYPE_COLOURS)] for k, t in enumerate(names)}
+    """Fill colour of each type: the HTML view's (:func:`~docgraph.html_view.entity_colour`,
+    the same in every figure and page), grey for ``O``."""
+    colours = {t: entity_colour(t) for t in set(types) - {"O"}}
     colours["O"] = _O_COLOUR
     return colours
 
@@ -515,6 +518,48 @@ def _graphs(graphs: nx.DiGraph | Iterable[nx.DiGraph]) -> list[nx.DiGraph]:
     return [graphs] if isinstance(graphs, nx.Graph) else list(graphs)
 
 
+def _is_mention(attrs: dict[str, Any]) -> bool:
+    """Whether a token is part of a gold entity or of a predicted mention."""
+    return attrs.get("gold_type", "O") != "O" or attrs.get("pred_type", "O") != "O"
+
+
+def inspection_words(G: nx.DiGraph, k: int) -> list[str]:  # noqa: N803
+    """The ``k`` repeated words (lowercased) of a document a person inspects first.
+
+    Only words with an edge of which at least one occurrence is a gold entity or a predicted
+    mention count (function words and punctuation repeat most, and tell nothing). They are
+    ranked most inconsistent first: by the number of predicted types over their occurrences
+    (``O`` included), then occurrences tagged against the gold type, then noisy edges (ends of
+    different gold types), then occurrences; ties alphabetically.
+
+    Args:
+        G: An annotated graph (:func:`to_networkx`, with predictions and/or gold tags).
+        k: How many words at most.
+
+    Returns:
+        Up to ``k`` words; fewer (or none) when fewer repeated words are entities or mentions.
+    """
+    occurrences: dict[str, list[dict[str, Any]]] = {}
+    for v in G:
+        if G.degree(v):
+            occurrences.setdefault(str(G.nodes[v]["word"]).lower(), []).append(G.nodes[v])
+    noisy: dict[str, int] = {}
+    for j, _, attrs in G.edges(data=True):
+        if attrs.get("noisy"):
+            word = str(G.nodes[j]["word"]).lower()
+            noisy[word] = noisy.get(word, 0) + 1
+
+    def rank(word: str) -> tuple:
+        nodes = occurrences[word]
+        predicted = {a["pred_type"] for a in nodes if "pred_type" in a}
+        wrong = sum(a["pred_type"] != a["gold_type"] for a in nodes
+                    if "pred_type" in a and "gold_type" in a)
+        return -len(predicted), -wrong, -noisy.get(word, 0), -len(nodes), word
+
+    chosen = [w for w, nodes in occurrences.items() if any(_is_mention(a) for a in nodes)]
+    return sorted(chosen, key=rank)[: max(k, 0)]
+
+
 def noisiest_words(G: nx.DiGraph, k: int) -> list[str]:  # noqa: N803
     """The ``k`` repeated words (lowercased) of a document whose edges are the noisiest
     (:func:`noisy_edges` order: the word of each edge's source, first seen first)."""
@@ -536,18 +581,23 @@ def repeated_words(G: nx.DiGraph) -> set[str]:  # noqa: N803
 def noisy_edges(
     G_or_list: nx.DiGraph | Iterable[nx.DiGraph],  # noqa: N803
     k: int | None = None,
+    o_edges: bool = False,
 ) -> list[dict[str, Any]]:
     """Edges ranked by how wrong the relation scores are.
 
     With scores the error of an edge is :math:`|r_{ij} - same\\_type|` (a high score on a pair
     of different gold types, or a low one on a same-type pair); without scores the noisy
     (different-type) edges come first with error 1, the others follow with error 0. Ties keep
-    graph and edge order. Edges without gold types are skipped. Both directions of a pair are
+    graph and edge order. Edges without gold types are skipped, and so, unless ``o_edges``,
+    are edges between two tokens that are neither gold entities nor predicted mentions
+    ("the" -> "the"): with the default ``relation_labels="entity"`` such an edge has no
+    training target, so a low :math:`r_{ij}` on it is no error. Both directions of a pair are
     separate edges.
 
     Args:
         G_or_list: One graph from :func:`to_networkx` or several.
         k: Keep the first ``k`` records (all when ``None``).
+        o_edges: Rank the edges between two ``O`` tokens too.
 
     Returns:
         Records with ``doc_id``, ``source``/``target`` node ids, ``source_word``,
@@ -560,6 +610,8 @@ def noisy_edges(
     for G in _graphs(G_or_list):
         for j, i, attrs in G.edges(data=True):
             if "same_type" not in attrs:
+                continue
+            if not o_edges and not (_is_mention(G.nodes[j]) or _is_mention(G.nodes[i])):
                 continue
             same = bool(attrs["same_type"])
             r = attrs.get("r_ij")

@@ -43,8 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--word", default=None,
                    help="draw only the tokens of this word (case-insensitive) and their edges")
     p.add_argument("--max-words", type=int, default=6, metavar="K",
-                   help="without --word, draw only the K repeated words with the noisiest "
-                        "edges when the document has more (default: 6; 0 draws every word)")
+                   help="without --word, draw only K repeated words when the document has "
+                        "more: entities and predicted mentions, the most inconsistently tagged "
+                        "first (default: 6; 0 draws every word)")
     p.add_argument("--layout", choices=("sentence", "word"), default="sentence",
                    help="nodes by sentence and position, or one column per word "
                         "(default: sentence)")
@@ -91,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         draw_document_graph,
         format_edge_table,
         inspect_documents,
-        noisiest_words,
+        inspection_words,
         noisy_edges,
         repeated_words,
     )
@@ -115,10 +116,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             words = args.word
             repeated = repeated_words(graphs[0])
             if words is None and 0 < args.max_words < len(repeated):
-                words = noisiest_words(graphs[0], args.max_words)
-                print(f"drawing the {len(words)} of {len(repeated)} repeated words with the "
-                      f"noisiest edges ({', '.join(words)}); --max-words 0 draws all, "
-                      "--word W one word")
+                words = inspection_words(graphs[0], args.max_words) or None
+                if words is None:
+                    print("no repeated word is an entity or a predicted mention: drawing every "
+                          "word")
+                else:
+                    print(f"drawing the {len(words)} of {len(repeated)} repeated words that are "
+                          "entities or predicted mentions, most inconsistently tagged first "
+                          f"({', '.join(words)}); --max-words 0 draws all, --word W one word")
             draw_document_graph(graphs[0], args.out, word=words, layout=args.layout)
         if args.html is not None:
             from docgraph.atomic import atomic_write_text
