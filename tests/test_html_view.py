@@ -6,19 +6,29 @@ import json
 import re
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import networkx as nx
 import pytest
 
-from docgraph.html_view import document_errors, inconsistent_strings, to_html
+from docgraph.html_view import (
+    ENTITY_COLOURS,
+    document_errors,
+    entity_colour,
+    inconsistent_strings,
+    page_title,
+    to_html,
+)
 
 
-def _graph(words, gold, pred, edges=(), sentence=None):
-    G = nx.DiGraph(doc_id="d<1>", num_sentences=1)
+def _graph(words, gold, pred, edges=(), sentence=None, pruned=None):
+    sentence = [0] * len(words) if sentence is None else sentence
+    G = nx.DiGraph(doc_id="d<1>", num_sentences=max(sentence) + 1)
     for i, (w, g, p) in enumerate(zip(words, gold, pred)):
-        G.add_node(i, word=w, sentence=0 if sentence is None else sentence[i], position=i,
+        G.add_node(i, word=w, sentence=sentence[i], position=sentence[:i].count(sentence[i]),
                    gold_tag=g, gold_type=g[2:] or "O", pred_tag=p, pred_type=p[2:] or "O",
-                   uncertainty=0.1 * i, pruned=i % 2 == 1)
+                   uncertainty=0.1 * i, pruned=i % 2 == 1 if pruned is None else i in pruned)
     for j, i, r in edges:
         G.add_edge(j, i, r_ij=r, same_type=True, noisy=False)
     return G
@@ -72,14 +82,88 @@ def test_one_section_per_document_with_picker_legend_and_marks():
     page = to_html([a, b])
     assert page.count('<section class="doc"') == 2 and '<select id="picker"' in page
     assert page.count("<option") == 2
-    legend = re.search(r'<span class="legend">(.*?)</span></header>', page).group(1)
-    assert "ORG" in legend and "LOC" in legend
+    legend = re.search(r'<span class="legend">(.*?)</span><span class="marks">', page).group(1)
+    assert re.findall(r"<span class=\"t\d+\">(\w+)</span>", legend) == ["LOC", "ORG"]
     assert page.count('class="tok rep') == 2  # the two Kestrels have neighbours
     assert "wrong type: gold ORG, predicted LOC" in page
     assert "missed: gold ORG" in page and "Repeated strings with more than one" in page
     assert "P 50.00 R 50.00 F1 50.00" in page
     baseline = to_html([b], has_graph=False)
     assert "has no document graph" in baseline and "<select" not in baseline
+    assert "has repeats" not in baseline and "pruned:" not in baseline
+
+
+def _type_colours(page: str) -> dict[str, str]:
+    """Entity type -> the background colour it is drawn with on ``page``."""
+    css = dict(re.findall(r"\.(t\d+)\{background:(#[0-9a-f]{6})\}", page))
+    marked = re.findall(r'<mark class="ent (t\d+)[^"]*"[^>]*>.*?<sup>([^<]+)</sup></mark>', page)
+    colours = {type_: css[cls] for cls, type_ in marked}
+    assert len(colours) == len({type_ for _, type_ in marked}), "a type with two classes"
+    return colours
+
+
+def test_a_type_has_the_same_colour_on_every_page():
+    # LOC first on one page, third on the other (a colour by order of appearance moved)
+    one = _graph(["Harwick", "in", "Veldania"], ["O"] * 3, ["B-LOC", "O", "B-ORG"])
+    two = _graph(["Piet", "of", "Kestrel", "in", "Harwick"], ["O"] * 5,
+                 ["B-PER", "O", "B-ORG", "O", "B-LOC"])
+    notes = _graph(["Paris", "Monday", "Widget9"], ["O"] * 3, ["B-GPE", "B-DATE", "B-GADGET"])
+    pages = [_type_colours(to_html(graphs)) for graphs in ([one], [two], [two, one], [notes])]
+    assert pages[0] == {"LOC": "#ff9561", "ORG": "#7aecec"}
+    assert pages[1] == {"PER": "#aa9cfc", "ORG": "#7aecec", "LOC": "#ff9561"} == pages[2]
+    assert pages[3] == {"GPE": "#feca74", "DATE": "#bfe1d9", "GADGET": entity_colour("GADGET")}
+    assert len(set(pages[3].values())) == 3
+
+
+def test_entity_colours_are_distinct_and_stable():
+    ontonotes = ["PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART",
+                 "LAW", "LANGUAGE", "DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL",
+                 "CARDINAL"]
+    conll = ["PER", "LOC", "ORG", "MISC"]
+    for types in (ontonotes, conll):
+        colours = [entity_colour(t) for t in types]
+        assert len(set(colours)) == len(types) and set(colours) <= set(ENTITY_COLOURS.values())
+    # another type: a valid colour from its name, the same in a process with another hash seed
+    other = [entity_colour(t) for t in ("GADGET", "disease", "ÉPOQUE")]
+    assert all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in other) and len(set(other)) == 3
+    code = ("from docgraph.html_view import entity_colour; "
+            "print(*(entity_colour(t) for t in ('GADGET', 'disease', 'ÉPOQUE')))")
+    for seed in ("1", "2"):
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={"PYTHONHASHSEED": seed, "PATH": ""}, check=True,
+                             cwd=Path(__file__).resolve().parents[1])
+        assert res.stdout.split() == other
+
+
+def test_the_marks_have_a_key_when_they_occur():
+    # Kestrel (0, 2) repeats, the first one pruned: the red dashed underline and its key
+    words, tags = ["Kestrel", "beat", "Kestrel"], ["B-ORG", "O", "B-ORG"]
+    G = _graph(words, tags, tags, edges=[(0, 2, 0.9), (2, 0, 0.8)], pruned={0})
+    page = to_html([G], threshold=0.5)
+    marks = re.search(r'<span class="marks">(.*?)</span></header>', page).group(1)
+    assert '<span class="rep">word</span>has repeats' in marks
+    assert '<span class="rep pruned">word</span>pruned: too uncertain' in marks
+    assert "wrong entity" in marks and "missed entity" in marks  # gold tags known
+    assert re.search(r'class="tok rep pruned" data-i="0"', page)
+    assert ".pruned{border-bottom-style:dashed;border-bottom-color:#c00}" in page
+    # nothing pruned (a token in Drop without repeats shows no underline): no key for it
+    G = _graph(words, tags, tags, edges=[(0, 2, 0.9), (2, 0, 0.8)], pruned={1})
+    page = to_html([G], threshold=0.5)
+    assert "has repeats" in page and "pruned:" not in page
+    # no gold tags: no key to errors
+    for _, attrs in G.nodes(data=True):
+        attrs.pop("gold_tag"), attrs.pop("gold_type")
+    page = to_html([G])
+    assert "wrong entity" not in page and "missed entity" not in page
+
+
+def test_page_title_names_the_first_input_and_counts_the_rest():
+    assert page_title(["news.txt"]) == "news.txt"
+    assert page_title(["in/a/news.txt", "b.txt", "c.conll"]) == "news.txt and 2 more"
+    assert page_title([Path("/x/y.txt"), Path("z.txt")]) == "y.txt and 1 more"
+    assert page_title([]) == "docgraph"
+    long = page_title(["n" * 300 + ".txt", "b"])
+    assert long.endswith("… and 1 more") and len(long) == 80 + len(" and 1 more")
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -92,13 +176,15 @@ BROWSER = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--n
 def test_clicking_a_token_in_a_real_browser_highlights_exactly_its_repeats(tmp_path):
     # Kestrel (0, 3, 6) are repeats of each other, Carrow (2, 5) of each other; clicking the
     # second Kestrel (node 3) must light up nodes 0 and 6 only, and list their edges' weights.
+    # Three sentences: Kestrel beat Carrow | Kestrel and | Carrow Kestrel
     words = ["Kestrel", "beat", "Carrow", "Kestrel", "and", "Carrow", "Kestrel"]
     tags = ["B-ORG", "O", "B-ORG", "B-ORG", "O", "B-ORG", "B-ORG"]
+    sentence = [0, 0, 0, 1, 1, 2, 2]
     edges = [(0, 3, 0.91), (6, 3, 0.42), (3, 0, 0.5), (6, 0, 0.5), (0, 6, 0.5), (3, 6, 0.5),
              (2, 5, 0.1), (5, 2, 0.1)]
     page = tmp_path / "view.html"
-    page.write_text(to_html([_graph(words, tags, tags, edges), _graph(["x"], ["O"], ["O"])],
-                            threshold=0.5))
+    page.write_text(to_html([_graph(words, tags, tags, edges, sentence),
+                             _graph(["x"], ["O"], ["O"])], threshold=0.5))
     res = subprocess.run([CHROMIUM, *BROWSER, f"--user-data-dir={tmp_path / 'profile'}",
                           "--virtual-time-budget=2000", "--dump-dom",
                           f"{page.as_uri()}#click=0:3"],
@@ -112,8 +198,11 @@ def test_clicking_a_token_in_a_real_browser_highlights_exactly_its_repeats(tmp_p
     assert lit == [0, 6]
     assert re.search(r'class="tok rep[^"]* sel" data-i="3"', dom)
     panel = re.search(r'<aside class="panel" id="panel">(.*?)</aside>', dom, flags=re.S).group(1)
-    assert "<b>Kestrel</b>" in panel and "2 incoming edges" in panel
-    assert "Kestrel <small>#0</small>" in panel and "Kestrel <small>#6</small>" in panel
+    assert "<b>Kestrel</b> <small>(sentence 2, token 1)</small>" in panel
+    assert "2 incoming edges" in panel
+    # neighbours by sentence and token, not by their number in the document
+    assert "Kestrel <small>(sentence 1, token 1)</small>" in panel
+    assert "Kestrel <small>(sentence 3, token 2)</small>" in panel and "#" not in panel
     assert "0.910" in panel and "0.420" in panel and "threshold 0.5" in panel
     shot = tmp_path / "view.png"
     subprocess.run([CHROMIUM, *BROWSER, f"--user-data-dir={tmp_path / 'profile2'}",
@@ -134,8 +223,10 @@ def test_tagger_and_predict_write_a_page_for_new_text(model_dir, tmp_path):
     assert "errors)" not in page  # no gold tags: no errors marked
     source = tmp_path / "in.txt"
     source.write_text(text + "\n")
+    (tmp_path / "more.txt").write_text("Harwick Mining rose in Veldania.\n")
     out = tmp_path / "out.html"
-    res = run_script("predict", "--model", model_dir, source, "--format", "html",
-                     "--output", out, "--device", "cpu")
+    res = run_script("predict", "--model", model_dir, source, tmp_path / "more.txt",
+                     "--format", "html", "--output", out, "--device", "cpu")
     assert res.returncode == 0, res.stderr
     assert out.read_text().startswith("<!DOCTYPE html>") and "Kestrel" in out.read_text()
+    assert "<title>in.txt and 1 more</title>" in out.read_text()

@@ -285,9 +285,10 @@ def test_noisiest_words_and_a_readable_default_drawing(model_dir, tmp_path):
         same = G.nodes[j]["gold_type"] == G.nodes[i]["gold_type"]
         G.add_edge(j, i, r_ij=r, same_type=same, noisy=not same)
     assert repeated_words(G) == {"a", "b", "c"}
-    # errors: A->a 0.9, a->A 0.8, c->C 0.8, b->B 0.3, ...: the words of the worst edges first
+    # errors: A->a 0.9, a->A 0.8, c->C 0.8, b->B 0.3 (O-O: left out), ...: the words of the
+    # worst edges first
     assert noisiest_words(G, 2) == ["a", "c"]
-    assert noisiest_words(G, 5) == ["a", "c", "b"]
+    assert noisiest_words(G, 5) == ["a", "c"]
     base = ["--model", model_dir, "--split", "dev", "--doc", "0"]
     res = run_script("visualize", *base, "--out", tmp_path / "few.png", "--max-words", "2")
     assert res.returncode == 0, res.stderr
@@ -297,3 +298,84 @@ def test_noisiest_words_and_a_readable_default_drawing(model_dir, tmp_path):
     assert (tmp_path / "all.png").stat().st_size > (tmp_path / "few.png").stat().st_size
     help_text = " ".join(run_script("visualize", "--help").stdout.split())
     assert "--out needs it" in help_text and "(default: 6; 0 draws every word)" in help_text
+
+
+def _tagged_graph(predicted: bool = True) -> nx.DiGraph:
+    """A document whose function words repeat most; Jordan and Bulls tagged inconsistently."""
+    tokens = [("The", "O", "O"), ("Jordan", "PER", "PER"), (",", "O", "O"), ("the", "O", "O"),
+              ("Jordan", "PER", "ORG"), (",", "O", "O"), ("Bulls", "ORG", "ORG"),
+              ("Bulls", "ORG", "O"), ("Jordan", "PER", "PER"), ("Chicago", "LOC", "LOC"),
+              ("Chicago", "LOC", "LOC"), ("Chicago", "LOC", "LOC"), ("said", "O", "MISC"),
+              ("said", "O", "O"), ("the", "O", "O"), (",", "O", "O")]
+    G = nx.DiGraph(doc_id="d")
+    for v, (word, gold, pred) in enumerate(tokens):
+        G.add_node(v, word=word, sentence=v // 4, position=v % 4, gold_type=gold,
+                   **({"pred_type": pred} if predicted else {}))
+    for j, i in itertools.permutations(range(len(tokens)), 2):
+        if tokens[j][0].lower() == tokens[i][0].lower():
+            same = tokens[j][1] == tokens[i][1]
+            # function words get the worst scores (the old ranking drew them first)
+            r = 0.001 if tokens[j][1] == "O" and same else 0.6
+            G.add_edge(j, i, r_ij=r, same_type=same, noisy=not same)
+    return G
+
+
+def test_inspection_words_are_entities_and_mentions_most_inconsistent_first():
+    from docgraph.viz import inspection_words, noisiest_words
+
+    G = _tagged_graph()
+    assert not {"the", ","} & set(noisiest_words(G, 3))  # their O-O edges are left out
+    # jordan: 2 predicted types, 1 against gold, 3 times; bulls and said (a predicted MISC):
+    # 2 types, 1 wrong, twice (alphabetical); chicago: consistent
+    assert inspection_words(G, 10) == ["jordan", "bulls", "said", "chicago"]
+    assert inspection_words(G, 2) == ["jordan", "bulls"] and inspection_words(G, 0) == []
+    # gold tags only: the gold entities, those with noisy edges or most repeats first
+    assert inspection_words(_tagged_graph(predicted=False), 10) == ["chicago", "jordan", "bulls"]
+    # no entity and no mention among the repeats: nothing to inspect
+    plain = _tagged_graph()
+    for _, attrs in plain.nodes(data=True):
+        attrs.update(gold_type="O", pred_type="O")
+    assert inspection_words(plain, 5) == []
+
+
+def test_noisy_edges_leave_out_edges_between_two_o_tokens():
+    G = _tagged_graph()
+    function_words = {"the", ","}
+    ranked = noisy_edges(G)
+    assert ranked and not any(r["source_word"].lower() in function_words for r in ranked)
+    # a gold-O word that the model tags as a mention keeps its edges
+    assert {r["source_word"] for r in ranked} == {"Jordan", "Bulls", "Chicago", "said"}
+    everything = noisy_edges(G, o_edges=True)
+    assert everything[0]["source_word"].lower() in function_words  # r_ij 0.001: error 0.999
+    assert len(everything) == G.number_of_edges()
+
+
+def test_visualize_draws_and_lists_what_a_reader_inspects(model_dir, tmp_path):
+    from conftest import run_script
+
+    from docgraph.data.registry import load_dataset
+    from docgraph.model_dir import load_model_dir
+    from docgraph.splits import prepare_split
+    from docgraph.viz import inspect_documents, inspection_words
+
+    model, vocabs, config = load_model_dir(model_dir)
+    prepared = prepare_split(load_dataset("sample", splits=("dev",))["dev"], vocabs, config)
+    G = inspect_documents(model, prepared.graphs[:1], prepared.documents[:1], vocabs)[0]
+    expected = inspection_words(G, 6)
+    assert expected  # the sample's first dev document repeats entity words
+    mention = {str(a["word"]).lower() for _, a in G.nodes(data=True)
+               if a["gold_type"] != "O" or a["pred_type"] != "O"}
+    assert set(expected) <= mention and not {"the", ",", "."} & set(expected)
+    res = run_script("visualize", "--model", model_dir, "--doc", "0",
+                     "--out", tmp_path / "doc0.png", "--noisy", "10")
+    assert res.returncode == 0, res.stderr
+    first = res.stdout.splitlines()[0]
+    assert f"({', '.join(expected)})" in first, first
+    assert "entities or predicted mentions" in first
+    rows = [line for line in res.stdout.splitlines() if line.startswith(tuple("0123456789"))]
+    records = noisy_edges(G, 10)
+    assert len(rows) == len(records) == 10
+    for row, record in zip(rows, records):
+        assert row.split()[2] == short_label(record["source_word"], 40)
+        ends = [G.nodes[record[k]] for k in ("source", "target")]
+        assert any(a["gold_type"] != "O" or a["pred_type"] != "O" for a in ends)
