@@ -1,8 +1,10 @@
-"""The README's Python API example runs as written (in a temporary working directory)."""
+"""The README's Python examples run as written (in a temporary working directory)."""
 
 import ast
 import re
 from pathlib import Path
+
+import torch
 
 from docgraph.tagger import as_document
 
@@ -46,3 +48,27 @@ def _example_docs() -> list[str]:
     match = re.search(r"^docs = (\[.*?\])$", _api_example(), flags=re.S | re.M)
     assert match, "the README example has no 'docs = [...]' list"
     return ast.literal_eval(match.group(1))
+
+
+def _python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_readme_graph_layer_example_runs_with_the_shapes_it_states():
+    blocks = [b for b in _python_blocks() if "DocGraphConv(" in b]
+    assert len(blocks) == 1, "README has no (or several) DocGraphConv examples"
+    scope: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), scope)
+    x, edge_index, r, drop, h = (scope[k] for k in ("x", "edge_index", "r", "drop", "h"))
+    num_nodes, num_edges = x.size(0), edge_index.size(1)
+    assert edge_index.shape == (2, num_edges) and int(edge_index.max()) < num_nodes
+    assert r.shape == (num_edges,) and drop.shape == (num_nodes,) and drop.dtype == torch.bool
+    assert h.shape == x.shape and torch.isfinite(h).all()
+    # the shapes the comments state
+    assert "# [N, 64]" in blocks[0] and "# [2, E]" in blocks[0] and "# [E]" in blocks[0]
+    assert x.size(1) == 64
+
+
+def test_every_python_block_of_the_readme_is_run_by_a_test():
+    # the API example and the graph layer: a new block needs a test here
+    assert len(_python_blocks()) == 2
