@@ -54,6 +54,7 @@ class BatchPlan:
     previous: WindowPlan | None = None
     next: WindowPlan | None = None
     gated_nodes: Tensor | None = None
+    edge_ptr: Tensor | None = None
     sentence_doc: Tensor | None = None
     key: tuple = ()
 
@@ -116,7 +117,11 @@ def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS) ->
             plan.next = window_plan(next_start, next_len, buckets)
     if config.graph:
         targets = batch.edge_index[1].detach().cpu().numpy()
-        plan.gated_nodes = torch.from_numpy(np.unique(targets))
+        if np.all(targets[1:] >= targets[:-1]):  # sorted by target: CSR segments
+            gated, counts = np.unique(targets, return_counts=True)
+            plan.gated_nodes = torch.from_numpy(gated)
+            plan.edge_ptr = torch.from_numpy(np.concatenate([[0], np.cumsum(counts)])
+                                             .astype(np.int64))
     return plan
 
 

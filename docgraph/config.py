@@ -57,6 +57,11 @@ class TrainConfig:
             starts that would end past it, judging by the length of the last epoch (training,
             dev evaluation and checkpoint); the first epoch always runs. The best model so far
             is then evaluated as usual.
+        deterministic: Ask PyTorch, cuBLAS and cuDNN for deterministic kernels
+            (:func:`~docgraph.determinism.set_deterministic`), so that two CUDA runs with one
+            seed give bitwise-equal weights. Every operator of a step is deterministic on
+            CUDA already; this pins the libraries' own choices (cuBLAS workspaces, atomic
+            fast paths). No effect on a CPU, where runs are reproducible anyway.
     """
 
     epochs: int = 50
@@ -74,6 +79,7 @@ class TrainConfig:
     threads: int = 0
     processes: int = 0
     max_minutes: float = 0.0
+    deterministic: bool = False
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -30,6 +30,7 @@ from docgraph.nn import (
     DocumentGraphModule,
     SequenceBiLSTM,
 )
+from docgraph.nn.gather import gather_rows
 from docgraph.validation import check_field
 
 
@@ -452,7 +453,7 @@ class GCDoc(nn.Module):
                 plan.previous, plan.next)
             s_prime = self.cross_sentence(x, sent_len, plan.sentence_doc, layout=sentences,
                                           windows=windows)
-            x = torch.cat([x, s_prime[batch.token_sentence]], dim=-1)
+            x = torch.cat([x, gather_rows(s_prime, batch.token_sentence)], dim=-1)
         if cfg.lm_dim:
             x = torch.cat([x, self.dropout(self._lm_features(batch, x.dtype))], dim=-1)
         h = self.dropout(self.context_encoder(x, sent_len, sentences))
@@ -468,7 +469,8 @@ class GCDoc(nn.Module):
             node_type = self.label_to_type[y] if y is not None and cfg.uses_relation else None
             graph = self.document_graph(
                 h, batch.edge_index, token_x, sent_len, layout=sentences,
-                mc_layout=plan.monte_carlo, gated_nodes=plan.gated_nodes, y=y,
+                mc_layout=plan.monte_carlo, gated_nodes=plan.gated_nodes,
+                edge_ptr=plan.edge_ptr, y=y,
                 node_type=node_type, prune=self.pruning_active if prune is None else prune,
                 segment_sizes=None if keys is None else keys.sizes,
                 segment_seeds=None if keys is None else keys.seeds(mc_seed),

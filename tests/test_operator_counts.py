@@ -31,6 +31,39 @@ def test_probe_counts_top_level_operators_and_reads_back():
     assert nested.synchronising == 1 and "aten::nonzero" not in nested.by_name
 
 
+def test_probe_counts_accumulating_writes_nondeterministic_operators_and_read_backs():
+    x = torch.randn(6, 3, requires_grad=True)
+    index = torch.tensor([0, 0, 0, 2])
+
+    def advanced_indexing():
+        x[index].sum().backward()
+
+    assert count_operators(advanced_indexing).accumulating_writes == 1
+    # index_select's backward is an atomic index_add on CUDA
+    counted = count_operators(lambda: x.index_select(0, index).sum().backward())
+    assert counted.accumulating_writes == 0
+    assert {"aten::index_select_backward", "aten::index_add_"} <= set(
+        counted.nondeterministic_by_name)
+    assert count_operators(lambda: x.gather(0, index.view(-1, 1).expand(-1, 3))
+                           .sum().backward()).nondeterministic >= 1
+    # F.embedding's backward sorts and sums repeats: neither write nor atomic
+    clean = count_operators(
+        lambda: torch.nn.functional.embedding(index, x).sum().backward())
+    assert clean.accumulating_writes == 0 and clean.nondeterministic == 0
+
+    def read_back():
+        y = x.detach() * 2
+        y.cpu()
+        y.tolist()
+        torch.equal(y, y)
+        y.to("cpu")
+        y.to(torch.float64)  # a cast, not a read-back
+
+    sites = count_operators(read_back).read_backs_by_site
+    assert sum(sites.values()) == 4
+    assert {site.split(" @ ")[0] for site in sites} == {"cpu", "tolist", "equal", "to"}
+
+
 @pytest.fixture(scope="module")
 def graphs(sample_splits, sample_vocabs):
     return documents_to_graphs(sample_splits["train"], sample_vocabs, GraphConfig())
@@ -58,6 +91,13 @@ def test_a_training_step_reads_nothing_back_and_does_not_grow_with_the_batch(
     large, large_tag = _step_counts(graphs, sample_vocabs, config, list(range(len(graphs))))
     assert small.synchronising == large.synchronising == 0, large.sync_by_name
     assert small_tag.synchronising == large_tag.synchronising == 0
+    # no read-back in a training step; one per tagged batch (the Viterbi back-pointers)
+    assert small.read_backs == large.read_backs == 0, large.read_backs_by_site
+    assert small_tag.read_backs == large_tag.read_backs == 1, large_tag.read_backs_by_site
+    assert next(iter(large_tag.read_backs_by_site)).startswith("cpu @ nn/crf.py:")
+    # gathers with a deterministic backward: no accumulating write, nothing atomic on CUDA
+    assert large.accumulating_writes == 0
+    assert large.nondeterministic == 0, large.nondeterministic_by_name
     # The operators follow the length buckets (at most 6 per recurrent layer) and the
     # longest sentence (the CRF's time steps), not the number of sentences or tokens.
     assert large.operators <= 1.2 * small.operators + 200
@@ -73,9 +113,15 @@ def test_run_operator_counts_checks_every_target(sample_splits):
     checks = result["checks"]
     assert set(checks) == {"baseline_train_operators", "gcdoc_train_operators",
                            "baseline_growth", "gcdoc_growth", "train_synchronising",
-                           "tag_synchronising"}
+                           "tag_synchronising", "train_read_backs", "tag_read_backs",
+                           "train_accumulating_index_writes", "train_nondeterministic_on_cuda"}
     assert checks["train_synchronising"] == {"value": 0, "target": 5, "met": True}
+    assert checks["train_accumulating_index_writes"] == {"value": 0, "target": 2, "met": True}
+    assert checks["train_nondeterministic_on_cuda"] == {"value": 0, "target": 0, "met": True}
+    assert checks["tag_read_backs"] == {"value": 1, "target": 1, "met": True}
     # the checks follow the rows: a row over target fails its check
     rows = [dict(r) for r in result["rows"]]
     rows[1] = {**rows[1], "train": {**rows[1]["train"], "operators": 9999}}
     assert check_targets(rows)["gcdoc_train_operators"]["met"] is False
+    rows[3] = {**rows[3], "train": {**rows[3]["train"], "nondeterministic_on_cuda": 1}}
+    assert check_targets(rows)["train_nondeterministic_on_cuda"]["met"] is False

@@ -12,6 +12,8 @@ from torch import Tensor
 from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.typing import OptTensor
 
+from docgraph.nn.gather import gather_rows, segment_sum
+
 
 class DocGraphConv(MessagePassing):
     r"""The gated graph layer of the document graph module of GCDoc from the
@@ -137,48 +139,74 @@ class DocGraphConv(MessagePassing):
         edge_weight: OptTensor = None,
         source_mask: OptTensor = None,
         gated_nodes: OptTensor = None,
+        ptr: OptTensor = None,
     ) -> Tensor:
         """Run one round of gated document-graph message passing.
 
         Args:
             x (torch.Tensor): Node features ``[N, channels]``.
-            edge_index (torch.Tensor): Edges ``[2, E]`` (source, target).
+            edge_index (torch.Tensor): Edges ``[2, E]`` (source, target), in any order.
             edge_weight (torch.Tensor, optional): Relation scores ``[E]``.
             source_mask (torch.Tensor, optional): Boolean ``[N]``, ``True`` for
                 nodes allowed to send messages (``False`` = in :math:`Drop`).
-            gated_nodes (torch.Tensor, optional): Sorted indices of the nodes that receive at
-                least one edge, when known beforehand (e.g. planned on the host with the
-                batch); computed from ``edge_index`` otherwise (a data-dependent shape, which
-                makes a GPU wait). Only used with ``isolated="identity"``.
+            gated_nodes (torch.Tensor, optional): With ``ptr``: the ``G`` nodes that receive
+                edges, ascending, when ``edge_index`` is sorted by target (as
+                :func:`~docgraph.graph.recurrence_edges` makes it) and planned on the host
+                (``docgraph.batch_plan``): only they go through the gate.
+            ptr (torch.Tensor, optional): With ``gated_nodes``: ``[G + 1]`` offsets of each
+                gated node's incoming edges in ``edge_index`` (CSR).
+
+        Without ``gated_nodes`` and ``ptr`` the edges are sorted by target here (stable) and
+        every node is a segment; the result is the same. Either way the aggregation is an
+        ordered segment sum and every gather has a gather-free backward, so the layer has no
+        atomic or data-dependent operation (deterministic on CUDA; static shapes for
+        :func:`torch.compile`).
 
         Returns:
             Updated node features ``[N, channels]``.
         """
         num_nodes = x.size(0)
-        src, dst = edge_index[0], edge_index[1]
-
-        ones = torch.ones(src.numel(), dtype=x.dtype, device=x.device)
-        in_degree = x.new_zeros(num_nodes).index_add_(0, dst, ones)
+        nodes = torch.arange(num_nodes, device=x.device)
+        if gated_nodes is None or ptr is None:
+            order = torch.sort(edge_index[1], stable=True)[1]
+            edge_index = edge_index[:, order]
+            if edge_weight is not None:
+                edge_weight = gather_rows(edge_weight, order)
+            targets = nodes
+            ptr = torch.searchsorted(edge_index[1], torch.arange(
+                num_nodes + 1, device=x.device))
+        else:
+            targets = gated_nodes
+        src = edge_index[0]
 
         weight = edge_weight
+        degree = (ptr[1:] - ptr[:-1]).to(x.dtype)
         if source_mask is None:
-            count = in_degree
+            count = degree
         else:
             keep = source_mask[src].to(x.dtype)
-            count = x.new_zeros(num_nodes).index_add_(0, dst, keep)
+            count = segment_sum(keep, ptr)
             weight = keep if weight is None else weight * keep
 
         m = self.lin_a(x)
-        # propagate_type: (x: Tensor, edge_weight: OptTensor)
-        agg = self.propagate(edge_index, x=m, edge_weight=weight)
+        # propagate_type: (edge_messages: Tensor, edge_weight: OptTensor, segment_ptr: Tensor)
+        agg = self.propagate(edge_index, edge_messages=gather_rows(m, src), edge_weight=weight,
+                             segment_ptr=ptr)
         a = F.relu(agg / count.clamp(min=1.0).view(-1, 1))
 
-        if self.isolated == "identity":
-            # Only nodes with incoming edges go through the gate; the rest pass unchanged.
-            index = (in_degree > 0).nonzero().view(-1) if gated_nodes is None else gated_nodes
-            gated = self._gate(a.index_select(0, index), x.index_select(0, index))
-            return x.index_copy(0, index, gated)
-        return self._gate(a, x)
+        # slot[i]: node i's row among the targets (len(targets) when it is not one)
+        num_targets = targets.numel()
+        slot = torch.searchsorted(targets, nodes)
+        is_target = torch.cat([targets, targets.new_full((1,), -1)])[slot] == nodes
+        slot = torch.where(is_target, slot, num_targets)
+        zero = x.new_zeros(1, x.size(1))
+        if self.isolated == "gate":
+            return self._gate(gather_rows(torch.cat([a, zero]), slot), x)
+        # Only nodes with incoming edges go through the gate; the rest pass unchanged.
+        gated = self._gate(a, gather_rows(x, targets))
+        has_edges = torch.cat([degree > 0, degree.new_zeros(1, dtype=torch.bool)])[slot]
+        return torch.where(has_edges.unsqueeze(1), gather_rows(torch.cat([gated, zero]), slot),
+                           x)
 
     def _gate(self, a: Tensor, x: Tensor) -> Tensor:
         wz, wr, wo = self.lin_w(a).chunk(3, dim=-1)
@@ -188,9 +216,17 @@ class DocGraphConv(MessagePassing):
         h_tilde = torch.tanh(wo + self.lin_uo(r * x))
         return (1.0 - z) * x + z * h_tilde
 
-    def message(self, x_j: Tensor, edge_weight: OptTensor) -> Tensor:
-        """Scale the transformed source features by the edge weight."""
-        return x_j if edge_weight is None else edge_weight.view(-1, 1) * x_j
+    def message(self, edge_messages: Tensor, edge_weight: OptTensor) -> Tensor:
+        r"""Scale the transformed source features :math:`\mathbf{W}_a \mathbf{h}_j +
+        \mathbf{b}_a` (gathered per edge by :func:`~docgraph.nn.gather.gather_rows`, whose
+        backward is deterministic, instead of PyG's ``index_select``) by the edge weight."""
+        return edge_messages if edge_weight is None \
+            else edge_weight.view(-1, 1) * edge_messages
+
+    def aggregate(self, inputs: Tensor, segment_ptr: Tensor) -> Tensor:
+        """Sum the messages of each target: an ordered segment sum over the edges sorted by
+        target (``segment_ptr`` in CSR form), not a scatter (atomic on CUDA)."""
+        return segment_sum(inputs, segment_ptr)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.channels}, isolated={self.isolated})"

@@ -7,6 +7,7 @@ import torch
 from torch import Tensor
 from torchcrf import CRF
 
+from docgraph.nn.gather import gather_rows
 from docgraph.nn.layout import SequenceLayout
 
 __all__ = ["CRFDecoder", "log_partition"]
@@ -125,7 +126,8 @@ def log_partition(emissions: Tensor, start: Tensor, end: Tensor, transitions: Te
     Returns:
         ``[B]`` log-partition of every sequence, in the dtype of ``emissions``.
     """
-    return _padded_log_partition(emissions[layout.crf_index], start, end, transitions, layout)
+    return _padded_log_partition(gather_rows(emissions, layout.crf_index), start, end,
+                                 transitions, layout)
 
 
 def _padded_log_partition(padded: Tensor, start: Tensor, end: Tensor, transitions: Tensor,
@@ -234,14 +236,20 @@ class CRFDecoder(torch.nn.Module):
         if layout is None:
             layout = SequenceLayout.from_lengths(sent_len).to(emissions.device)
         crf = self.crf
-        padded = emissions[layout.crf_index]  # [S, L, C]
-        padded_tags = tags[layout.crf_index]  # [S, L]
+        labels = emissions.size(1)
+        # Every gather of a parameter or activation goes through gather_rows (a deterministic
+        # backward that sums repeats in parallel); the gold tags pick their scores by a
+        # one-hot product rather than `gather` (whose backward is an atomic scatter_add).
+        padded = gather_rows(emissions, layout.crf_index)  # [S, L, C]
+        padded_tags = tags[layout.crf_index]  # [S, L], no gradient
         mask = layout.crf_mask.to(emissions.dtype)
-        gold = (padded.gather(2, padded_tags.unsqueeze(2)).squeeze(2) * mask).sum(dim=1)
-        gold = gold + crf.start_transitions[padded_tags[:, 0]] \
-            + crf.end_transitions[padded_tags.reshape(-1)[layout.crf_last]]
+        one_hot = (padded_tags.unsqueeze(2) == torch.arange(labels, device=tags.device))
+        gold = ((padded * one_hot.to(padded.dtype)).sum(dim=2) * mask).sum(dim=1)
+        gold = gold + gather_rows(crf.start_transitions, padded_tags[:, 0]) \
+            + gather_rows(crf.end_transitions, padded_tags.reshape(-1)[layout.crf_last])
         if padded_tags.size(1) > 1:
-            steps = crf.transitions[padded_tags[:, :-1], padded_tags[:, 1:]]
+            pairs = padded_tags[:, :-1] * labels + padded_tags[:, 1:]
+            steps = gather_rows(crf.transitions.reshape(-1), pairs)
             gold = gold + (steps * mask[:, 1:]).sum(dim=1)
         per_sentence = _padded_log_partition(padded, crf.start_transitions,
                                              crf.end_transitions, crf.transitions, layout) - gold
@@ -302,7 +310,11 @@ class CRFDecoder(torch.nn.Module):
         small = torch.uint8 if labels <= 256 else torch.int64
         pointers = (torch.cat(history).to(small) if history
                     else torch.empty(0, labels, dtype=small, device=emissions.device))
-        tags = _backtrace(pointers.cpu().numpy(), last_tag.cpu().numpy(), layout)
+        # The batch's one read-back: back-pointers and best last tags in one transfer.
+        host = torch.cat([pointers.reshape(-1), last_tag.to(small)]).cpu().numpy()
+        num = layout.num_sequences
+        tags = _backtrace(host[: host.size - num].reshape(-1, labels), host[host.size - num:],
+                          layout)
         return torch.from_numpy(tags).to(emissions.device)
 
     def __repr__(self) -> str:

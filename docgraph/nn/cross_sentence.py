@@ -11,12 +11,13 @@ from torch import Tensor
 from torch_geometric.nn.resolver import activation_resolver
 
 from docgraph.nn.encoders import pad_tokens, reset_lstm_parameters, run_packed_lstm
+from docgraph.nn.gather import gather_rows
 from docgraph.nn.layout import (
     DEFAULT_BUCKETS,
+    DirectionLSTM,
     SequenceLayout,
     WindowPlan,
     run_bilstm,
-    segment_means,
 )
 
 WINDOW_ENCODINGS = ("concat", "per_sentence")
@@ -150,7 +151,10 @@ def window_plan(start: Tensor | np.ndarray, length: Tensor | np.ndarray,
     present = np.flatnonzero(length > 0)
     layout = (SequenceLayout.from_lengths(length[present], start[present], buckets)
               if present.size else None)
-    return WindowPlan(torch.from_numpy(present), torch.from_numpy(length > 0), layout)
+    slot = np.full(length.size, present.size, dtype=np.int64)
+    slot[present] = np.arange(present.size)
+    return WindowPlan(torch.from_numpy(present), torch.from_numpy(length > 0), layout,
+                      torch.from_numpy(slot))
 
 
 def encode_windows(lstm: torch.nn.LSTM, x: Tensor, plan: WindowPlan, dropout: float = 0.0,
@@ -161,13 +165,12 @@ def encode_windows(lstm: torch.nn.LSTM, x: Tensor, plan: WindowPlan, dropout: fl
     shared by the windows that contain it) and the pooled outputs.
     """
     hidden = lstm.hidden_size * (2 if lstm.bidirectional else 1)
-    out = x.new_zeros(plan.has_window.numel(), hidden)
     if plan.layout is None:
-        return out
+        return x.new_zeros(plan.has_window.numel(), hidden)
     x = F.dropout(x, dropout, training)
-    pooled = segment_means(run_bilstm(lstm, x, plan.layout), plan.layout)
-    pooled = F.dropout(pooled, dropout, training)
-    return out.index_copy(0, plan.present, pooled)
+    pooled = F.dropout(run_bilstm(lstm, x, plan.layout, reduce="mean"), dropout, training)
+    # sentences without the window read an appended zero row (a gather, not a scatter)
+    return gather_rows(torch.cat([pooled, pooled.new_zeros(1, hidden)]), plan.slot)
 
 
 def window_segments(sent_len: np.ndarray, sentence_doc: np.ndarray, window: int
@@ -304,7 +307,7 @@ class CrossSentenceEncoder(torch.nn.Module):
         hidden = sent_channels // 2
 
         def lstm() -> torch.nn.LSTM:
-            return torch.nn.LSTM(in_channels, hidden, batch_first=True, bidirectional=True)
+            return DirectionLSTM(in_channels, hidden)
 
         self.enc_current = lstm()
         self.enc_previous = lstm() if use_previous else None
@@ -399,9 +402,8 @@ class CrossSentenceEncoder(torch.nn.Module):
         if layout is None:
             layout = SequenceLayout.from_lengths(sent_len).to(x.device)
         drop, train = self.dropout, self.training
-        s_c = F.dropout(segment_means(
-            run_bilstm(self.enc_current, F.dropout(x, drop, train), layout), layout),
-            drop, train)
+        s_c = F.dropout(run_bilstm(self.enc_current, F.dropout(x, drop, train), layout,
+                                   reduce="mean"), drop, train)
         zeros = torch.zeros_like(s_c)
         no_side = torch.zeros_like(sent_len, dtype=torch.bool)
         if self.window_encoding == "per_sentence":

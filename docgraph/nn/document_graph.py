@@ -258,6 +258,7 @@ class DocumentGraphModule(torch.nn.Module):
         layout: SequenceLayout | None = None,
         mc_layout: SequenceLayout | None = None,
         gated_nodes: Tensor | None = None,
+        edge_ptr: Tensor | None = None,
         y: Tensor | None = None,
         node_type: Tensor | None = None,
         prune: bool = True,
@@ -278,7 +279,10 @@ class DocumentGraphModule(torch.nn.Module):
                 sentences for the Monte-Carlo passes (see
                 :meth:`~docgraph.nn.UncertaintyTagger.uncertainty`).
             gated_nodes (torch.Tensor, optional): Sorted indices of the nodes that receive an
-                edge, when planned beforehand (see :class:`~docgraph.nn.DocGraphConv`).
+                edge, when planned beforehand with ``edge_ptr`` (see
+                :class:`~docgraph.nn.DocGraphConv`).
+            edge_ptr (torch.Tensor, optional): ``[G + 1]`` CSR offsets of the incoming edges
+                of ``gated_nodes`` (``edge_index`` sorted by target).
             y (torch.Tensor, optional): Gold labels ``[N]``: computes the tagger's loss.
             node_type (torch.Tensor, optional): Gold entity-type id of every node ``[N]``
                 (``outside_type`` for ``O``): computes :math:`\mathcal{L}_a`.
@@ -319,7 +323,7 @@ class DocumentGraphModule(torch.nn.Module):
                 rel_loss = relation_loss(rel_logits, same, "sum", mask)
 
         out = self.graph_conv(x, edge_index, edge_weight=edge_weight, source_mask=source_mask,
-                              gated_nodes=gated_nodes)
+                              gated_nodes=gated_nodes, ptr=edge_ptr)
         return DocumentGraphOutput(out, uncertainty, drop, edge_weight, uncertainty_loss,
                                    rel_loss)
 

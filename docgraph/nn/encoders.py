@@ -20,7 +20,15 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from docgraph.nn.layout import CharPlan, SequenceLayout, char_plan, lstm_direction, run_bilstm
+from docgraph.nn.gather import gather_rows
+from docgraph.nn.layout import (
+    CharPlan,
+    DirectionLSTM,
+    SequenceLayout,
+    char_plan,
+    lstm_direction,
+    run_bilstm,
+)
 
 __all__ = [
     "CharEncoder",
@@ -220,9 +228,7 @@ class SequenceBiLSTM(torch.nn.Module):
         self.in_channels = in_channels
         self.hidden_channels = hidden_channels
         self.dropout = dropout
-        self.lstm = torch.nn.LSTM(
-            in_channels, hidden_channels, num_layers=1, batch_first=True, bidirectional=True
-        )
+        self.lstm = DirectionLSTM(in_channels, hidden_channels)
         self.reset_parameters()
 
     @property
@@ -314,7 +320,7 @@ class CharEncoder(torch.nn.Module):
         self.padding_idx = padding_idx
         self.unique = unique
         self.embedding = torch.nn.Embedding(num_chars, char_dim, padding_idx=padding_idx)
-        self.lstm = torch.nn.LSTM(char_dim, hidden_channels, batch_first=True, bidirectional=True)
+        self.lstm = DirectionLSTM(char_dim, hidden_channels)
         self.reset_parameters()
 
     @property
@@ -353,7 +359,7 @@ class CharEncoder(torch.nn.Module):
             return self._encode(chars, layout)
         if plan is None:
             plan = char_plan(chars, char_len, device=chars.device)
-        return self._encode(chars[plan.unique_tokens], plan.layout)[plan.inverse]
+        return gather_rows(self._encode(chars[plan.unique_tokens], plan.layout), plan.inverse)
 
     def __repr__(self) -> str:
         return (

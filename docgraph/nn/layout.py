@@ -24,8 +24,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["DEFAULT_BUCKETS", "CharPlan", "LengthBucket", "SequenceLayout", "WindowPlan",
-           "char_plan", "lstm_direction", "run_bilstm", "segment_means"]
+from docgraph.nn.gather import gather_rows, segment_sum
+
+__all__ = ["DEFAULT_BUCKETS", "CharPlan", "DirectionLSTM", "LengthBucket", "SequenceLayout",
+           "WindowPlan", "char_plan", "lstm_direction", "run_bilstm", "segment_means"]
 
 #: Most length buckets of a layout unless told otherwise: what suits the CPU, where a padded
 #: step costs real time (6 were as fast as ~15 geometric buckets and issue fewer operators
@@ -44,11 +46,14 @@ class LengthBucket:
             position).
         reverse_index: ``[n, steps]`` the same rows, each sequence reversed within its own
             length (still left-aligned), for the right-to-left direction.
+        mean_weights: ``[n, steps]`` ``1 / length`` on each sequence's real steps, ``0`` on
+            padding: the weights of a sequence's mean over its outputs.
     """
 
     steps: int
     forward_index: Tensor
     reverse_index: Tensor
+    mean_weights: Tensor
 
 
 @dataclass
@@ -65,10 +70,13 @@ class SequenceLayout:
             sequences in order (sequence by sequence, position by position), the row of the
             concatenated, flattened forward outputs of the buckets.
         reverse_positions: ``[M]`` the same for the reverse-direction outputs.
-        sequence_of_position: ``[M]`` the sequence of each real position.
+        segment_offsets: ``[B + 1]`` first real position of each sequence (and ``M``): the
+            sequences as CSR segments of the real positions.
         last_rows: ``[B]`` row of each sequence's last step in the concatenated, flattened
             outputs of either direction: its final left-to-right state, and its right-to-left
             state at its first position.
+        member_rows: ``[B]`` row of each sequence among the buckets' sequences, bucket after
+            bucket (where its per-sequence results land).
         crf_index: ``[B, max_len]`` source rows of each sequence padded to the longest one
             (padding repeats the sequence's first row), for the CRF.
         crf_mask: ``[B, max_len]`` real positions of :attr:`crf_index`.
@@ -90,8 +98,9 @@ class SequenceLayout:
     buckets: list[LengthBucket]
     forward_positions: Tensor
     reverse_positions: Tensor
-    sequence_of_position: Tensor
+    segment_offsets: Tensor
     last_rows: Tensor
+    member_rows: Tensor
     crf_index: Tensor
     crf_mask: Tensor
     crf_last: Tensor
@@ -138,8 +147,10 @@ class SequenceLayout:
         forward_positions = np.empty(int(lengths.sum()), dtype=np.int64)
         reverse_positions = np.empty_like(forward_positions)
         last_rows = np.empty(num, dtype=np.int64)
+        member_rows = np.empty(num, dtype=np.int64)
         position_offset = np.cumsum(lengths) - lengths  # of each sequence's real positions
         row = 0  # rows of the concatenated, flattened bucket outputs
+        member_offset = 0  # sequences of the buckets before this one
         for value in np.unique(bucket_of):
             members = np.flatnonzero(bucket_of == value)
             member_len = lengths[members]
@@ -153,9 +164,13 @@ class SequenceLayout:
             forward_positions[(first + pos)[real]] = out_row[real]
             reverse_positions[(first + member_len[:, None] - 1 - pos)[real]] = out_row[real]
             last_rows[members] = out_row[np.arange(members.size), member_len - 1]
+            member_rows[members] = member_offset + np.arange(members.size)
+            mean_weights = (real / member_len[:, None]).astype(np.float32)
             buckets.append(LengthBucket(steps, torch.from_numpy(forward),
-                                        torch.from_numpy(reverse)))
+                                        torch.from_numpy(reverse),
+                                        torch.from_numpy(mean_weights)))
             row += members.size * steps
+            member_offset += members.size
         max_len = int(lengths.max()) if num else 0
         pos = np.arange(max_len)
         crf_mask = pos[None, :] < lengths[:, None]
@@ -175,8 +190,10 @@ class SequenceLayout:
             buckets=buckets,
             forward_positions=torch.from_numpy(forward_positions),
             reverse_positions=torch.from_numpy(reverse_positions),
-            sequence_of_position=torch.from_numpy(np.repeat(np.arange(num), lengths)),
+            segment_offsets=torch.from_numpy(np.concatenate([[0], np.cumsum(lengths)])
+                                             .astype(np.int64)),
             last_rows=torch.from_numpy(last_rows),
+            member_rows=torch.from_numpy(member_rows),
             crf_index=torch.from_numpy(crf_index.reshape(num, max_len)),
             crf_mask=torch.from_numpy(crf_mask.reshape(num, max_len)),
             crf_last=torch.from_numpy(np.arange(num) * max_len + lengths - 1),
@@ -193,7 +210,8 @@ class SequenceLayout:
             if isinstance(value, Tensor):
                 values[name] = move(value)
         values["buckets"] = [
-            LengthBucket(b.steps, move(b.forward_index), move(b.reverse_index))
+            LengthBucket(b.steps, move(b.forward_index), move(b.reverse_index),
+                         move(b.mean_weights))
             for b in self.buckets
         ]
         return SequenceLayout(**values)
@@ -237,15 +255,19 @@ class WindowPlan:
         present: ``[W]`` the sentences that have the window.
         has_window: ``[S]`` boolean, whether each sentence has it.
         layout: The windows as token segments of the flat batch.
+        slot: ``[S]`` the window of each sentence among the ``W`` present ones, ``W`` for a
+            sentence without one (a zero row appended to the window encodings).
     """
 
     present: Tensor
     has_window: Tensor
     layout: SequenceLayout | None
+    slot: Tensor
 
     def _map(self, move: Callable[[Tensor], Tensor]) -> WindowPlan:
         return WindowPlan(move(self.present), move(self.has_window),
-                          None if self.layout is None else self.layout._map(move))
+                          None if self.layout is None else self.layout._map(move),
+                          move(self.slot))
 
     def to(self, device: torch.device | str, non_blocking: bool = False) -> WindowPlan:
         """A copy on ``device``."""
@@ -313,6 +335,42 @@ def _as_numpy(values: Sequence[int] | np.ndarray | Tensor) -> np.ndarray:
     return np.asarray(values, dtype=np.int64).reshape(-1)
 
 
+class DirectionLSTM(torch.nn.LSTM):
+    """A one-layer bidirectional ``batch_first`` LSTM whose directions run as separate calls
+    (:func:`lstm_direction`, :func:`run_bilstm`): on CUDA each direction's weights are kept
+    in a flat buffer of their own, the layout cuDNN takes as it is.
+
+    :meth:`torch.nn.LSTM.flatten_parameters` puts both directions in one buffer, which a
+    call of one direction cannot use: cuDNN then warns that the "weights are not part of
+    single contiguous chunk of memory" and copies them at every call. Parameters, their
+    names and the state dict are those of :class:`torch.nn.LSTM`.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int) -> None:
+        super().__init__(input_size, hidden_size, num_layers=1, batch_first=True,
+                         bidirectional=True)
+
+    def flatten_parameters(self) -> None:
+        """Flatten each direction's weights into a cuDNN buffer of its own (CUDA only)."""
+        weights = self._flat_weights
+        if (len(weights) != len(self._flat_weights_names)
+                or not all(isinstance(w, Tensor) and w.is_cuda
+                           and torch.backends.cudnn.is_acceptable(w) for w in weights)
+                or len({w.dtype for w in weights}) != 1
+                or len({w.data_ptr() for w in weights}) != len(weights)
+                or not torch._use_cudnn_rnn_flatten_weight()):
+            return
+        import torch.backends.cudnn.rnn as cudnn_rnn
+
+        per_direction = len(weights) // 2
+        with torch.cuda.device_of(weights[0]), torch.no_grad():
+            for first in (0, per_direction):
+                torch._cudnn_rnn_flatten_weight(
+                    weights[first:first + per_direction], per_direction, self.input_size,
+                    cudnn_rnn.get_cudnn_mode(self.mode), self.hidden_size, self.proj_size, 1,
+                    self.batch_first, False)
+
+
 def lstm_direction(lstm: torch.nn.LSTM, x: Tensor, suffix: str, h0: Tensor | None = None
                    ) -> Tensor:
     """One direction (``suffix`` ``""`` or ``"_reverse"``) of a one-layer ``batch_first`` LSTM
@@ -328,12 +386,14 @@ def lstm_direction(lstm: torch.nn.LSTM, x: Tensor, suffix: str, h0: Tensor | Non
 
 
 def run_bilstm(lstm: torch.nn.LSTM, x: Tensor, layout: SequenceLayout,
-               final_states: bool = False) -> Tensor:
+               final_states: bool = False, reduce: str | None = None) -> Tensor:
     r"""Run a one-layer bidirectional ``batch_first`` LSTM over every sequence of ``layout``.
 
     Exact: each output equals running the LSTM on that sequence alone. Each bucket costs one
     gather and one LSTM call per direction; the right-to-left direction runs left to right
-    over the sequences reversed within their lengths.
+    over the sequences reversed within their lengths. Every gather is :func:`gather_rows`
+    (a deterministic backward that sums repeated rows in parallel: the padding positions all
+    read one row).
 
     Args:
         lstm: A one-layer bidirectional LSTM (``batch_first``).
@@ -341,31 +401,44 @@ def run_bilstm(lstm: torch.nn.LSTM, x: Tensor, layout: SequenceLayout,
         layout: Where the sequences lie in ``x``.
         final_states: Return ``[B, 2H]``, each sequence's final left-to-right state and the
             right-to-left state at its first position, instead of every position.
+        reduce: ``"mean"``: return ``[B, 2H]``, each sequence's mean output over its
+            positions (summed in the padded buckets, no scatter).
 
     Returns:
         ``[M, 2H]``, the outputs at the real positions of all sequences in order (sequence by
-        sequence), or ``[B, 2H]`` with ``final_states``.
+        sequence), or ``[B, 2H]`` with ``final_states`` or ``reduce``.
     """
+    if reduce not in (None, "mean"):
+        raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")
     hidden = lstm.hidden_size
     forward, reverse = [], []
     for bucket in layout.buckets:
         h0 = x.new_zeros(1, bucket.forward_index.size(0), hidden)
-        forward.append(lstm_direction(lstm, x[bucket.forward_index], "", h0).reshape(-1, hidden))
-        reverse.append(
-            lstm_direction(lstm, x[bucket.reverse_index], "_reverse", h0).reshape(-1, hidden)
-        )
-    if final_states:
+        out_f = lstm_direction(lstm, gather_rows(x, bucket.forward_index), "", h0)
+        out_r = lstm_direction(lstm, gather_rows(x, bucket.reverse_index), "_reverse", h0)
+        if reduce == "mean":
+            weights = bucket.mean_weights.to(out_f.dtype).unsqueeze(2)
+            forward.append((out_f * weights).sum(dim=1))
+            reverse.append((out_r * weights).sum(dim=1))
+        else:
+            forward.append(out_f.reshape(-1, hidden))
+            reverse.append(out_r.reshape(-1, hidden))
+    if reduce == "mean":
+        rows_f = rows_r = layout.member_rows
+    elif final_states:
         rows_f = rows_r = layout.last_rows
     else:
         rows_f, rows_r = layout.forward_positions, layout.reverse_positions
     if len(forward) == 1:
-        return torch.cat([forward[0][rows_f], reverse[0][rows_r]], dim=1)
-    return torch.cat([torch.cat(forward)[rows_f], torch.cat(reverse)[rows_r]], dim=1)
+        return torch.cat([gather_rows(forward[0], rows_f), gather_rows(reverse[0], rows_r)],
+                         dim=1)
+    return torch.cat([gather_rows(torch.cat(forward), rows_f),
+                      gather_rows(torch.cat(reverse), rows_r)], dim=1)
 
 
 def segment_means(values: Tensor, layout: SequenceLayout) -> Tensor:
     """Mean of ``values`` ``[M, F]`` (real positions in order, as :func:`run_bilstm` returns
-    them) over each sequence: ``[B, F]``."""
-    sums = values.new_zeros(layout.num_sequences, values.size(1))
-    sums = sums.index_add(0, layout.sequence_of_position, values)
+    them) over each sequence: ``[B, F]`` (ordered segment sums, deterministic on any device;
+    :func:`run_bilstm` with ``reduce="mean"`` is cheaper where the outputs come from it)."""
+    sums = segment_sum(values, layout.segment_offsets)
     return sums / layout.lengths.unsqueeze(1).to(values.dtype)

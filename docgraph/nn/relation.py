@@ -6,6 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from docgraph.nn.gather import gather_rows
+
 __all__ = ["RELATION_LABELS", "RelationClassifier", "relation_loss", "relation_targets"]
 
 RELATION_LABELS = ("type", "entity")
@@ -133,7 +135,8 @@ class RelationClassifier(torch.nn.Module):
         w = self.lin.weight.view(-1)
         score_i = h @ w[:d]  # target half
         score_j = h @ w[d:]  # source half
-        return score_i[edge_index[1]] + score_j[edge_index[0]] + self.lin.bias
+        return gather_rows(score_i, edge_index[1]) + gather_rows(score_j, edge_index[0]) \
+            + self.lin.bias
 
     def forward(self, h: Tensor, edge_index: Tensor, return_logits: bool = False) -> Tensor:
         """Relation scores of every edge.

@@ -287,7 +287,18 @@ class UncertaintyTagger(torch.nn.Module):
             y (torch.Tensor): Gold labels ``[N]`` (``-100`` is ignored).
             reduction (str, optional): ``"mean"``, ``"sum"`` or ``"none"``.
         """
-        return F.cross_entropy(logits, y, reduction=reduction)
+        # log-softmax times a one-hot mask instead of F.cross_entropy: its nll_loss is
+        # documented as non-deterministic on CUDA (same values; -100 matches no label)
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"invalid reduction {reduction!r}")
+        labels = torch.arange(logits.size(-1), device=logits.device)
+        one_hot = (y.unsqueeze(-1) == labels).to(logits.dtype)
+        nll = -(F.log_softmax(logits, dim=-1) * one_hot).sum(dim=-1)
+        if reduction == "none":
+            return nll
+        if reduction == "sum":
+            return nll.sum()
+        return nll.sum() / (y != -100).sum().to(nll.dtype)
 
     def __repr__(self) -> str:
         return (

@@ -45,6 +45,7 @@ from docgraph.machine import cpu_model, peak_rss_mib, resolve_device
 from docgraph.model import GCDoc, GCDocConfig
 from docgraph.model_dir import build_model
 from docgraph.nn.cross_sentence import sentence_windows
+from docgraph.nn.gather import gather_rows
 from docgraph.nn.relation import relation_loss
 from docgraph.tools.batches import select_batch_indices, select_batches
 from docgraph.tools.core_scaling import SETTINGS, ScalingOptions, format_scaling, run_scaling
@@ -308,7 +309,7 @@ def component_parts(model: GCDoc, batch: Batch) -> dict[str, Callable[[], None]]
         if model.cross_sentence is not None:
             s_prime = model.cross_sentence(x, sent_len, plan.sentence_doc, layout=sentences,
                                            windows=windows)
-            x = torch.cat([x, s_prime[batch.token_sentence]], dim=-1)
+            x = torch.cat([x, gather_rows(s_prime, batch.token_sentence)], dim=-1)
         h = model.context_encoder(x, sent_len, sentences)
 
     def leaf(t: Tensor) -> Tensor:
@@ -351,7 +352,7 @@ def component_parts(model: GCDoc, batch: Batch) -> dict[str, Callable[[], None]]
                 weight = torch.sigmoid(logits)
                 loss = loss + relation_loss(logits, same)
             out = graph_conv(hh, edge_index, edge_weight=weight, source_mask=source_mask,
-                             gated_nodes=plan.gated_nodes)
+                             gated_nodes=plan.gated_nodes, ptr=plan.edge_ptr)
             (loss + out.sum()).backward()
 
         parts["relation_graph"] = relation_graph
