@@ -269,7 +269,7 @@ border:1px solid #ddd;border-radius:6px;padding:8px;max-height:80vh;overflow:aut
 .incons{background:#fff4e5;border:1px solid #f0b35b;padding:4px 8px;margin:6px 0}
 .note{color:#666;font-style:italic}.facts{color:#555;margin:0}
 .legend span{padding:1px 6px;border-radius:4px;margin-right:4px}
-.marks{color:#555;font-size:13px;margin-left:8px}.marks span,.marks mark{margin:0 3px 0 8px}
+.marks{color:#555;font-size:13px;margin-left:8px}.marks span{margin:0 3px 0 8px}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:1px 6px;text-align:left}
 """
 
@@ -316,13 +316,13 @@ def _marks_legend(graphs: Sequence[nx.DiGraph], has_graph: bool) -> str:
     nodes = [a for G in graphs for _, a in G.nodes(data=True)]
     items = []
     if has_graph and any(G.number_of_edges() for G in graphs):
-        items.append('<span class="rep">word</span>has repeats (click it)')
+        items.append('<span class="rep">word</span>has repeats (click)')
     if has_graph and any(G.out_degree(v) and attrs.get("pruned")
                          for G in graphs for v, attrs in G.nodes(data=True)):
-        items.append('<span class="rep pruned">word</span>pruned: too uncertain, it sends '
-                     "its repeats no message")
+        items.append('<span class="rep pruned">word</span>pruned (too uncertain: sends no '
+                     "message)")
     if any("gold_tag" in a for a in nodes):
-        items.append('<mark class="ent err">word</mark>wrong entity (hover it)'
+        items.append('<span class="ent err">word</span>wrong entity (hover)'
                      '<span class="missed">word</span>missed entity')
     return f'<span class="marks">{"".join(items)}</span>' if items else ""
 

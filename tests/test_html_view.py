@@ -90,7 +90,7 @@ def test_one_section_per_document_with_picker_legend_and_marks():
     assert "P 50.00 R 50.00 F1 50.00" in page
     baseline = to_html([b], has_graph=False)
     assert "has no document graph" in baseline and "<select" not in baseline
-    assert "has repeats" not in baseline and "pruned:" not in baseline
+    assert "has repeats" not in baseline and "pruned (" not in baseline
 
 
 def _type_colours(page: str) -> dict[str, str]:
@@ -142,14 +142,14 @@ def test_the_marks_have_a_key_when_they_occur():
     page = to_html([G], threshold=0.5)
     marks = re.search(r'<span class="marks">(.*?)</span></header>', page).group(1)
     assert '<span class="rep">word</span>has repeats' in marks
-    assert '<span class="rep pruned">word</span>pruned: too uncertain' in marks
+    assert '<span class="rep pruned">word</span>pruned (too uncertain' in marks
     assert "wrong entity" in marks and "missed entity" in marks  # gold tags known
     assert re.search(r'class="tok rep pruned" data-i="0"', page)
     assert ".pruned{border-bottom-style:dashed;border-bottom-color:#c00}" in page
     # nothing pruned (a token in Drop without repeats shows no underline): no key for it
     G = _graph(words, tags, tags, edges=[(0, 2, 0.9), (2, 0, 0.8)], pruned={1})
     page = to_html([G], threshold=0.5)
-    assert "has repeats" in page and "pruned:" not in page
+    assert "has repeats" in page and "pruned (" not in page
     # no gold tags: no key to errors
     for _, attrs in G.nodes(data=True):
         attrs.pop("gold_tag"), attrs.pop("gold_type")
