@@ -49,13 +49,21 @@ batches = TokenBudgetBatchSampler(lengths, int(budget), shuffle=True, seed=0).al
 batches = batches[:int(count) + 1]
 config = GCDocConfig.baseline() if model_name == "baseline" else GCDocConfig()
 torch.manual_seed(0)
-model = T.build_model(config, vocabs)
+try:  # where the versions keep the model builder and the collation
+    from docgraph.model_dir import build_model
+except ImportError:
+    build_model = T.build_model
+try:
+    from docgraph.batching import collate
+except ImportError:
+    collate = getattr(T, "collate", None)
+model = build_model(config, vocabs)
 optimizer = T.make_optimizer(model, TrainConfig(optimizer="adam", lr=0.002))
 groups = T.clip_groups(model)
 lean = hasattr(T, "training_step")
 def batch_of(indices):
     if lean:
-        return T.collate(graphs, indices, torch.device("cpu"), model)
+        return collate(graphs, indices, torch.device("cpu"), model)
     return Batch.from_data_list([graphs[i] for i in indices])
 def step(indices):
     batch = batch_of(indices)
