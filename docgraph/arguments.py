@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from docgraph.data.registry import DATASETS
 from docgraph.presets import load_toml, preset_path
-from docgraph.validation import check_field, check_values
+from docgraph.validation import check_field, check_processes, check_values
 
 #: The value flags of ``train.py``: flag -> (config section, key, type, help).
 VALUE_FLAGS: dict[str, tuple[str | None, str, Callable[[str], Any], str]] = {
@@ -66,7 +66,8 @@ VALUE_FLAGS: dict[str, tuple[str | None, str, Callable[[str], Any], str]] = {
     "--threads": ("train", "threads", int,
                   "torch intra-op threads (0: one per CPU process; torch default on CUDA)"),
     "--processes": ("train", "processes", int,
-                    "training processes on a CPU (0: one per core, at most 2; 1: one process)"),
+                    "training processes on a CPU, at most one per core (0: one per core, at "
+                    "most 2; 1: one process)"),
     "--max-minutes": ("train", "max_minutes", float,
                       "wall-clock budget: start no epoch that would end past it (0: no limit)"),
 }
@@ -137,7 +138,7 @@ def train_parser() -> argparse.ArgumentParser:
                    "(each keeps at least --lm-context subwords per side; several times faster)")
     p.add_argument("--resume", metavar="DIR", default=None,
                    help="continue the interrupted run in DIR from its last checkpoint")
-    p.add_argument("--quiet", action="store_true", help="no progress bar, warnings only")
+    add_progress_arguments(p)
     for flag, (_, _, kind, help_) in VALUE_FLAGS.items():
         p.add_argument(flag, type=kind, default=None, help=help_)
     for flag, values in SWITCHES.items():
@@ -168,6 +169,8 @@ def check_arguments(args: argparse.Namespace) -> None:
             check_field("", key, value, "--" + key.replace("_", "-"))
     for seed in getattr(args, "seeds", None) or ():
         check_field("", "seed", seed, "--seeds")
+    if getattr(args, "processes", None):
+        check_processes(args.processes, "--processes")
     if getattr(args, "resume", None):
         return  # the run's saved configuration is checked when it is read
     preset = chosen_preset(args)
@@ -212,12 +215,93 @@ def evaluate_parser() -> argparse.ArgumentParser:
     add_mc_seed_argument(p)
     add_lm_argument(p)
     add_processes_argument(p)
+    add_progress_arguments(p)
     return p
+
+
+def non_negative_int(value: str) -> int:
+    """An ``argparse`` type: an integer of at least 0."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}")
+    return number
+
+
+def non_negative_float(value: str) -> float:
+    """An ``argparse`` type: a finite number of at least 0."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not 0 <= number < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value!r}")
+    return number
+
+
+def add_progress_arguments(p: argparse.ArgumentParser) -> None:
+    """``--quiet`` and ``--progress-interval`` (:mod:`docgraph.progress`)."""
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress and no log lines on the terminal, warnings only")
+    p.add_argument("--progress-interval", type=non_negative_float, default=30.0,
+                   metavar="SECONDS",
+                   help="when stderr is not a terminal (a log file): seconds between two "
+                        "progress lines (default: 30; on a terminal progress is a bar)")
+
+
+def check_model_dir(path: str, flag: str = "--model") -> None:
+    """Raise :class:`UsageError` unless ``path`` is a model directory written by ``train.py``
+    (it has ``config.json``, ``vocab.json`` and ``model.pt``); checked before torch loads."""
+    directory = Path(path)
+    if not directory.is_dir():
+        raise UsageError(f"{flag} {path}: model directory not found")
+    missing = [n for n in ("config.json", "vocab.json", "model.pt")
+               if not (directory / n).is_file()]
+    if missing:
+        raise UsageError(f"{flag} {path}: not a model directory written by train.py "
+                         f"(no {', '.join(missing)})")
+
+
+def check_input_file(path: str, flag: str | None = None) -> None:
+    """Raise :class:`UsageError` unless ``path`` is an existing file (``flag``: the flag that
+    names it, e.g. ``--data``; none for positional inputs)."""
+    where = f"{flag} {path}" if flag else path
+    if not Path(path).exists():
+        raise UsageError(f"{where}: file not found" if flag else f"{path}: input file not found")
+    if not Path(path).is_file():
+        raise UsageError(f"{where}: expected {'a text file' if flag else 'an input file'}, "
+                         "got a directory")
+
+
+def check_tagging_arguments(args: argparse.Namespace) -> None:
+    """The paths and counts of ``evaluate.py``, ``predict.py`` and ``visualize.py``, checked
+    before torch is imported: the model directory, input files (``--data``, ``predict.py``'s
+    inputs), ``--data-dir``, ``--output-dir`` and ``--processes`` (at most the cores).
+
+    Raises:
+        UsageError: For the first argument that cannot work, naming it.
+        ConfigError: For more ``--processes`` than cores.
+    """
+    check_model_dir(args.model)
+    if getattr(args, "data", None) is not None:
+        check_input_file(args.data, "--data")
+    for name in getattr(args, "inputs", None) or ():
+        check_input_file(name)
+    data_dir = getattr(args, "data_dir", None)
+    if data_dir is not None and not Path(data_dir).is_dir():
+        raise UsageError(f"--data-dir {data_dir}: directory not found")
+    output_dir = getattr(args, "output_dir", None)
+    if output_dir is not None and Path(output_dir).exists() and not Path(output_dir).is_dir():
+        raise UsageError(f"--output-dir {output_dir}: exists and is not a directory")
+    if getattr(args, "processes", 0):
+        check_processes(args.processes, "--processes")
 
 
 def add_mc_seed_argument(p: argparse.ArgumentParser) -> None:
     """``--mc-seed`` of the tagging tools (``evaluate.py``, ``predict.py``, ``visualize.py``)."""
-    p.add_argument("--mc-seed", type=int, default=0, metavar="S",
+    p.add_argument("--mc-seed", type=non_negative_int, default=0, metavar="S",
                    help="tagging seed of the Monte-Carlo dropout masks that prune the "
                         "document graph (default: 0; each document's masks come from it and "
                         "the document, so its tags do not depend on the batch or the "
@@ -233,8 +317,9 @@ def add_lm_argument(p: argparse.ArgumentParser) -> None:
 
 def add_processes_argument(p: argparse.ArgumentParser) -> None:
     """``--processes`` of the tagging tools (``evaluate.py``, ``predict.py``)."""
-    p.add_argument("--processes", type=int, default=0, metavar="N",
-                   help="tagging processes on a CPU (0: one per core, at most 2, when each "
+    p.add_argument("--processes", type=non_negative_int, default=0, metavar="N",
+                   help="tagging processes on a CPU, at most one per core (0: one per core, "
+                        "at most 2, when each "
                         "gets at least 20000 tokens, 160000 for a BiLSTM-CRF; 1: one process)")
 
 

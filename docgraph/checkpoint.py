@@ -3,6 +3,7 @@ read back with ``torch.load(..., weights_only=True)`` so no arbitrary object is 
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +38,15 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"{path}: checkpoint not found")
+    damage = _damage(path)
+    if damage is not None:
+        raise CheckpointError(f"{path}: not a readable docgraph checkpoint: {damage}; copy it "
+                              "again or retrain")
     try:
         state = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as err:
-        raise CheckpointError(f"{path}: not a readable docgraph checkpoint ({err})") from err
+        raise CheckpointError(f"{path}: not a readable docgraph checkpoint "
+                              f"({_first_sentence(err)})") from err
     if not isinstance(state, dict) or "format_version" not in state:
         raise CheckpointError(f"{path}: not a docgraph checkpoint (no format_version)")
     if state["format_version"] != FORMAT_VERSION:
@@ -49,3 +55,23 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
             f"(this docgraph reads format {FORMAT_VERSION})"
         )
     return state
+
+
+def _damage(path: Path) -> str | None:
+    """What is wrong with a file that cannot be a checkpoint, in a few words (``None`` when it
+    looks whole). ``torch.save`` writes a zip archive whose directory is at its end, so a file
+    cut short has none: it says so, instead of the archive reader's internals."""
+    size = path.stat().st_size
+    if size == 0:
+        return "the file is empty"
+    if not zipfile.is_zipfile(path):
+        return (f"truncated, or not a checkpoint at all ({size:,} bytes without the end of a "
+                "PyTorch archive)")
+    return None
+
+
+def _first_sentence(err: BaseException) -> str:
+    """The first sentence of an error message (PyTorch's go on about their internals)."""
+    text = " ".join(str(err).split()) or type(err).__name__
+    head, dot, _ = text.partition(". ")
+    return head + ("." if dot else "")

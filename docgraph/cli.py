@@ -8,11 +8,13 @@ is imported only then, so a bad flag is answered in a fraction of a second.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import argparse
+from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from docgraph.arguments import (
     check_arguments,
+    check_tagging_arguments,
     evaluate_parser,
     fail,
     predict_parser,
@@ -40,12 +42,24 @@ def train_main(argv: Sequence[str] | None = None) -> int:
 
 
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``scripts/evaluate.py`` (:func:`docgraph.commands.evaluate`)."""
+    """Entry point of ``scripts/evaluate.py`` (:func:`docgraph.commands.evaluate`); its paths
+    are checked before torch is imported (:func:`check_tagging_arguments`)."""
     args = evaluate_parser().parse_args(argv)
+    _check(check_tagging_arguments, args)
     return _commands().evaluate(args)
 
 
 def predict_main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``scripts/predict.py`` (:func:`docgraph.commands.predict`)."""
+    """Entry point of ``scripts/predict.py`` (:func:`docgraph.commands.predict`); its paths
+    are checked before torch is imported (:func:`check_tagging_arguments`)."""
     args = predict_parser().parse_args(argv)
+    _check(check_tagging_arguments, args)
     return _commands().predict(args)
+
+
+def _check(check: Callable[[argparse.Namespace], None], args: argparse.Namespace) -> None:
+    """Run ``check(args)``; a bad argument ends the script with its one-line error."""
+    try:
+        check(args)
+    except ValueError as err:  # ConfigError, UsageError
+        fail(str(err))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,18 +36,31 @@ from docgraph.data.conll import looks_like_conll, read_conll, read_text, write_c
 from docgraph.data.document import Document
 from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import dataset_files, load_dataset
-from docgraph.experiment import run_experiment, run_seeds
+from docgraph.experiment import (
+    interrupted_message,
+    prepare_in_parts,
+    run_experiment,
+    run_seeds,
+)
 from docgraph.graph import split_long_documents
 from docgraph.html_view import page_title
 from docgraph.inference import evaluate as evaluate_split
 from docgraph.inference import predict_in_processes, score_predictions, split_consistency
 from docgraph.machine import resolve_device
 from docgraph.metrics import format_table
-from docgraph.model_dir import ModelOverrides, load_model_weights, read_model_dir
+from docgraph.model_dir import (
+    ModelOverrides,
+    check_model_memory,
+    load_model_weights,
+    read_model_dir,
+)
 from docgraph.presets import load_toml
-from docgraph.splits import PreparedSplit, prepare_split
+from docgraph.progress import ProgressSettings, is_main_process
+from docgraph.progress import configure as configure_progress
+from docgraph.splits import PreparedSplit
 from docgraph.tagger import Tagger, as_document
 from docgraph.training import TrainingError
+from docgraph.validation import check_processes
 
 #: The exceptions that end training with a one-line error instead of a traceback.
 TRAIN_ERRORS: tuple[type[BaseException], ...] = (
@@ -86,17 +100,19 @@ def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = N
 
 
 def _train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
-           progress: bool, quiet: bool) -> None:
-    """Train one run (or one per seed) and print the result line (rank 0 only)."""
+           settings: ProgressSettings) -> None:
+    """Train one run (or one per seed) and print the result line (rank 0 only); only the
+    first process of a data-parallel run logs more than warnings and shows progress."""
 
-    setup_logging(quiet)
+    setup_logging(not settings.enabled or not is_main_process())
+    configure_progress(**vars(settings))
     if seeds:
-        summary = run_seeds(config, seeds, progress=progress)
+        summary = run_seeds(config, seeds, progress=settings.enabled)
         if summary:
             print(f"test F1 over seeds {list(seeds)}: {summary['test_f1_mean']:.2f} ± "
                   f"{summary['test_f1_std']:.2f}", flush=True)
         return
-    metrics = run_experiment(config, resume=resume, progress=progress)
+    metrics = run_experiment(config, resume=resume, progress=settings.enabled)
     if metrics:
         print(f"best epoch {metrics['best_epoch']}/{metrics['epochs']} ({metrics['stop_reason']})"
               f"  dev F1 {metrics['dev']['f1']:.2f}  test F1 {metrics['test']['f1']:.2f}  "
@@ -110,11 +126,11 @@ def _train_exit_code(err: BaseException) -> int:
 
 
 def _spawned_train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
-                   progress: bool, quiet: bool) -> None:
+                   settings: ProgressSettings) -> None:
     """One process of :func:`docgraph.distributed.spawn`: train, or exit with a clean error."""
 
     try:
-        _train(config, seeds, resume, progress and dist.get_rank() == 0, quiet)
+        _train(config, seeds, resume, settings)
     except TRAIN_ERRORS as err:
         if dist.get_rank() == 0:
             print(f"error: {err}", file=sys.stderr, flush=True)
@@ -128,7 +144,10 @@ def train(args: argparse.Namespace) -> int:
     one per core, at most 2), started here; under ``torchrun`` the processes already exist.
     """
     setup_logging(args.quiet)
+    settings = ProgressSettings(enabled=not args.quiet, interval=args.progress_interval,
+                                tty=is_tty())
     torchrun = distributed.launched_by_torchrun()
+    config: ExperimentConfig | None = None
     try:
         if args.resume and args.seeds:
             raise UsageError("--resume and --seeds cannot be combined")
@@ -141,8 +160,13 @@ def train(args: argparse.Namespace) -> int:
                 # the run's own configuration; flags given now (e.g. --epochs) override it
                 base = ExperimentConfig.from_saved(json.loads(saved.read_text()))
         config = config_from_args(args, base)
-        progress = is_tty() and not args.quiet
+        if not torchrun:
+            check_processes(config.train.processes, "--processes" if args.processes is not None
+                            else "[train] processes")
         processes = config.train.processes or distributed.default_processes(config.device)
+        world = int(os.environ.get("WORLD_SIZE", "1")) if torchrun else processes
+        check_model_memory(config.model, config.train.optimizer, config.train.momentum,
+                           world, resolve_device(config.device))
         if not torchrun and processes > 1:
             if resolve_device(config.device).type == "cuda":
                 raise UsageError("--processes > 1 is for CPU training; use torchrun on GPUs")
@@ -156,18 +180,24 @@ def train(args: argparse.Namespace) -> int:
             logging.getLogger("torch.multiprocessing.spawn").setLevel(logging.ERROR)
             try:
                 distributed.spawn(_spawned_train, processes, config, args.seeds,
-                                  bool(args.resume), progress, args.quiet, threads=threads)
+                                  bool(args.resume), settings, threads=threads)
             except mp.ProcessExitedException as err:
                 raise SystemExit(err.exit_code if err.exit_code > 0 else 1) from None
             return 0
         if torchrun:
             distributed.init_distributed(config.device)
-        _train(config, args.seeds, bool(args.resume), progress, args.quiet)
+        _train(config, args.seeds, bool(args.resume), settings)
     except TRAIN_ERRORS as err:
         if _train_exit_code(err) == 1:
             print(f"error: {err}", file=sys.stderr)
             return 1
         fail(str(err))
+    except KeyboardInterrupt:
+        if is_main_process():
+            print("\n" + (interrupted_message(config.output_dir, args.seeds)
+                          if config is not None else "interrupted"),
+                  file=sys.stderr, flush=True)
+        return 130
     finally:
         if torchrun:
             distributed.cleanup_distributed()
@@ -175,8 +205,14 @@ def train(args: argparse.Namespace) -> int:
 
 
 def evaluate(args: argparse.Namespace) -> int:
-    """``scripts/evaluate.py`` with its parsed arguments (:func:`docgraph.cli.evaluate_main`)."""
-    setup_logging()
+    """``scripts/evaluate.py`` with its parsed arguments (:func:`docgraph.cli.evaluate_main`).
+
+    Building the graphs and tagging show their progress (:mod:`docgraph.progress`; none with
+    ``--quiet``).
+    """
+    setup_logging(args.quiet)
+    configure_progress(enabled=not args.quiet, interval=args.progress_interval, tty=is_tty())
+    tagging = None if args.quiet else "tagging"
     try:
         device = resolve_device(args.device)
         overrides = ModelOverrides(lm=args.lm, threshold=args.threshold)
@@ -204,14 +240,17 @@ def evaluate(args: argparse.Namespace) -> int:
             prepared = PreparedSplit(
                 split_long_documents(documents, config.graph.max_doc_tokens), [])
             predictions = predict_in_processes(args.model, documents, processes, overrides,
-                                               args.mc_seed)
+                                               args.mc_seed, progress=tagging and
+                                               f"tagging {name}")
             scores = score_predictions(prepared, predictions)
         else:
             model = load_model_weights(args.model, config, vocabs, device, overrides)
-            prepared = prepare_split(documents, vocabs, config)
+            prepared = prepare_in_parts(documents, vocabs, config,
+                                        progress=tagging and f"building graphs ({name})")
             scores, predictions = evaluate_split(model, prepared, vocabs,
                                                  config.train.eval_batch_tokens, device,
-                                                 seed=args.mc_seed)
+                                                 seed=args.mc_seed,
+                                                 progress=tagging and f"tagging {name}")
         consistency = split_consistency(prepared, predictions)
     except (ValueError, FileNotFoundError, distributed.WorkerError, CheckpointError,
             CorpusFormatError) as err:

@@ -12,14 +12,23 @@ from __future__ import annotations
 import datetime
 import multiprocessing
 import os
+import signal
 import socket
+import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 import torch
 import torch.distributed as dist
+
+from docgraph import progress as _progress
+from docgraph.validation import available_cores
+
+#: Seconds the processes of :func:`spawn` get to stop by themselves after Ctrl-C (they save
+#: nothing half-written: every file is written atomically) before they are terminated.
+INTERRUPT_GRACE = 20.0
 
 #: How long a process waits at a collective: the first process may spend a long time alone
 #: before the others join it (computing and caching ``--lm`` features of a large corpus took
@@ -62,14 +71,6 @@ def launched_by_torchrun() -> bool:
     return int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
-def available_cores() -> int:
-    """CPU cores this process may run on (its affinity mask, else ``os.cpu_count()``)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 def default_processes(device: str, cores: int | None = None) -> int:
     """How many training processes ``scripts/train.py`` starts when ``--processes 0`` (auto).
 
@@ -110,11 +111,34 @@ def spawn(fn: Callable[..., Any], processes: int, *args: Any, threads: int = 1) 
 
     Each process gets ``threads`` intra-op threads and the usual ``RANK``/``WORLD_SIZE``
     environment; ``fn`` and ``args`` must be picklable (a module-level function). Raises
-    :class:`torch.multiprocessing.ProcessRaisedException` if a process fails.
+    :class:`torch.multiprocessing.ProcessRaisedException` if a process fails. On Ctrl-C the
+    processes are given :data:`INTERRUPT_GRACE` seconds to stop, then terminated, and
+    :class:`KeyboardInterrupt` is raised here.
     """
-    torch.multiprocessing.spawn(
-        _worker, args=(processes, free_port(), threads, fn, args), nprocs=processes, join=True
-    )
+    context = torch.multiprocessing.start_processes(
+        _worker, args=(processes, free_port(), threads, fn, args), nprocs=processes,
+        join=False, start_method="spawn")
+    try:
+        while not context.join():
+            pass
+    except KeyboardInterrupt:
+        _stop_processes(context.processes)
+        raise
+
+
+def _stop_processes(processes: Sequence[Any], grace: float = INTERRUPT_GRACE) -> None:
+    """After Ctrl-C: let the processes stop (a terminal's Ctrl-C reached them too; a signal
+    sent to this process alone is passed on), then terminate those still running."""
+    for process in processes:
+        if process.is_alive():
+            os.kill(process.pid, signal.SIGINT)
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+            process.join(5.0)
 
 
 class WorkerError(RuntimeError):
@@ -188,12 +212,24 @@ def contiguous_shards(lengths: Sequence[int], parts: int) -> list[range]:
     return shards
 
 
-def map_in_processes(fn: Callable[..., Any], arguments: Sequence[tuple], threads: int = 1
-                     ) -> list[Any]:
+def _init_worker(threads: int, counter: Any) -> None:
+    torch.set_num_threads(threads)
+    _progress.report_to(counter)
+
+
+def map_in_processes(fn: Callable[..., Any], arguments: Sequence[tuple], threads: int = 1,
+                     progress: _progress.Progress | None = None) -> list[Any]:
     """``[fn(*args) for args in arguments]``, each call in its own fresh (spawned) process.
 
     Each process runs ``threads`` intra-op threads. ``fn`` must be a module-level function and
     its arguments and results picklable. An exception raised by ``fn`` is raised here.
+
+    Args:
+        fn: The function.
+        arguments: One tuple of arguments per call.
+        threads: Intra-op threads of each process.
+        progress: Shows the sum of the counts of every :class:`~docgraph.progress.Progress`
+            of the processes, polled twice a second (:func:`docgraph.progress.report_to`).
 
     Raises:
         WorkerError: A process died without raising (e.g. killed for memory).
@@ -201,23 +237,33 @@ def map_in_processes(fn: Callable[..., Any], arguments: Sequence[tuple], threads
     if len(arguments) <= 1:
         return [fn(*args) for args in arguments]
     context = multiprocessing.get_context("spawn")
+    counter = context.Value("q", 0)
     try:
         with ProcessPoolExecutor(max_workers=len(arguments), mp_context=context,
-                                 initializer=torch.set_num_threads, initargs=(threads,)) as pool:
+                                 initializer=_init_worker, initargs=(threads, counter)) as pool:
             futures = [pool.submit(fn, *args) for args in arguments]
+            pending = set(futures)
+            while pending:
+                _, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
+                if progress is not None:
+                    progress.update(counter.value - progress.n)
+                if any(f.done() and f.exception() is not None for f in futures):
+                    break
             return [future.result() for future in futures]
     except BrokenProcessPool as err:
         raise WorkerError(f"a worker process died unexpectedly ({err})") from None
 
 
 def map_document_shards(fn: Callable[..., list], documents: Sequence[Any], processes: int,
-                        *args: Any) -> list:
+                        *args: Any, progress: _progress.Progress | None = None) -> list:
     """``fn(documents, *args)`` computed on :func:`contiguous_shards` of the documents (by
-    ``num_tokens``), one shard per process (:func:`map_in_processes`), results concatenated.
+    ``num_tokens``), one shard per process (:func:`map_in_processes`, which shows the
+    processes' counts on ``progress``), results concatenated.
 
     ``fn`` must return one list per shard whose concatenation in shard order is its result on
     the whole list (one entry per document or per chunk of a document).
     """
     shards = contiguous_shards([d.num_tokens for d in documents], processes)
-    results = map_in_processes(fn, [([documents[i] for i in shard], *args) for shard in shards])
+    results = map_in_processes(fn, [([documents[i] for i in shard], *args) for shard in shards],
+                               progress=progress)
     return [item for shard_result in results for item in shard_result]

@@ -23,15 +23,20 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from docgraph.atomic import atomic_write
-from docgraph.checkpoint import atomic_write_json
+from docgraph.checkpoint import CheckpointError, atomic_write_json, load_checkpoint
 from docgraph.config import ExperimentConfig
 from docgraph.data.contextual import ContextualEncoder, cached_features, lm_record
-from docgraph.data.registry import load_dataset
+from docgraph.data.document import Document
+from docgraph.data.registry import get_spec, load_dataset, resolve_data_dir
+from docgraph.data.vocab import Vocabularies
+from docgraph.determinism import set_deterministic
 from docgraph.distributed import is_main_process
 from docgraph.inference import evaluate, split_consistency
 from docgraph.machine import cpu_model, resolve_device
-from docgraph.model_dir import build_model, load_model_weights
-from docgraph.splits import build_vocabularies, prepare_split
+from docgraph.model_dir import build_model, check_model_memory, load_model_weights
+from docgraph.progress import Progress, Stages, log_to_file
+from docgraph.progress import settings as progress_settings
+from docgraph.splits import PreparedSplit, build_vocabularies, prepare_split
 from docgraph.training import Trainer, seed_everything, stop_reason, training_threads
 
 log = logging.getLogger("docgraph")
@@ -62,9 +67,15 @@ def learning_curve(history: list[dict[str, Any]], path: Path) -> None:
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
 
 
-def run_experiment(config: ExperimentConfig, resume: bool = False, progress: bool = False
+def run_experiment(config: ExperimentConfig, resume: bool = False, progress: bool = True
                    ) -> dict[str, Any]:
     """Train, select on dev, evaluate once on test, and write the run directory.
+
+    Every stage is timed and logged (:class:`~docgraph.progress.Stages`), and the run's log
+    lines are kept in ``train.log`` in the run directory; with ``progress`` the long stages
+    (graphs, epochs, tagging) show their progress (:class:`~docgraph.progress.Progress`).
+    A run that fails or is interrupted before its first checkpoint leaves no run directory
+    it created behind.
 
     Returns:
         The content of ``metrics.json``.
@@ -73,58 +84,97 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
                                distributed=dist.is_initialized())
     if threads > 0:
         torch.set_num_threads(threads)
+    if config.train.deterministic:
+        set_deterministic()
     output_dir = Path(config.output_dir)
     if resume and not (output_dir / "last.pt").is_file():
         raise ValueError(f"--resume {output_dir}: no checkpoint last.pt to resume from")
+    if not is_main_process():
+        return _run(config, resume, progress, output_dir, Stages(enabled=False))
+    created = not output_dir.exists()
+    output_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with log_to_file(output_dir / "train.log"):
+            return _run(config, resume, progress, output_dir, Stages())
+    except BaseException:
+        if created:
+            remove_unfinished_run(output_dir)
+        raise
+
+
+#: What a run writes before its first checkpoint (removed if it ends there).
+EARLY_FILES = ("train.log", "lm.json")
+
+
+def remove_unfinished_run(output_dir: Path) -> bool:
+    """Remove a run directory that holds no checkpoint and only :data:`EARLY_FILES`; returns
+    whether it did."""
+    if not output_dir.is_dir() or (output_dir / "last.pt").exists():
+        return False
+    if any(p.name not in EARLY_FILES for p in output_dir.iterdir()):
+        return False
+    for name in EARLY_FILES:
+        (output_dir / name).unlink(missing_ok=True)
+    output_dir.rmdir()
+    return True
+
+
+def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Path,
+         stages: Stages) -> dict[str, Any]:
+    """:func:`run_experiment` once its run directory and log are set up."""
     seed_everything(config.seed)
-    splits = load_dataset(config.dataset, config.data_dir)
-    vocabs, pretrained, coverage = build_vocabularies(splits, config.embeddings)
+    with stages("reading the corpus") as info:
+        splits = load_dataset(config.dataset, config.data_dir)
+        info["result"] = ", ".join(f"{name} {len(docs)} documents"
+                                   for name, docs in splits.items())
+    if not get_spec(config.dataset).bundled:
+        # the directory the corpus was read from, so that evaluate.py finds it again
+        config = replace(config, data_dir=str(resolve_data_dir(config.dataset,
+                                                               config.data_dir).resolve()))
+    with stages("vocabularies and pretrained vectors"):
+        vocabs, pretrained, coverage = build_vocabularies(splits, config.embeddings)
     if coverage is not None and is_main_process():
         log.info("pretrained vector coverage: %s", coverage)
     if pretrained is not None and pretrained.size(1) != config.model.word_dim:
         config = replace(config, model=replace(config.model, word_dim=int(pretrained.size(1))))
     lm_features: dict[str, Any] = {}
     if config.lm is not None:
-        encoder = ContextualEncoder.from_config(config, device=str(resolve_device(config.device)))
-        # In a multi-process run the first process computes and caches the features while the
-        # others wait, then read the cache (instead of every process computing them).
-        if not is_main_process():
-            dist.barrier()
-        show = progress and is_main_process()
-        lm_features = {
-            name: cached_features(docs, encoder, config.lm_cache_dir,
-                                  f"{config.dataset}-{name}", progress=show)
-            for name, docs in splits.items()
-        }
-        if is_main_process() and dist.is_initialized():
-            dist.barrier()
-        config = replace(config, model=replace(config.model, lm_dim=encoder.dim))
-        if is_main_process():
-            atomic_write_json(output_dir / "lm.json", lm_record(encoder))
-        del encoder
+        with stages("language-model features", heartbeat=False):
+            config, lm_features = _lm_features(config, splits, output_dir, progress)
     elif config.model.lm_dim:
         raise ValueError(f"model.lm_dim is {config.model.lm_dim} but no language model is "
                          "given (--lm PATH)")
-    prepared = {name: prepare_split(docs, vocabs, config, lm_features.get(name))
-                for name, docs in splits.items()}
-    seed_everything(config.seed)
-    model = build_model(config.model, vocabs, pretrained)
+    with stages("building graphs", heartbeat=False):
+        prepared = {name: prepare_in_parts(docs, vocabs, config, lm_features.get(name),
+                                           f"building graphs ({name})" if progress else None)
+                    for name, docs in splits.items()}
+    device = resolve_device(config.device)
+    world = dist.get_world_size() if dist.is_initialized() else 1
+    with stages("building the model"):
+        check_model_memory(config.model, config.train.optimizer, config.train.momentum,
+                           world, device, vocabs)
+        seed_everything(config.seed)
+        model = build_model(config.model, vocabs, pretrained)
     trainer = Trainer(model, vocabs, config, prepared["train"], prepared["dev"], output_dir,
                       progress=progress)
-    state = trainer.fit(resume=resume)
+    with stages("training", heartbeat=False, done=False):
+        state = trainer.fit(resume=resume)
     if not is_main_process():
         return {}
-    # the trainer saved this config and vocabulary beside the weights: read only the weights
-    best = load_model_weights(output_dir, config, vocabs, trainer.device)
-    best.set_epoch(state.best_epoch)  # as it was when selected (pruning warm-up)
-    results: dict[str, Any] = {}
-    consistency: dict[str, Any] = {}
-    for name in ("dev", "test"):
-        if name in prepared:
-            scores, predictions = evaluate(best, prepared[name], vocabs,
-                                           config.train.eval_batch_tokens, trainer.device)
-            results[name] = scores.to_dict()
-            consistency[name] = split_consistency(prepared[name], predictions).to_dict()
+    with stages("final evaluation", heartbeat=False):
+        # the trainer saved this config and vocabulary beside the weights: read only the weights
+        best = load_model_weights(output_dir, config, vocabs, trainer.device)
+        best.set_epoch(state.best_epoch)  # as it was when selected (pruning warm-up)
+        results: dict[str, Any] = {}
+        consistency: dict[str, Any] = {}
+        for name in ("dev", "test"):
+            if name in prepared:
+                scores, predictions = evaluate(best, prepared[name], vocabs,
+                                               config.train.eval_batch_tokens, trainer.device,
+                                               progress=f"tagging {name}" if progress else None)
+                results[name] = scores.to_dict()
+                consistency[name] = split_consistency(prepared[name], predictions).to_dict()
+    log.info("%s", stages.summary())
     metrics = {
         **results,
         "epochs": state.epoch,
@@ -144,20 +194,87 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
         "cpu": cpu_model(),
         **({"hardware": torch.cuda.get_device_name(trainer.device)}
            if trainer.device.type == "cuda" else {}),
+        "stage_seconds": {name: round(s, 2) for name, s in stages.seconds.items()},
     }
     atomic_write_json(output_dir / "metrics.json", metrics)
     learning_curve(state.history, output_dir / "learning_curve.png")
     return metrics
 
 
-def run_seeds(config: ExperimentConfig, seeds: Sequence[int], progress: bool = False
+def _lm_features(config: ExperimentConfig, splits: dict[str, list[Document]],
+                 output_dir: Path, progress: bool) -> tuple[ExperimentConfig, dict[str, Any]]:
+    """The contextual features of every split (computed once, cached) and the configuration
+    with their size."""
+    encoder = ContextualEncoder.from_config(config, device=str(resolve_device(config.device)))
+    # In a multi-process run the first process computes and caches the features while the
+    # others wait, then read the cache (instead of every process computing them).
+    if not is_main_process():
+        dist.barrier()
+    # a bar on a terminal; otherwise the encoder logs every tenth of the words
+    show = progress and is_main_process() and progress_settings().enabled \
+        and progress_settings().bars
+    lm_features = {
+        name: cached_features(docs, encoder, config.lm_cache_dir,
+                              f"{config.dataset}-{name}", progress=show)
+        for name, docs in splits.items()
+    }
+    if is_main_process() and dist.is_initialized():
+        dist.barrier()
+    config = replace(config, model=replace(config.model, lm_dim=encoder.dim))
+    if is_main_process():
+        atomic_write_json(output_dir / "lm.json", lm_record(encoder))
+    return config, lm_features
+
+
+#: Tokens whose graphs are built between two progress updates.
+GRAPH_PART_TOKENS = 50_000
+
+
+def prepare_in_parts(documents: Sequence[Document], vocabs: Vocabularies,
+                     config: ExperimentConfig, lm_features: Any = None,
+                     progress: str | None = None) -> PreparedSplit:
+    """:func:`~docgraph.splits.prepare_split` over consecutive parts of about
+    :data:`GRAPH_PART_TOKENS` tokens, its progress shown under the name ``progress``; the
+    same result (every document's graph depends on that document alone, and the rows of
+    ``lm_features`` follow the documents' tokens)."""
+    documents = list(documents)
+    lengths = [d.num_tokens for d in documents]
+    total = sum(lengths)
+    if lm_features is not None and lm_features.shape[0] != total:
+        raise ValueError(f"token features of shape {tuple(lm_features.shape)} do not fit "
+                         f"{len(documents)} documents with {total} tokens")
+    out = PreparedSplit([], [])
+    start, row = 0, 0
+    with Progress(progress or "", total=total, unit="token",
+                  enabled=progress is not None) as bar:
+        while start < len(documents):
+            end, size = start, 0
+            while end < len(documents) and (end == start or size < GRAPH_PART_TOKENS):
+                size += lengths[end]
+                end += 1
+            features = None if lm_features is None else lm_features[row:row + size]
+            part = prepare_split(documents[start:end], vocabs, config, features)
+            out.documents.extend(part.documents)
+            out.graphs.extend(part.graphs)
+            bar.update(size)
+            start, row = end, row + size
+    return out
+
+
+def run_seeds(config: ExperimentConfig, seeds: Sequence[int], progress: bool = True
               ) -> dict[str, Any]:
     """Run the same configuration with several seeds; write ``summary.json`` (mean ± std)."""
     base = Path(config.output_dir)
+    created = not base.exists()
     runs = []
-    for seed in seeds:
-        cfg = replace(config, seed=seed, output_dir=str(base / f"seed-{seed}"))
-        runs.append(run_experiment(cfg, progress=progress))
+    try:
+        for seed in seeds:
+            cfg = replace(config, seed=seed, output_dir=str(base / f"seed-{seed}"))
+            runs.append(run_experiment(cfg, progress=progress))
+    except BaseException:
+        if created and is_main_process() and base.is_dir() and not any(base.iterdir()):
+            base.rmdir()
+        raise
     if not is_main_process():  # the other processes of a data-parallel run hold no results
         return {}
     summary: dict[str, Any] = {
@@ -172,3 +289,44 @@ def run_seeds(config: ExperimentConfig, seeds: Sequence[int], progress: bool = F
     summary["command"] = _command_line()
     atomic_write_json(base / "summary.json", summary)
     return summary
+
+
+def interrupted_message(output_dir: str | Path, seeds: Sequence[int] | None = None) -> str:
+    """What an interrupted ``train.py`` left in ``output_dir`` and how to go on, in a few
+    lines (``seeds``: the runs of ``--seeds``, one directory each)."""
+    base = Path(output_dir)
+    script = _script()
+    if not seeds:
+        return "interrupted: " + _saved(base, script)
+    lines = ["interrupted: no summary.json written"]
+    for seed in seeds:
+        run = base / f"seed-{seed}"
+        if (run / "metrics.json").is_file():
+            lines.append(f"  seed {seed}: finished ({run / 'metrics.json'})")
+        elif run.exists():
+            lines.append(f"  seed {seed}: {_saved(run, script)}")
+        else:
+            lines.append(f"  seed {seed}: not started")
+    return "\n".join(lines)
+
+
+def _script() -> str:
+    name = sys.argv[0] if sys.argv and sys.argv[0].endswith("train.py") else "scripts/train.py"
+    return f"python {name}"
+
+
+def _saved(run: Path, script: str) -> str:
+    """What a run directory holds after an interruption, and the command that resumes it."""
+    checkpoint = run / "last.pt"
+    if not checkpoint.is_file():
+        if not run.exists():
+            return f"no epoch had finished, nothing was saved ({run} was not kept)"
+        return f"no epoch had finished, nothing was saved in {run} (no checkpoint to resume)"
+    try:
+        state = load_checkpoint(checkpoint)["state"]
+        epoch, best, best_f1 = state["epoch"], state["best_epoch"], state["best_f1"]
+    except (CheckpointError, KeyError, TypeError) as err:
+        return f"{checkpoint} cannot be read back ({err})"
+    return (f"{checkpoint} holds the run after epoch {epoch} (the best so far, epoch {best} "
+            f"with dev F1 {best_f1:.2f}, is in {run / 'model.pt'}); every file was written "
+            f"whole. Resume with: {script} --resume {run}")

@@ -21,18 +21,20 @@ from docgraph.batching import iterate_batches
 from docgraph.data.document import Document
 from docgraph.data.tags import bioes_to_iob2
 from docgraph.data.vocab import Vocabularies
-from docgraph.distributed import map_document_shards, world_and_rank
+from docgraph.distributed import contiguous_shards, map_document_shards, world_and_rank
 from docgraph.graph import DocumentGraph, TokenBudgetBatchSampler
 from docgraph.metrics import DocumentConsistency, Scores, document_consistency, score
 from docgraph.model import GCDoc
 from docgraph.model_dir import ModelOverrides, load_model_dir, unwrap
+from docgraph.progress import Progress
 from docgraph.splits import PreparedSplit, prepare_split
 
 
 @torch.no_grad()
 def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabularies,
                    batch_tokens: int = 8000, device: torch.device | str = "cpu",
-                   seed: int | None = 0) -> list[list[list[str]]]:
+                   seed: int | None = 0, progress: str | None = None
+                   ) -> list[list[list[str]]]:
     """IOB2 predictions per graph, per sentence, per token.
 
     A graph's tags depend on the graph and ``seed`` only (its Monte-Carlo masks are keyed by
@@ -40,6 +42,9 @@ def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabu
     the other graphs of the list. ``seed=None`` draws the masks from torch's global random
     stream as the caller left it instead (how docgraph tagged before per-document masks; the
     tags then depend on the batches).
+
+    ``progress`` (e.g. ``"tagging dev"``) shows the tagged tokens under that name
+    (:class:`~docgraph.progress.Progress`); ``None`` shows nothing.
     """
     model = unwrap(model)
     device = torch.device(device)
@@ -60,9 +65,12 @@ def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabu
             if cuda:
                 with torch.cuda.device(index):
                     torch.cuda.manual_seed(seed)
-        for indices, batch in iterate_batches(graphs, sampler, device, model):
-            _store_predictions(model.predict(batch, mc_seed=seed).tolist(), indices, graphs,
-                               labels, out)
+        with Progress(progress or "", total=sum(int(g.num_nodes) for g in graphs),
+                      unit="token", enabled=progress is not None) as bar:
+            for indices, batch in iterate_batches(graphs, sampler, device, model):
+                _store_predictions(model.predict(batch, mc_seed=seed).tolist(), indices,
+                                   graphs, labels, out)
+                bar.update(int(batch.num_nodes))
     return out  # type: ignore[return-value]
 
 
@@ -79,13 +87,14 @@ def _store_predictions(pred: list[int], indices: list[int], graphs: Sequence[Doc
 
 
 def predict_documents(documents: Sequence[Document], model_dir: str | Path,
-                      overrides: ModelOverrides | None = None, seed: int = 0
-                      ) -> list[list[list[str]]]:
+                      overrides: ModelOverrides | None = None, seed: int = 0,
+                      progress: str | None = None) -> list[list[list[str]]]:
     """Load a model directory and tag ``documents`` on the CPU, as :func:`evaluate` does.
 
     ``overrides`` (e.g. another pruning threshold) are applied to the loaded model
     (:class:`~docgraph.model_dir.ModelOverrides`); ``seed`` is the tagging seed of the
-    Monte-Carlo masks (:func:`predict_graphs`).
+    Monte-Carlo masks and ``progress`` the name its progress is shown under
+    (:func:`predict_graphs`).
 
     The predictions are per graph of ``prepare_split(documents, ...)`` (a document split by
     ``max_doc_tokens`` gives one entry per chunk), so the results of consecutive shards of a
@@ -95,12 +104,13 @@ def predict_documents(documents: Sequence[Document], model_dir: str | Path,
     model, vocabs, config = load_model_dir(model_dir, "cpu", overrides)
     prepared = prepare_split(documents, vocabs, config)
     return predict_graphs(model, prepared.graphs, vocabs, config.train.eval_batch_tokens,
-                          seed=seed)
+                          seed=seed, progress=progress)
 
 
 def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
                          processes: int, overrides: ModelOverrides | None = None,
-                         seed: int = 0) -> list[list[list[str]]]:
+                         seed: int = 0, progress: str | None = None
+                         ) -> list[list[list[str]]]:
     """:func:`predict_documents` with the documents shared out over ``processes`` CPU
     processes (:func:`~docgraph.distributed.map_document_shards`: consecutive runs of
     documents with about equal numbers of tokens).
@@ -109,18 +119,29 @@ def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
     generators of its own (keyed by the document and the seeds), so the tags are those of one
     process, whatever the number of processes. This is the one multi-process tagging path:
     ``evaluate.py`` and :meth:`~docgraph.tagger.Tagger.tag` both go through it.
+
+    ``progress`` (e.g. ``"tagging test"``) shows the tokens tagged by all the processes
+    together under that name; ``None`` shows nothing.
     """
-    return map_document_shards(predict_documents, documents, processes, str(model_dir),
-                               overrides, seed)
+    if progress is None:
+        return map_document_shards(predict_documents, documents, processes, str(model_dir),
+                                   overrides, seed)
+    if len(contiguous_shards([d.num_tokens for d in documents], processes)) <= 1:
+        return predict_documents(documents, model_dir, overrides, seed, progress)
+    with Progress(progress, total=sum(d.num_tokens for d in documents), unit="token") as bar:
+        return map_document_shards(predict_documents, documents, processes, str(model_dir),
+                                   overrides, seed, progress, progress=bar)
 
 
 def evaluate(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
              batch_tokens: int = 8000, device: torch.device | str = "cpu",
-             seed: int | None = 0
+             seed: int | None = 0, progress: str | None = None
              ) -> tuple[Scores, list[list[list[str]]]]:
     """Entity-level micro P/R/F1 (conlleval) of the model on a split, and its predictions
-    (:func:`predict_graphs` with the Monte-Carlo seed ``seed``)."""
-    predictions = predict_graphs(model, split.graphs, vocabs, batch_tokens, device, seed)
+    (:func:`predict_graphs` with the Monte-Carlo seed ``seed``, its progress shown under the
+    name ``progress``)."""
+    predictions = predict_graphs(model, split.graphs, vocabs, batch_tokens, device, seed,
+                                 progress)
     return score_predictions(split, predictions), predictions
 
 
@@ -142,21 +163,21 @@ def split_consistency(split: PreparedSplit, predictions: Sequence[list[list[str]
 
 
 def evaluate_sharded(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
-                     batch_tokens: int = 8000, device: torch.device | str = "cpu"
-                     ) -> Scores | None:
+                     batch_tokens: int = 8000, device: torch.device | str = "cpu",
+                     progress: str | None = None) -> Scores | None:
     """:func:`evaluate` with the documents shared out over the processes of a DDP group.
 
     Every process tags every ``world``-th graph; rank 0 gathers the predictions and returns
     the scores (the other ranks return ``None``): the scores of :func:`evaluate` in one
     process, since every document's Monte-Carlo masks are its own. Without a process group it
-    is :func:`evaluate`.
+    is :func:`evaluate`. ``progress`` names the progress of the first process's share.
     """
     world, rank = world_and_rank()
     if world == 1:
-        return evaluate(model, split, vocabs, batch_tokens, device)[0]
+        return evaluate(model, split, vocabs, batch_tokens, device, progress=progress)[0]
     shard = interleaved_shard(len(split.graphs), world, rank)
     predictions = predict_graphs(model, [split.graphs[i] for i in shard], vocabs,
-                                 batch_tokens, device)
+                                 batch_tokens, device, progress=progress)
     gathered: list[Any] | None = [None] * world if rank == 0 else None
     dist.gather_object((shard, predictions), gathered, dst=0)
     if gathered is None:

@@ -12,8 +12,10 @@ A *run directory* additionally holds ``last.pt`` (the resumable state) and ``tra
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -26,8 +28,20 @@ from docgraph.checkpoint import (
 )
 from docgraph.config import ExperimentConfig
 from docgraph.data.contextual import LanguageModelError, check_lm_record
-from docgraph.data.vocab import Vocabularies, label_types
+from docgraph.data.vocab import Vocab, Vocabularies, label_types
+from docgraph.machine import available_memory
 from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks
+
+#: The size fields of :class:`~docgraph.model.GCDocConfig` and how a user sets them.
+SIZE_FIELDS: dict[str, str] = {
+    "hidden": "--hidden", "char_hidden": "--char-hidden", "char_dim": "--char-dim",
+    "sent_dim": "--sent-dim", "uncertainty_hidden": "--uncertainty-hidden",
+    "word_dim": "[model] word_dim", "lm_dim": "[model] lm_dim",
+}
+
+
+class ModelSizeError(ValueError):
+    """A model too large for the memory of the machine (the message names the sizes)."""
 
 
 @dataclass(frozen=True)
@@ -65,15 +79,116 @@ def build_model(
     for its labels."""
     _, label_to_type = label_types(vocabs.labels)
     labels = vocabs.labels.lookup(list(range(len(vocabs.labels))))
-    return GCDoc(
-        config,
-        num_words=len(vocabs.words),
-        num_chars=len(vocabs.chars),
-        num_labels=len(vocabs.labels),
-        label_to_type=label_to_type,
-        pretrained=pretrained,
-        transition_masks=bioes_transition_masks(labels),
-    )
+    try:
+        return GCDoc(
+            config,
+            num_words=len(vocabs.words),
+            num_chars=len(vocabs.chars),
+            num_labels=len(vocabs.labels),
+            label_to_type=label_to_type,
+            pretrained=pretrained,
+            transition_masks=bioes_transition_masks(labels),
+        )
+    except (RuntimeError, MemoryError) as err:
+        if not isinstance(err, MemoryError) and "alloc" not in str(err).lower():
+            raise
+        raise ModelSizeError(f"cannot allocate the model ({_sizes_text(config)}): "
+                             f"{str(err).splitlines()[0]}") from None
+
+
+def _sizes_text(config: GCDocConfig) -> str:
+    return ", ".join(f"{flag} {getattr(config, name)}" for name, flag in SIZE_FIELDS.items()
+                     if not flag.startswith("[") or getattr(config, name))
+
+
+def _placeholder_vocabs() -> Vocabularies:
+    """The smallest vocabularies (no word, no character, one entity type): the model's size
+    apart from its embedding tables."""
+    def specials() -> Vocab:
+        return Vocab(["<pad>", "<unk>"], pad_token="<pad>", unk_token="<unk>")
+
+    return Vocabularies(specials(), specials(), Vocab(["O", "B-X", "I-X", "E-X", "S-X"]))
+
+
+def parameter_count(config: GCDocConfig, vocabs: Vocabularies | None = None) -> int:
+    """The number of parameters of the model :func:`build_model` builds for ``config`` and
+    ``vocabs`` (default: the smallest vocabularies), counted on PyTorch's ``meta`` device:
+    nothing is allocated, however large the sizes."""
+    with torch.device("meta"):
+        model = build_model(config, vocabs or _placeholder_vocabs())
+    return sum(p.numel() for p in model.parameters())
+
+
+def training_bytes(parameters: int, optimizer: str = "sgd", momentum: float = 0.0,
+                   processes: int = 1) -> int:
+    """A lower bound on the memory training takes for float32 ``parameters`` in one process:
+    weights and gradients, Adam's two moments or SGD's momentum, and DDP's gradient buckets
+    when ``processes > 1`` (activations not counted)."""
+    states = 2 if optimizer == "adam" else (1 if momentum else 0)
+    copies = 2 + states + (1 if processes > 1 else 0)
+    return 4 * parameters * copies
+
+
+def check_model_memory(config: GCDocConfig, optimizer: str = "sgd", momentum: float = 0.0,
+                       processes: int = 1, device: torch.device | str = "cpu",
+                       vocabs: Vocabularies | None = None,
+                       available: int | None = None) -> None:
+    """Raise :class:`ModelSizeError` before building a model that cannot fit in memory.
+
+    The parameters are counted without allocating them (:func:`parameter_count`); training
+    needs at least :func:`training_bytes` for them. On a CPU the ``processes`` of a
+    data-parallel run share the host's memory; on GPUs each has its own device. The message
+    names the size that makes the model large: the one whose default value would shrink it
+    most.
+
+    Args:
+        config: The model's configuration.
+        optimizer: ``"sgd"`` or ``"adam"`` (its state is one or two more copies).
+        momentum: SGD momentum (a non-zero one keeps a copy).
+        processes: Processes of the run.
+        device: Where it trains.
+        vocabs: Its vocabularies (default: the smallest, which counts all but the embeddings).
+        available: Bytes available (default: :func:`~docgraph.machine.available_memory`).
+    """
+    device = torch.device(device)
+    available = available_memory(device) if available is None else available
+    if available is None:
+        return
+    count = parameter_count(config, vocabs)
+    sharing = processes if device.type == "cpu" else 1
+    need = training_bytes(count, optimizer, momentum, processes) * sharing
+    if need <= available:
+        return
+    where = f" on {device}" if device.type == "cuda" else ""
+    processes_text = f" in {processes} processes" if sharing > 1 else ""
+    raise ModelSizeError(
+        f"{_largest_size(config, vocabs, count)}: the model would have {count:,} parameters "
+        f"({_bytes(4 * count)} as float32) and training it{processes_text} needs at least "
+        f"{_bytes(need)}, more than the {_bytes(available)} of memory available{where}; "
+        f"lower it (model sizes: {_sizes_text(config)})")
+
+
+def _largest_size(config: GCDocConfig, vocabs: Vocabularies | None, count: int) -> str:
+    """``"--hidden 1000000"``: the size field whose default value shrinks the model most."""
+    defaults = GCDocConfig()
+    best, best_count = None, count
+    for name, flag in SIZE_FIELDS.items():
+        value, default = getattr(config, name), getattr(defaults, name)
+        if value <= default:
+            continue
+        smaller = parameter_count(replace(config, **{name: default}), vocabs)
+        if smaller < best_count:
+            best, best_count = f"{flag} {value}", smaller
+    return best or "the model's sizes"
+
+
+def _bytes(n: float) -> str:
+    """``"3.2 GB"`` (powers of 1000)."""
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if n < 1000:
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return f"{n:,.1f} PB"
 
 
 def unwrap(model: nn.Module) -> GCDoc:
@@ -158,6 +273,12 @@ def load_model_weights(directory: str | Path, config: ExperimentConfig, vocabs: 
     directory = Path(directory)
     model = build_model(config.model, vocabs)
     state = load_checkpoint(directory / "model.pt", map_location)
+    if not isinstance(state.get("model"), Mapping):
+        raise CheckpointError(f"{directory / 'model.pt'}: no model weights in it")
+    mismatch = weights_mismatch(model, state["model"], config.model, vocabs)
+    if mismatch is not None:
+        raise CheckpointError(f"{directory / 'model.pt'}: weights do not fit "
+                              f"{directory / 'config.json'}: {mismatch}")
     try:
         model.load_state_dict(state["model"])
     except (RuntimeError, KeyError) as err:
@@ -166,3 +287,78 @@ def load_model_weights(directory: str | Path, config: ExperimentConfig, vocabs: 
         model.set_threshold(overrides.threshold)
     model.eval()
     return model.to(map_location)
+
+
+def _shapes(state: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    return {k: tuple(v.shape) for k, v in state.items() if isinstance(v, Tensor)}
+
+
+def _differences(expected: Mapping[str, tuple[int, ...]],
+                 found: Mapping[str, tuple[int, ...]]) -> list[str]:
+    return [k for k in sorted(set(expected) | set(found)) if expected.get(k) != found.get(k)]
+
+
+def _shape(shape: tuple[int, ...] | None) -> str:
+    return "absent" if shape is None else str(list(shape))
+
+
+def weights_mismatch(model: nn.Module, state: Mapping[str, Any], config: GCDocConfig,
+                     vocabs: Vocabularies) -> str | None:
+    """Why the weights ``state`` do not fit ``model`` (built from ``config`` and ``vocabs``),
+    in one line; ``None`` when every tensor has the model's shape.
+
+    When changing one field of ``config`` alone makes every shape fit (a size, or a module
+    switched on or off), the line names it (``[model] hidden is 200 in config.json but the
+    weights were trained with 100``); it always names the first tensor that differs.
+    """
+    found = _shapes(state)
+    expected = _shapes(unwrap(model).state_dict())
+    differing = _differences(expected, found)
+    if not differing:
+        return None
+    first = differing[0]
+    example = (f"{len(differing)} tensor{'s' if len(differing) > 1 else ''} differ, e.g. "
+               f"{first}: {_shape(found.get(first))} in the weights, "
+               f"{_shape(expected.get(first))} for the configuration")
+    cause = _changed_field(config, vocabs, found, expected, differing)
+    return f"{cause} ({example})" if cause else example
+
+
+def _candidates(config: GCDocConfig, found: Mapping[str, tuple[int, ...]],
+                expected: Mapping[str, tuple[int, ...]], differing: list[str]
+                ) -> list[tuple[str, Any]]:
+    """Single-field changes of ``config`` that may explain the differing shapes: each size
+    scaled as a differing dimension is, and each switch flipped."""
+    out: list[tuple[str, Any]] = []
+    for name in SIZE_FIELDS:
+        value = getattr(config, name)
+        values: set[int] = set()
+        for key in differing:
+            got, want = found.get(key), expected.get(key)
+            if got is None or want is None or len(got) != len(want):
+                continue
+            values.update(value * g // w for g, w in zip(got, want)
+                          if g != w and w and (value * g) % w == 0)
+        out.extend((name, v) for v in sorted(values) if 0 < v != value)
+    out.extend((f.name, not getattr(config, f.name)) for f in fields(config)
+               if isinstance(getattr(config, f.name), bool))
+    return out
+
+
+def _changed_field(config: GCDocConfig, vocabs: Vocabularies,
+                   found: Mapping[str, tuple[int, ...]], expected: Mapping[str, tuple[int, ...]],
+                   differing: list[str]) -> str | None:
+    """The one change of ``config`` that gives a model (built on the meta device) the shapes
+    of ``found``, said in words; ``None`` when there is none."""
+    for name, value in _candidates(config, found, expected, differing):
+        try:
+            with torch.device("meta"):
+                model = build_model(replace(config, **{name: value}), vocabs)
+        except (ValueError, TypeError, RuntimeError):
+            continue
+        if not _differences(_shapes(model.state_dict()), found):
+            was = str(getattr(config, name)).lower() if isinstance(value, bool) else \
+                getattr(config, name)
+            now = str(value).lower() if isinstance(value, bool) else value
+            return f"[model] {name} is {was} in config.json but the weights were trained with {now}"
+    return None

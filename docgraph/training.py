@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import logging
 import random
-import sys
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,6 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 from torch_geometric.data import Batch
-from tqdm import tqdm
 
 from docgraph.batching import iterate_batches
 from docgraph.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -34,7 +35,8 @@ from docgraph.graph import TokenBudgetBatchSampler
 from docgraph.inference import evaluate_sharded
 from docgraph.machine import peak_rss_mib, resolve_device
 from docgraph.model import GCDoc
-from docgraph.model_dir import save_model_dir
+from docgraph.model_dir import save_model_dir, weights_mismatch
+from docgraph.progress import Progress
 from docgraph.splits import PreparedSplit
 
 log = logging.getLogger("docgraph")
@@ -172,6 +174,30 @@ def clip_groups(model: GCDoc) -> list[list[nn.Parameter]]:
     return [group for group in (main, tagger) if group]
 
 
+@contextmanager
+def interrupt_after() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) back until the block has run, then act on it: the files a block
+    writes together (the best model, the checkpoint, the log record) stay consistent.
+
+    Only in the main thread of a process (where Python handles signals); elsewhere the block
+    just runs.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        if callable(previous):
+            previous(signal.SIGINT, None)
+        elif previous == signal.SIG_DFL:
+            raise KeyboardInterrupt
+
+
 #: Steps between two checks that the epoch's summed loss is finite (each check reads one value
 #: back from the device; the epoch's end is always checked).
 FINITE_CHECK_EVERY = 50
@@ -188,7 +214,9 @@ class Trainer:
         train: Training split.
         dev: Development split (model selection).
         output_dir: Run directory.
-        progress: Show a tqdm bar per epoch.
+        progress: Show the progress of every epoch and dev evaluation
+            (:class:`~docgraph.progress.Progress`: a bar on a terminal, a line every few
+            seconds otherwise).
         on_epoch_end: Optional callback receiving each epoch's log record.
     """
 
@@ -198,7 +226,7 @@ class Trainer:
     train: PreparedSplit
     dev: PreparedSplit
     output_dir: Path
-    progress: bool = False
+    progress: bool = True
     on_epoch_end: Callable[[dict[str, Any]], None] | None = None
 
     def __post_init__(self) -> None:
@@ -254,6 +282,11 @@ class Trainer:
         # moved them and broke resuming on the GPU); load_state_dict copies the weights and the
         # optimizer state onto the parameters' device.
         ckpt = load_checkpoint(self.checkpoint_path, "cpu")
+        mismatch = (weights_mismatch(self.model, ckpt["model"], self.config.model, self.vocabs)
+                    if isinstance(ckpt.get("model"), dict) else None)
+        if mismatch is not None:
+            raise CheckpointError(f"{self.checkpoint_path}: does not fit this "
+                                  f"model/configuration: {mismatch}")
         try:
             self.model.load_state_dict(ckpt["model"])
             self.optimizer.load_state_dict(ckpt["optimizer"])
@@ -292,20 +325,28 @@ class Trainer:
         start = time.perf_counter()
         batches = iterate_batches(self.train.graphs, self.sampler, self.device, self.model,
                                   prefetch=2)
-        if self.progress and is_main_process():
-            batches = tqdm(batches, total=len(self.sampler), desc=f"epoch {epoch}",
-                           leave=False, file=sys.stderr)
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
         drop_sum = torch.zeros((), dtype=torch.long, device=self.device)
-        for step, (_, batch) in enumerate(batches, start=1):
-            loss, drop = training_step(self.network, self.optimizer, batch, self.clip_groups,
-                                       tc.clip_norm, tc.loss_reduction, self.world)
-            loss_sum += loss
-            if drop is not None:
-                drop_sum += drop
-            tokens += int(batch.num_nodes)
-            if step % FINITE_CHECK_EVERY == 0:
-                self._check_finite(loss_sum, epoch, step)
+
+        def stats() -> dict[str, str]:
+            # called only when a progress line is due (one read-back from the device)
+            steps = max(bar.n, 1)
+            return {"tok/s": f"{tokens * self.world / max(bar.elapsed, 1e-9):,.0f}",
+                    "mean loss": f"{float(loss_sum) / steps:.4g}"}
+
+        with Progress(f"epoch {epoch}", total=len(self.sampler), unit="step", stats=stats,
+                      enabled=self.progress) as bar:
+            for step, (_, batch) in enumerate(batches, start=1):
+                loss, drop = training_step(self.network, self.optimizer, batch,
+                                           self.clip_groups, tc.clip_norm, tc.loss_reduction,
+                                           self.world)
+                loss_sum += loss
+                if drop is not None:
+                    drop_sum += drop
+                tokens += int(batch.num_nodes)
+                if step % FINITE_CHECK_EVERY == 0:
+                    self._check_finite(loss_sum, epoch, step)
+                bar.update()
         self._check_finite(loss_sum, epoch, len(self.sampler))
         total_loss, dropped = float(loss_sum), int(drop_sum)
         seconds = time.perf_counter() - start
@@ -363,32 +404,38 @@ class Trainer:
             loss, tokens, seconds = self._train_epoch(epoch)
             self.scheduler.step()
             stop = torch.zeros(1)
+            dev_start = time.perf_counter()
             scores = evaluate_sharded(self.model, self.dev, self.vocabs, tc.eval_batch_tokens,
-                                      self.device)
+                                      self.device,
+                                      progress=f"dev (epoch {epoch})" if self.progress else None)
+            dev_seconds = time.perf_counter() - dev_start
             rng_ranks = _gather_rng_states()
             if main:
                 assert scores is not None
-                improved = scores.f1 > self.state.best_f1
-                self.state.epoch = epoch
-                self.state.train_seconds += seconds
-                if improved:
-                    self.state.best_f1, self.state.best_epoch = scores.f1, epoch
-                    self.state.bad_epochs = 0
-                    save_model_dir(self.output_dir, self.model, self.vocabs, self.config)
-                else:
-                    self.state.bad_epochs += 1
-                record = {
-                    "epoch": epoch, "loss": loss, "dev_precision": scores.precision,
-                    "dev_recall": scores.recall, "dev_f1": scores.f1,
-                    "epoch_seconds": seconds, "tokens_per_s": tokens / max(seconds, 1e-9),
-                    "drop_rate": self.last_drop_rate,
-                    "peak_rss_mb": peak_rss_mib(),
-                    "lr": self.optimizer.param_groups[0]["lr"], "best": improved,
-                }
-                record["wall_seconds"] = time.perf_counter() - epoch_start
-                self.state.history.append(record)
-                self.save_checkpoint(rng_ranks)
-                self._log(record)
+                # Ctrl-C waits until the model, the checkpoint and the log agree
+                with interrupt_after():
+                    improved = scores.f1 > self.state.best_f1
+                    self.state.epoch = epoch
+                    self.state.train_seconds += seconds
+                    if improved:
+                        self.state.best_f1, self.state.best_epoch = scores.f1, epoch
+                        self.state.bad_epochs = 0
+                        save_model_dir(self.output_dir, self.model, self.vocabs, self.config)
+                    else:
+                        self.state.bad_epochs += 1
+                    record = {
+                        "epoch": epoch, "loss": loss, "dev_precision": scores.precision,
+                        "dev_recall": scores.recall, "dev_f1": scores.f1,
+                        "epoch_seconds": seconds, "tokens_per_s": tokens / max(seconds, 1e-9),
+                        "dev_seconds": dev_seconds,
+                        "drop_rate": self.last_drop_rate,
+                        "peak_rss_mb": peak_rss_mib(),
+                        "lr": self.optimizer.param_groups[0]["lr"], "best": improved,
+                    }
+                    record["wall_seconds"] = time.perf_counter() - epoch_start
+                    self.state.history.append(record)
+                    self.save_checkpoint(rng_ranks)
+                    self._log(record)
                 stop[0] = float(self.state.bad_epochs >= tc.patience or out_of_time())
             else:
                 self.state.epoch = epoch

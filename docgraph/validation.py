@@ -13,11 +13,13 @@ tables) its type and its allowed range or values. It is applied
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RULES", "ConfigError", "Rule", "check_field", "check_values"]
+__all__ = ["RULES", "ConfigError", "Rule", "available_cores", "check_field", "check_processes",
+           "check_values"]
 
 
 class ConfigError(ValueError):
@@ -149,7 +151,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "lr_schedule": _choice("none", "inverse", "cosine"), "lr_decay": _float(0.0),
         "batch_tokens": _int(1), "eval_batch_tokens": _int(1),
         "loss_reduction": _choice("sum", "sentence_mean"), "threads": _int(0),
-        "processes": _int(0), "max_minutes": _float(0.0),
+        "processes": _int(0), "max_minutes": _float(0.0), "deterministic": FLAG,
     },
 }
 
@@ -188,3 +190,31 @@ def check_values(values: Mapping[str, Any], where: str = "config") -> None:
                 check_field(key, inner, inner_value, f"{where} [{key}] {inner}")
         else:
             check_field("", key, value, f"{where} {key}")
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask, else ``os.cpu_count()``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def check_processes(value: int, name: str = "--processes", cores: int | None = None) -> None:
+    """Raise :class:`ConfigError` when ``value`` CPU processes are more than the cores.
+
+    Each process of a CPU run is single-threaded and meant to have a core of its own; more
+    processes than cores only compete for them (and each holds a whole copy of the model). The
+    count is not lowered silently: in training it is part of the experiment (each process
+    takes its share of every batch and draws its own random numbers).
+
+    Args:
+        value: The requested number of processes (0: automatic, always accepted).
+        name: How to name it in the message (a flag, or a key of a file).
+        cores: Cores available (default: :func:`available_cores`).
+    """
+    cores = available_cores() if cores is None else cores
+    if value > cores:
+        raise ConfigError(f"{name} {value}: this machine has {cores} CPU core"
+                          f"{'s' if cores != 1 else ''} available; expected at most {cores} "
+                          "(one single-threaded process per core; 0 chooses automatically)")

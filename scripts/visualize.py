@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from docgraph.arguments import add_mc_seed_argument, fail
+from docgraph.arguments import add_mc_seed_argument, check_tagging_arguments, fail
 from docgraph.data.registry import DATASETS
 
 
@@ -81,6 +81,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         fail("--word needs --out FILE")
     if args.max_words < 0:
         fail(f"--max-words must be >= 0, got {args.max_words}")
+    for flag, path in (("--out", args.out), ("--html", args.html)):
+        if path is not None and Path(path).is_dir():
+            fail(f"{flag} {path}: is a directory; expected a file to write")
+    try:  # the model and the corpus directory, before torch is imported
+        check_tagging_arguments(args)
+    except ValueError as err:
+        fail(str(err))
 
     from docgraph.checkpoint import CheckpointError
     from docgraph.data.errors import CorpusFormatError

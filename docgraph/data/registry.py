@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +15,8 @@ from docgraph.data.errors import DataNotFoundError
 from docgraph.data.ontonotes import read_ontonotes
 
 ENV_VAR = "DOCGRAPH_DATA_DIR"
+
+log = logging.getLogger(__name__)
 
 Resolver = Callable[[Path, str], Path]
 
@@ -180,7 +184,61 @@ def load_dataset(
     """
     spec = get_spec(name)
     files = dataset_files(name, data_dir, splits)
-    return {split: spec.reader(path) for split, path in files.items()}
+    out: dict[str, list[Document]] = {}
+    for split, path in files.items():
+        start = time.perf_counter()
+        out[split] = spec.reader(path)
+        log.info("read %s %s from %s: %d documents, %s tokens (%.1f s)", name, split, path,
+                 len(out[split]), f"{sum(d.num_tokens for d in out[split]):,}",
+                 time.perf_counter() - start)
+    return out
+
+
+def resolve_data_dir(
+    name: str, data_dir: str | Path | None = None, split: str = "train"
+) -> Path:
+    """The directory holding the split files of a named data set.
+
+    ``data_dir`` may be the data set's own folder (holding ``train.txt`` ... for ``conll03``)
+    or the corpus root above it (holding ``conll2003/``, the folder name of
+    :attr:`DatasetSpec.shared_name`): the first of the two that holds ``split`` is taken.
+    ``None`` means :func:`default_data_dir` (``$DOCGRAPH_DATA_DIR/<folder>``, or the bundled
+    sample).
+
+    Raises:
+        ValueError: For an unknown data set, or no directory given nor set in the environment.
+        DataNotFoundError: The directory does not exist, or neither it nor its
+            ``shared_name`` folder holds ``split`` (the message names every path tried).
+    """
+    spec = get_spec(name)
+    if spec.bundled or data_dir is None:
+        resolved = default_data_dir(name)
+        if resolved is None:
+            raise ValueError(
+                f"no data directory for {name!r}: pass --data-dir DIR (data_dir= from Python) "
+                f"or set {ENV_VAR} "
+                f"(expected {ENV_VAR}/{spec.shared_name}). {spec.description}"
+            )
+        candidates = [resolved]
+    else:
+        resolved = Path(data_dir)
+        candidates = [resolved]
+        if resolved.name != spec.shared_name and (resolved / spec.shared_name).is_dir():
+            candidates.append(resolved / spec.shared_name)
+    if not resolved.is_dir():
+        raise DataNotFoundError(f"data directory {resolved} for {name!r} does not exist")
+    errors = []
+    for candidate in candidates:
+        try:
+            spec.resolve(candidate, split)
+            return candidate
+        except DataNotFoundError as err:
+            errors.append(err)
+    if len(candidates) == 1 and not spec.bundled and data_dir is not None:
+        raise DataNotFoundError(
+            f"{errors[0]} (--data-dir may be the {spec.shared_name}/ folder itself or the "
+            f"folder holding it; there is no {resolved / spec.shared_name})")
+    raise DataNotFoundError("; ".join(str(e) for e in errors))
 
 
 def dataset_files(
@@ -199,16 +257,7 @@ def dataset_files(
     for split in splits:
         if split not in ("train", "dev", "test"):
             raise ValueError(f"unknown split {split!r}: expected train, dev or test")
-    if spec.bundled or data_dir is None:
-        resolved = default_data_dir(name)
-        if resolved is None:
-            raise ValueError(
-                f"no data directory for {name!r}: pass --data-dir DIR (data_dir= from Python) "
-                f"or set {ENV_VAR} "
-                f"(expected {ENV_VAR}/{spec.shared_name}). {spec.description}"
-            )
-    else:
-        resolved = Path(data_dir)
-    if not resolved.is_dir():
-        raise DataNotFoundError(f"data directory {resolved} for {name!r} does not exist")
+    if not splits:
+        return {}
+    resolved = resolve_data_dir(name, data_dir, splits[0])
     return {split: spec.resolve(resolved, split) for split in splits}
