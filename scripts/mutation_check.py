@@ -46,11 +46,12 @@ MUTANTS: tuple[Mutant, ...] = (
            "log_z = torch.log(alpha_last.sum(dim=1)) + smax",
            ("tests/test_crf.py",), "the CRF normaliser forgets the end transitions"),
     Mutant("crf-gold-no-end", "docgraph/nn/crf.py",
-           "\n            + crf.end_transitions[padded_tags.reshape(-1)[layout.crf_last]]", "",
+           " \\\n            + gather_rows(crf.end_transitions, "
+           "padded_tags.reshape(-1)[layout.crf_last])", "",
            ("tests/test_crf.py",), "the gold path score forgets the end transition"),
     Mutant("crf-gold-transition-swapped", "docgraph/nn/crf.py",
-           "crf.transitions[padded_tags[:, :-1], padded_tags[:, 1:]]",
-           "crf.transitions[padded_tags[:, 1:], padded_tags[:, :-1]]",
+           "pairs = padded_tags[:, :-1] * labels + padded_tags[:, 1:]",
+           "pairs = padded_tags[:, 1:] * labels + padded_tags[:, :-1]",
            ("tests/test_crf.py",), "gold transitions read [to, from]"),
     Mutant("viterbi-no-end", "docgraph/nn/crf.py",
            "final = torch.cat(scores)[layout.packed_last] + end",
@@ -61,15 +62,14 @@ MUTANTS: tuple[Mutant, ...] = (
            "reverse = np.where(real, starts[members, None] + steps - 1 - pos, 0)",
            ("tests/test_layout.py",), "the right-to-left LSTM reads padding first"),
     Mutant("conv-mean-over-all-neighbours", "docgraph/nn/conv.py",
-           "count = x.new_zeros(num_nodes).index_add_(0, dst, keep)",
-           "count = in_degree",
+           "count = segment_sum(keep, ptr)", "count = degree",
            ("tests/test_conv.py",), "the mean counts pruned neighbours too"),
     Mutant("conv-gate-swapped", "docgraph/nn/conv.py",
            "return (1.0 - z) * x + z * h_tilde", "return z * x + (1.0 - z) * h_tilde",
            ("tests/test_conv.py",), "the update gate's roles swapped"),
     Mutant("relation-halves-swapped", "docgraph/nn/relation.py",
-           "return score_i[edge_index[1]] + score_j[edge_index[0]] + self.lin.bias",
-           "return score_i[edge_index[0]] + score_j[edge_index[1]] + self.lin.bias",
+           "return gather_rows(score_i, edge_index[1]) + gather_rows(score_j, edge_index[0])",
+           "return gather_rows(score_i, edge_index[0]) + gather_rows(score_j, edge_index[1])",
            ("tests/test_relation.py",), "W_c's target and source halves swapped"),
     Mutant("relation-entity-labels-keep-o", "docgraph/nn/relation.py",
            "return same & entity_i, entity_i | entity_j", "return same, entity_i | entity_j",
@@ -144,13 +144,18 @@ MUTANTS: tuple[Mutant, ...] = (
 )
 
 
-def run_mutant(mutant: Mutant, scratch: Path, python: str) -> tuple[str, float]:
-    """Apply ``mutant`` in ``scratch``, run its tests, restore; ``("killed"|"survived"|
-    "not applied", seconds)``."""
+def run_mutant(mutant: Mutant, scratch: Path, python: str) -> tuple[str, float, str]:
+    """Apply ``mutant`` in ``scratch``, run its tests, restore.
+
+    Returns ``(outcome, seconds, detail)``. The outcome is ``"killed"`` only when a test fails
+    (pytest's exit status 1); a mutant that breaks collection (a syntax or import error, exit
+    status 2 to 5) is ``"error"``, not a kill, since no test judged it. ``detail`` names the
+    first failing test, or the last line of pytest's output for an error.
+    """
     target = scratch / mutant.path
     original = target.read_text()
     if original.count(mutant.old) != 1:
-        return "not applied", 0.0
+        return "not applied", 0.0, f"{mutant.old!r} occurs {original.count(mutant.old)} times"
     target.write_text(original.replace(mutant.old, mutant.new))
     start = time.perf_counter()
     try:
@@ -162,7 +167,15 @@ def run_mutant(mutant: Mutant, scratch: Path, python: str) -> tuple[str, float]:
                              text=True, check=False)
     finally:
         target.write_text(original)
-    return ("killed" if res.returncode != 0 else "survived"), time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    lines = [line for line in (res.stdout + res.stderr).splitlines() if line.strip()]
+    if res.returncode == 0:
+        return "survived", seconds, ""
+    if res.returncode == 1:
+        failed = [line.split(" - ")[0].removeprefix("FAILED ") for line in lines
+                  if line.startswith("FAILED ")]
+        return "killed", seconds, failed[0] if failed else "a test failed"
+    return "error", seconds, f"pytest exit {res.returncode}: {lines[-1] if lines else ''}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -183,9 +196,11 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(ROOT / "benchmarks", scratch / "benchmarks",
                         ignore=shutil.ignore_patterns("results"))
         for mutant in chosen:
-            outcome, seconds = run_mutant(mutant, scratch, sys.executable)
+            outcome, seconds, detail = run_mutant(mutant, scratch, sys.executable)
             results.append((mutant, outcome, seconds))
             print(f"{outcome:>11}  {seconds:6.1f}s  {mutant.name}: {mutant.what}", flush=True)
+            if detail:
+                print(f"{'':>21}{detail}", flush=True)
     survivors = [m.name for m, outcome, _ in results if outcome != "killed"]
     print(f"{len(results) - len(survivors)}/{len(results)} killed"
           + (f"; not killed: {', '.join(survivors)}" if survivors else ""))
