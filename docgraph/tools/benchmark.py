@@ -30,6 +30,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch.profiler import ProfilerActivity, profile
 from torch_geometric.data import Batch
 
 from docgraph.arguments import SWITCHES
@@ -39,6 +40,7 @@ from docgraph.config import TrainConfig
 from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
+from docgraph.determinism import set_deterministic
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.inference import predict_graphs
 from docgraph.machine import cpu_model, peak_rss_mib, resolve_device
@@ -650,6 +652,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="time training steps of both models at each --budgets token "
                              "budget on --device, and dev tagging (the GPU kit's speed table)")
     parser.add_argument("--device", default="cpu", help="device of --step-speed (default: cpu)")
+    parser.add_argument("--profile", action="store_true",
+                        help="with --step-speed: profile one more step per model and budget "
+                             "(kernels, busy fraction, top kernels, each component's time)")
+    parser.add_argument("--deterministic", action="store_true",
+                        help="with --step-speed: run with deterministic kernels "
+                             "(train.py --deterministic), to measure what they cost")
     parser.add_argument("--budgets", type=int, nargs="+", default=[4000, 16000, 32000],
                         help="token budgets of --step-speed (default: 4000 16000 32000)")
     parser.add_argument("--steps", type=int, default=8,
@@ -720,9 +728,70 @@ def _operator_counts_main(args: argparse.Namespace, command: str) -> int:
 
 
 # ---------------------------------------------------------------------------- step speed
+def profile_step(model: GCDoc, optimizer: torch.optim.Optimizer, groups: list, batch: Batch,
+                 clip_norm: float, device: torch.device, top: int = 12) -> dict[str, Any]:
+    """Where one training step's time goes (``--step-speed --profile``).
+
+    One profiled :func:`~docgraph.training.training_step` on ``batch`` (after the timed
+    steps, so warm): on CUDA the kernels it launched, their summed device time against the
+    step's wall time (the fraction of the step the GPU is busy) and the ``top`` kernels by
+    time; on a CPU the ``top`` operators by self CPU time. Then each component's forward +
+    backward alone (:func:`component_parts`), synchronised, mean of three calls.
+    """
+    cuda = device.type == "cuda"
+
+    def sync() -> None:
+        if cuda:
+            torch.cuda.synchronize(device)
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    sync()
+    start = time.perf_counter()
+    with profile(activities=activities) as prof:
+        training_step(model, optimizer, batch, groups, clip_norm)
+        sync()
+    wall_ms = 1000 * (time.perf_counter() - start)
+    per_name: dict[str, list[float]] = {}
+    kernels, kernel_us = 0, 0.0
+    for event in prof.events():
+        if cuda and event.device_type == torch.autograd.DeviceType.CUDA:
+            kernels += 1
+            kernel_us += event.device_time
+            entry = per_name.setdefault(event.name, [0, 0.0])
+            entry[0] += 1
+            entry[1] += event.device_time
+        elif not cuda and event.name.startswith("aten::"):
+            entry = per_name.setdefault(event.name, [0, 0.0])
+            entry[0] += 1
+            entry[1] += event.self_cpu_time_total
+    ranked = sorted(per_name.items(), key=lambda kv: -kv[1][1])[:top]
+    components: dict[str, float] = {}
+    for name, fn in component_parts(model, batch).items():
+        fn()
+        sync()
+        start = time.perf_counter()
+        for _ in range(3):
+            fn()
+        sync()
+        components[name] = 1000 * (time.perf_counter() - start) / 3
+        model.zero_grad(set_to_none=True)
+    model.train()
+    return {
+        "profiled_wall_ms": wall_ms,
+        "kernels": kernels if cuda else None,
+        "kernel_ms": kernel_us / 1000 if cuda else None,
+        "kernel_busy_fraction": kernel_us / 1000 / wall_ms if cuda and wall_ms else None,
+        "top": [{"name": name[:120], "calls": int(calls), "ms": us / 1000}
+                for name, (calls, us) in ranked],
+        "top_by": "CUDA kernel time" if cuda else "self CPU time of aten operators",
+        "components_ms": components,
+    }
+
+
 def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
                    budgets: Sequence[int] = (4000, 16000, 32000), steps: int = 8,
-                   warmup: int = 2, seed: int = 0, command: str = "") -> dict[str, Any]:
+                   warmup: int = 2, seed: int = 0, command: str = "",
+                   profiled: bool = False, deterministic: bool = False) -> dict[str, Any]:
     """Training-step and tagging speed of both models on one device (``--step-speed``).
 
     For every token budget, the first ``warmup + steps`` batches of the training sampler's
@@ -731,8 +800,12 @@ def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
     training_step`: forward, backward, clipping, fused Adam), the device synchronised before
     and after. The epoch estimate is the training split's tokens over the measured tokens/s.
     Tagging: :func:`~docgraph.inference.predict_graphs` over the whole dev split (8000-token
-    batches), timed end to end.
+    batches), timed end to end. With ``profiled``, each row also holds
+    :func:`profile_step` of one more batch; with ``deterministic``, everything runs under
+    :func:`~docgraph.determinism.set_deterministic` (its cost on a GPU).
     """
+    if deterministic:
+        set_deterministic()
     dev_ = resolve_device(device)
 
     def sync() -> None:
@@ -754,12 +827,12 @@ def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
         optimizer = make_optimizer(model, config)
         groups = clip_groups(model)
         for budget in budgets:
-            chosen = select_batch_indices(lengths, budget, warmup + steps, seed)
+            chosen = select_batch_indices(lengths, budget, warmup + steps + profiled, seed)
             batches = [collate(train, b, dev_, model) for b in chosen]
             model.train()
             for batch in batches[:warmup]:
                 training_step(model, optimizer, batch, groups, config.clip_norm)
-            timed = batches[warmup:]
+            timed = batches[warmup:warmup + steps]
             sync()
             start = time.perf_counter()
             for batch in timed:
@@ -773,6 +846,9 @@ def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
                 "tokens_per_s": tokens / seconds,
                 "epoch_seconds_estimate": train_tokens / (tokens / seconds),
             })
+            if profiled:
+                rows[-1]["profile"] = profile_step(model, optimizer, groups, batches[-1],
+                                                   config.clip_norm, dev_)
         sync()
         start = time.perf_counter()
         predict_graphs(model, dev, vocabs, 8000, dev_)
@@ -783,6 +859,7 @@ def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
         "hardware": torch.cuda.get_device_name(dev_) if dev_.type == "cuda" else cpu_model(),
         "threads": torch.get_num_threads(), "train_tokens": train_tokens,
         "dev_tokens": dev_tokens, "rows": rows, "dev_tagging_seconds": tagging,
+        "deterministic": deterministic,
         "torch": torch.__version__, "date": _dt.datetime.now().isoformat(timespec="seconds"),
         "command": command,
     }
@@ -797,13 +874,28 @@ def format_step_speed(result: dict[str, Any]) -> str:
                      f"{r['tokens_per_s']:>9.0f} {r['epoch_seconds_estimate']:>15.1f}")
     for name, seconds in result["dev_tagging_seconds"].items():
         lines.append(f"dev tagging ({result['dev_tokens']} tokens), {name}: {seconds:.1f} s")
+    for r in result["rows"]:
+        prof = r.get("profile")
+        if not prof:
+            continue
+        head = f"profile {r['model']} {r['batch_tokens']}: wall {prof['profiled_wall_ms']:.1f} ms"
+        if prof["kernels"] is not None:
+            head += (f", {prof['kernels']} kernels, {prof['kernel_ms']:.1f} ms busy "
+                     f"({prof['kernel_busy_fraction']:.2f} of the step)")
+        lines.append(head)
+        lines.append("  components (ms): " + ", ".join(
+            f"{k} {v:.1f}" for k, v in prof["components_ms"].items()))
+        lines.append(f"  top by {prof['top_by']}:")
+        lines.extend(f"    {t['ms']:9.2f} ms {t['calls']:6d}x  {t['name'][:90]}"
+                     for t in prof["top"])
     return "\n".join(lines)
 
 
 def _step_speed_main(args: argparse.Namespace, command: str) -> int:
     try:
         result = run_step_speed(args.dataset, args.data_dir, args.device,
-                                tuple(args.budgets), args.steps, command=command)
+                                tuple(args.budgets), args.steps, command=command,
+                                profiled=args.profile, deterministic=args.deterministic)
     except (ValueError, FileNotFoundError, CorpusFormatError) as exc:
         print(f"benchmark.py: error: {exc}", file=sys.stderr)
         return 2
