@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The GPU kit: everything a GPU machine should measure, in one call with a wall-clock limit,
+# the jobs one after another (measured: jobs side by side on a saturated GPU only divide it,
+# benchmarks/results/measurements/gpu-lean/). Works on any CUDA machine with the project
+# installed (README, "Training on a GPU") and the corpora; rehearse it on a CPU first:
+#
+#   REHEARSAL=1 OUT=/tmp/kit bash benchmarks/gpu/kit.sh 600
+#   DATA_DIR=../shared/data OUT=/tmp/kit bash benchmarks/gpu/kit.sh 540     # on the GPU
+#
+# Steps (each skipped when too little of HARD_STOP seconds is left):
+#   1. smoke: one epoch of the sample corpus on the device; fails on cuDNN's "weights are not
+#      part of single contiguous chunk" warning (the LSTM weights must be kept as cuDNN wants);
+#   2. determinism: two identical short runs with --deterministic, and two without, compared
+#      weight by weight (benchmarks/gpu/same_weights.py);
+#   3. speed: benchmark.py --step-speed --profile of both models at 4000/16000/32000 tokens
+#      (fp32), then --deterministic at 4000/16000 tokens (what the switch costs);
+#   4. training: RUNS (name|train.py flags, ';'-separated) one after another, each with
+#      --max-minutes set to what is left less RESERVE seconds, so a run that does not converge
+#      in time says so (budget-stopped). Default: OntoNotes BiLSTM-CRF and faithful GCDoc,
+#      seed 1 at 16000-token batches, then seeds 2 and 3.
+# Everything lands in $OUT: the logs, the JSON of step 3 and the run directories without
+# weights (runs.tgz).
+#
+# Offline machines: `python benchmarks/gpu/prepare_carry.py --data-dir ../shared/data --out
+# .devcarry` packs the corpora, the pure-Python dependencies and a GloVe subset into one
+# folder; with CARRY=.devcarry the kit takes them from there.
+set -u
+START=$(date +%s)
+HARD_STOP=${1:-540}
+OUT=${OUT:-/tmp/kit}
+RESERVE=${RESERVE:-60}
+mkdir -p "$OUT" "$OUT/logs" runs/kit
+export PYTHONUNBUFFERED=1
+left() { echo $(( HARD_STOP - ($(date +%s) - START) )); }
+stamp() { echo "[$(( $(date +%s) - START )) s] $*"; }
+
+CARRY=${CARRY:-}
+GLOVE=${GLOVE:-}
+if [ -n "$CARRY" ]; then
+  export PYTHONPATH=$PWD:$PWD/$CARRY/pylib
+  DATA_DIR=${DATA_DIR:-$CARRY/data}
+  GLOVE=${GLOVE:-$CARRY/glove.6B.50d.subset.txt.gz}
+fi
+if [ "${REHEARSAL:-0}" = 1 ]; then
+  DEVICE=cpu; DATA="--dataset sample"; GLOVE=none; THREADS=1
+  SPEED="--dataset sample --budgets 500 2000 --steps 2"
+  SPEED_DET="--dataset sample --budgets 500 --steps 2"
+  DEFAULT_RUNS="sample-baseline-s1|$DATA --seed 1 --epochs 3 --baseline"
+  DEFAULT_RUNS+=";sample-gcdoc-s1|$DATA --seed 1 --epochs 3"
+else
+  DEVICE=cuda; THREADS=${THREADS:-4}
+  DATA_DIR=${DATA_DIR:-${DOCGRAPH_DATA_DIR:-../shared/data}}
+  DATA="--dataset ontonotes --data-dir $DATA_DIR/ontonotes"
+  SPEED="$DATA --budgets 4000 16000 32000 --steps 8"
+  SPEED_DET="$DATA --budgets 4000 16000 --steps 8"
+  DEFAULT_RUNS=""
+  for seed in 1 2 3; do
+    DEFAULT_RUNS+="ontonotes-baseline-bt16000-lr0.008-s$seed|$DATA --seed $seed --epochs 60"
+    DEFAULT_RUNS+=" --baseline --batch-tokens 16000 --lr 0.008;"
+    DEFAULT_RUNS+="ontonotes-gcdoc-bt16000-lr0.004-s$seed|$DATA --seed $seed --epochs 60"
+    DEFAULT_RUNS+=" --batch-tokens 16000 --lr 0.004;"
+  done
+  nvidia-smi -L
+fi
+EMB=()
+[ -n "$GLOVE" ] && EMB=(--embeddings "$GLOVE")
+python3 -c "import torch, torch_geometric as g; print('torch', torch.__version__, 'pyg', g.__version__)"
+
+# 1. smoke
+if ! timeout 150 python3 scripts/train.py --dataset sample --device "$DEVICE" --epochs 1 --quiet \
+    --embeddings none --threads 1 --output-dir runs/kit/smoke > "$OUT/logs/smoke.log" 2>&1; then
+  stamp "SMOKE FAILED"; tail -30 "$OUT/logs/smoke.log"; exit 1
+fi
+if grep -q "not part of single contiguous chunk" "$OUT/logs/smoke.log"; then
+  stamp "SMOKE: cuDNN compacts the LSTM weights at every call (DirectionLSTM not effective)"
+fi
+stamp "smoke ok"
+
+# 2. determinism: two identical short runs each way, weights compared
+for mode in deterministic default; do
+  flag=(); [ "$mode" = deterministic ] && flag=(--deterministic)
+  for copy in a b; do
+    timeout 150 python3 scripts/train.py --dataset sample --device "$DEVICE" --epochs 2 \
+      --quiet --embeddings none --threads 1 --seed 3 "${flag[@]}" \
+      --output-dir "runs/kit/same-$mode-$copy" > "$OUT/logs/same-$mode-$copy.log" 2>&1
+  done
+  python3 benchmarks/gpu/same_weights.py "runs/kit/same-$mode-a" "runs/kit/same-$mode-b" \
+    | tee "$OUT/logs/same-$mode.txt"
+done
+stamp "determinism checked"
+
+# 3. speed and profile, fp32 then --deterministic
+if [ "$(left)" -gt 300 ]; then
+  # shellcheck disable=SC2086
+  timeout $(( $(left) - 120 )) python3 scripts/benchmark.py --step-speed --profile $SPEED \
+    --device "$DEVICE" --out "$OUT/step-speed-profile.json" 2>&1 | grep -v USDT \
+    | tee "$OUT/logs/step-speed-profile.log"
+  stamp "speed table done"
+fi
+if [ "$(left)" -gt 240 ]; then
+  # shellcheck disable=SC2086
+  timeout $(( $(left) - 120 )) python3 scripts/benchmark.py --step-speed --deterministic \
+    $SPEED_DET --device "$DEVICE" --out "$OUT/step-speed-deterministic.json" 2>&1 \
+    | grep -v USDT | tee "$OUT/logs/step-speed-deterministic.log"
+  stamp "deterministic speed table done"
+fi
+
+# 4. training runs, one after another
+IFS=';' read -r -a JOBS <<< "${RUNS:-$DEFAULT_RUNS}"
+for job in "${JOBS[@]}"; do
+  [ -z "$job" ] && continue
+  name=${job%%|*}; flags=${job#*|}
+  budget=$(( $(left) - RESERVE ))
+  if [ "$budget" -lt 90 ]; then stamp "no time left for $name"; continue; fi
+  minutes=$(python3 -c "print(round($budget / 60, 2))")
+  stamp "$name: --max-minutes $minutes"
+  # shellcheck disable=SC2086
+  timeout $(( $(left) - 10 )) python3 scripts/train.py $flags "${EMB[@]}" --device "$DEVICE" \
+    --threads "$THREADS" --quiet --max-minutes "$minutes" --output-dir "runs/kit/$name" \
+    > "$OUT/logs/$name.log" 2>&1
+  tail -2 "$OUT/logs/$name.log"
+done
+tar czf "$OUT/runs.tgz" --exclude='*.pt' runs/kit
+stamp "packed into $OUT"
