@@ -86,6 +86,7 @@ SWITCHES: dict[str, dict[str, dict[str, Any]]] = {
     "--attach-uncertainty-input": {"model": {"detach_uncertainty_input": False}},
     "--fast": {"model": {"window_encoding": "per_sentence", "mc_dropout": "output"}},
     "--freeze-embeddings": {"model": {"freeze_embeddings": True}},
+    "--deterministic": {"train": {"deterministic": True}},
 }
 
 
