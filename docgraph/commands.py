@@ -102,9 +102,11 @@ def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = N
 def _train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
            settings: ProgressSettings) -> None:
     """Train one run (or one per seed) and print the result line (rank 0 only); only the
-    first process of a data-parallel run logs more than warnings and shows progress."""
+    first process of a data-parallel run logs more than warnings and shows progress
+    (``DOCGRAPH_LOG_RANKS=all``: every process logs)."""
 
-    setup_logging(not settings.enabled or not is_main_process())
+    every_rank = os.environ.get("DOCGRAPH_LOG_RANKS") == "all"
+    setup_logging(not settings.enabled or not (is_main_process() or every_rank))
     configure_progress(**vars(settings))
     if seeds:
         summary = run_seeds(config, seeds, progress=settings.enabled)

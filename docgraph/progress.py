@@ -163,7 +163,7 @@ class Progress:
         file: Where a bar is drawn (default: stderr).
     """
 
-    def __init__(self, desc: str, total: int | None = None, unit: str = "it", *,
+    def __init__(self, desc: str, total: int | None = None, unit: str = "item", *,
                  stats: Callable[[], Mapping[str, Any]] | None = None, enabled: bool = True,
                  settings: ProgressSettings | None = None, file: Any = None) -> None:
         self.desc, self.total, self.unit, self.stats = desc, total, unit, stats
@@ -287,7 +287,7 @@ class Stages:
         wait = self.settings.announce_after
         while not stop.wait(wait):
             log.info("%s... (%s so far)", name, _duration(time.perf_counter() - start))
-            wait = max(self.settings.interval, 1.0)
+            wait = max(self.settings.interval, 0.1)
 
     def summary(self) -> str:
         """``"stage times: reading the corpus 5.3 s, building graphs 3.1 s, ..."``."""

@@ -404,11 +404,9 @@ class Trainer:
             loss, tokens, seconds = self._train_epoch(epoch)
             self.scheduler.step()
             stop = torch.zeros(1)
-            dev_start = time.perf_counter()
             scores = evaluate_sharded(self.model, self.dev, self.vocabs, tc.eval_batch_tokens,
                                       self.device,
                                       progress=f"dev (epoch {epoch})" if self.progress else None)
-            dev_seconds = time.perf_counter() - dev_start
             rng_ranks = _gather_rng_states()
             if main:
                 assert scores is not None
@@ -427,7 +425,6 @@ class Trainer:
                         "epoch": epoch, "loss": loss, "dev_precision": scores.precision,
                         "dev_recall": scores.recall, "dev_f1": scores.f1,
                         "epoch_seconds": seconds, "tokens_per_s": tokens / max(seconds, 1e-9),
-                        "dev_seconds": dev_seconds,
                         "drop_rate": self.last_drop_rate,
                         "peak_rss_mb": peak_rss_mib(),
                         "lr": self.optimizer.param_groups[0]["lr"], "best": improved,

@@ -564,10 +564,12 @@ def test_features_of_chunked_documents_come_from_the_whole_documents(encoder, sa
 @pytest.mark.slow
 def test_two_process_run_computes_the_features_once(tiny_lm, tmp_path):
     # The first process computes and caches the features of each split; the second waits and
-    # reuses them (one "wrote" line per split, not two), and says which files it reused.
+    # reuses them (one "wrote" line per split, not two), and says which files it reused
+    # (DOCGRAPH_LOG_RANKS=all: the second process logs too).
     from conftest import TINY_FLAGS, script_env
 
-    env = {**script_env(), "DOCGRAPH_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**script_env(), "DOCGRAPH_CACHE_DIR": str(tmp_path / "cache"),
+           "DOCGRAPH_LOG_RANKS": "all"}
     res = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "train.py"), "--dataset", "sample",
          *[f for f in TINY_FLAGS if f != "--quiet"], "--epochs", "1", "--baseline",
