@@ -203,7 +203,8 @@ class Progress:
             if self.stats is not None and now - self._last_stats >= STATS_REFRESH:
                 self._last_stats = now
                 self._bar.set_postfix_str(_stats_text(self.stats()), refresh=False)
-        elif now - self._last_line >= self.settings.interval:
+        elif now - self._last_line >= self.settings.interval and (n or self.settings.interval):
+            # (a count that did not move is a line only at a real interval: "still at 0/N")
             self._last_line = now
             log.info("%s", self.line())
 

@@ -202,3 +202,21 @@ def test_ctrl_c_before_the_first_checkpoint_leaves_no_directory(tmp_path):
     assert stderr.strip().splitlines()[-1] == (
         f"interrupted: no epoch had finished, nothing was saved ({out} was not kept)")
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_tagging_processes_report_to_the_parent(model_dir, sample_splits, docgraph_info):
+    from docgraph.inference import predict_documents, predict_in_processes
+
+    documents = sample_splits["test"]
+    previous = progress.configure(tty=False, interval=0.0)
+    try:
+        tags = predict_in_processes(model_dir, documents, 2, progress="tagging test")
+    finally:
+        progress.configure(**vars(previous))
+    assert tags == predict_documents(documents, model_dir)
+    total = sum(d.num_tokens for d in documents)
+    lines = [m for m in _messages(docgraph_info) if m.startswith("tagging test: ")]
+    counts = [int(m.split()[2].split("/")[0].replace(",", "")) for m in lines]
+    assert lines and counts == sorted(counts) and counts[-1] == total, lines
+    assert all(m.split()[2].endswith(f"/{total:,}") for m in lines)
