@@ -166,9 +166,10 @@ def train(args: argparse.Namespace) -> int:
             check_processes(config.train.processes, "--processes" if args.processes is not None
                             else "[train] processes")
         processes = config.train.processes or distributed.default_processes(config.device)
-        world = int(os.environ.get("WORLD_SIZE", "1")) if torchrun else processes
-        check_model_memory(config.model, config.train.optimizer, config.train.momentum,
-                           world, resolve_device(config.device))
+        if resolve_device(config.device).type == "cpu":  # a GPU's: once the run has its device
+            world = int(os.environ.get("WORLD_SIZE", "1")) if torchrun else processes
+            check_model_memory(config.model, config.train.optimizer, config.train.momentum,
+                               world, "cpu")
         if not torchrun and processes > 1:
             if resolve_device(config.device).type == "cuda":
                 raise UsageError("--processes > 1 is for CPU training; use torchrun on GPUs")

@@ -5,8 +5,9 @@ atomically, read with ``weights_only=True``), ``config.json`` (the full
 :class:`~docgraph.config.ExperimentConfig`), ``vocab.json`` and, for a model trained with
 contextual features, ``lm.json`` (where its language model is, and the hash of its files).
 A *run directory* additionally holds ``last.pt`` (the resumable state) and ``train_log.jsonl``
-(both written by :class:`~docgraph.training.Trainer`), ``metrics.json`` and
-``learning_curve.png`` (:func:`~docgraph.experiment.run_experiment`).
+(both written by :class:`~docgraph.training.Trainer`), ``metrics.json``,
+``learning_curve.png`` and ``train.log`` (the run's log lines with their times: stages,
+progress, epochs; :func:`~docgraph.experiment.run_experiment`).
 """
 
 from __future__ import annotations
