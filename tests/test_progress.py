@@ -220,3 +220,23 @@ def test_tagging_processes_report_to_the_parent(model_dir, sample_splits, docgra
     counts = [int(m.split()[2].split("/")[0].replace(",", "")) for m in lines]
     assert lines and counts == sorted(counts) and counts[-1] == total, lines
     assert all(m.split()[2].endswith(f"/{total:,}") for m in lines)
+
+
+def test_the_interrupted_message_of_runs_over_seeds(tmp_path, monkeypatch):
+    from docgraph.checkpoint import save_checkpoint
+    from docgraph.experiment import interrupted_message
+
+    monkeypatch.setattr(sys, "argv", ["scripts/train.py"])
+    (tmp_path / "seed-1").mkdir()
+    (tmp_path / "seed-1" / "metrics.json").write_text("{}")
+    save_checkpoint(tmp_path / "seed-2" / "last.pt",
+                    {"state": {"epoch": 4, "best_epoch": 3, "best_f1": 81.234}})
+    assert interrupted_message(tmp_path, [1, 2, 3]).splitlines() == [
+        "interrupted: no summary.json written",
+        f"  seed 1: finished ({tmp_path / 'seed-1' / 'metrics.json'})",
+        f"  seed 2: {tmp_path / 'seed-2' / 'last.pt'} holds the run after epoch 4 (the best so "
+        f"far, epoch 3 with dev F1 81.23, is in {tmp_path / 'seed-2' / 'model.pt'}); every "
+        f"file was written whole. Resume with: python scripts/train.py --resume "
+        f"{tmp_path / 'seed-2'}",
+        "  seed 3: not started",
+    ]
