@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from docgraph.data.registry import DATASETS
+from docgraph.data.registry import DATASETS, dataset_files
 from docgraph.presets import load_toml, preset_path
 from docgraph.validation import check_field, check_processes, check_values
 
@@ -157,8 +157,10 @@ def check_arguments(args: argparse.Namespace) -> None:
     any work (and before torch is imported), naming the flag or the file and key.
 
     Raises:
-        ConfigError: For the first value its field does not accept.
+        ConfigError: For the first value its field does not accept, or more ``--processes``
+            than cores.
         UsageError: For a ``--config`` file that does not exist.
+        DataNotFoundError: ``--data-dir`` (with ``--dataset``) holds no corpus.
     """
     for flag, (section, key, _, _) in VALUE_FLAGS.items():
         value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
@@ -172,6 +174,8 @@ def check_arguments(args: argparse.Namespace) -> None:
         check_field("", "seed", seed, "--seeds")
     if getattr(args, "processes", None):
         check_processes(args.processes, "--processes")
+    if getattr(args, "data_dir", None) is not None and getattr(args, "dataset", None):
+        dataset_files(args.dataset, args.data_dir)  # no corpus there: said before torch loads
     if getattr(args, "resume", None):
         return  # the run's saved configuration is checked when it is read
     preset = chosen_preset(args)

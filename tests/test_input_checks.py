@@ -222,6 +222,10 @@ def test_a_truncated_checkpoint_says_so_in_a_few_words(model_dir, tmp_path, caps
      "model.pt)"),
     ("visualize", ["--model", "{missing}", "--noisy", "3"],
      "--model {missing}: model directory not found"),
+    ("train", ["--dataset", "conll03", "--data-dir", "{tmp}", "--quiet"],
+     "no train data in {tmp}: expected one of train.txt. CoNLL-2003 English files in the "
+     "original 4-column IOB1 format. (--data-dir may be the conll2003/ folder itself or the "
+     "folder holding it; there is no {tmp}/conll2003)"),
 ])
 def test_paths_are_checked_before_torch_is_imported(model_dir, tmp_path, script, args,
                                                     message):
