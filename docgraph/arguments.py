@@ -46,6 +46,8 @@ VALUE_FLAGS: dict[str, tuple[str | None, str, Callable[[str], Any], str]] = {
                           "entity (O-O edges left out of L_a)"),
     "--unpruned-epochs": ("model", "unpruned_epochs", int,
                           "warm-up: the first N epochs run the graph unpruned"),
+    "--precision": ("model", "precision", str,
+                    "fp32 | bf16 (autocast of the forward pass, for GPUs; opt-in)"),
     "--neighbours": ("graph", "max_neighbours", int,
                      "neighbours p sampled per token (0 keeps all)"),
     "--graph-seed": ("graph", "seed", int, "seed of the neighbour sampling"),

@@ -107,6 +107,12 @@ class GCDocConfig:
             reading :math:`[w_i; c_i]` as in the paper: the sentence representations and the
             pruning signal stay those of the paper's modules, and their cost does not grow
             with :math:`H`.
+        precision: ``"fp32"`` (default) or ``"bf16"`` *(ours, opt-in)*: run the forward pass
+            under :func:`torch.autocast` with bfloat16, where PyTorch casts the matrix products
+            (linear layers, and the LSTMs where the backend's autocast covers them) to bf16
+            and keeps reductions, softmax and the CRF (float64 inside) in float32; the
+            emission scores are float32 again. Meant for GPUs with bf16 tensor cores;
+            ``benchmarks/gpu/kit.sh`` measures its speed against fp32. Weights stay float32.
     """
 
     word_dim: int = 50
@@ -135,6 +141,7 @@ class GCDocConfig:
     relation_labels: str = "entity"
     unpruned_epochs: int = 0
     lm_dim: int = 0
+    precision: str = "fp32"
 
     def __post_init__(self) -> None:
         for f in fields(self):  # the rules of docgraph.validation
@@ -442,6 +449,12 @@ class GCDoc(nn.Module):
                 :meth:`predict` and :meth:`inspect` do). ``None``: from torch's global random
                 stream (training).
         """
+        with torch.autocast(batch.sent_len.device.type, dtype=torch.bfloat16,
+                            enabled=self.config.precision == "bf16"):
+            return self._forward(batch, compute_loss, prune, plan, mc_seed)
+
+    def _forward(self, batch: Batch, compute_loss: bool, prune: bool | None,
+                 plan: BatchPlan | None, mc_seed: int | None) -> GCDocOutput:
         cfg = self.config
         sent_len = batch.sent_len
         plan = self._plan_of(batch, plan)
@@ -480,7 +493,7 @@ class GCDoc(nn.Module):
                 graph.uncertainty, graph.drop, graph.edge_weight)
             out.uncertainty_loss, out.relation_loss = graph.uncertainty_loss, graph.relation_loss
 
-        out.emissions = self.emission(h)
+        out.emissions = self.emission(h).float()
         if y is not None:
             out.crf_loss = self.crf.nll(out.emissions, sent_len, y, reduction="sum",
                                         layout=sentences)

@@ -128,6 +128,7 @@ RULES: dict[str, dict[str, Rule]] = {
     },
     "model": {
         "word_dim": _int(1), "freeze_embeddings": FLAG, "char_dim": _int(1),
+        "precision": _choice("fp32", "bf16"),
         "char_hidden": _int(1), "hidden": _int(1), "sent_dim": _int(2, even=True),
         "window": _int(0), "use_previous": FLAG, "use_next": FLAG, "cross_sentence": FLAG,
         "graph": FLAG, "pruning": FLAG, "edge_weights": FLAG, "num_samples": _int(1),

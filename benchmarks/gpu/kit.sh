@@ -13,7 +13,9 @@
 #   2. determinism: two identical short runs with --deterministic, and two without, compared
 #      weight by weight (benchmarks/gpu/same_weights.py);
 #   3. speed: benchmark.py --step-speed --profile of both models at 4000/16000/32000 tokens
-#      (fp32), then --deterministic at 4000/16000 tokens (what the switch costs);
+#      (fp32), then --deterministic and --precision bf16 at 4000/16000 tokens (what each
+#      costs or saves; bf16's dev F1 against fp32 needs converged runs: RUNS with
+#      --precision bf16);
 #   4. training: RUNS (name|train.py flags, ';'-separated) one after another, each with
 #      --max-minutes set to what is left less RESERVE seconds, so a run that does not converge
 #      in time says so (budget-stopped). Default: OntoNotes BiLSTM-CRF and faithful GCDoc,
@@ -103,6 +105,14 @@ if [ "$(left)" -gt 240 ]; then
     $SPEED_DET --device "$DEVICE" --out "$OUT/step-speed-deterministic.json" 2>&1 \
     | grep -v USDT | tee "$OUT/logs/step-speed-deterministic.log"
   stamp "deterministic speed table done"
+fi
+
+if [ "$(left)" -gt 240 ]; then
+  # shellcheck disable=SC2086
+  timeout $(( $(left) - 120 )) python3 scripts/benchmark.py --step-speed --precision bf16 \
+    $SPEED_DET --device "$DEVICE" --out "$OUT/step-speed-bf16.json" 2>&1 \
+    | grep -v USDT | tee "$OUT/logs/step-speed-bf16.log"
+  stamp "bf16 speed table done"
 fi
 
 # 4. training runs, one after another

@@ -655,6 +655,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--profile", action="store_true",
                         help="with --step-speed: profile one more step per model and budget "
                              "(kernels, busy fraction, top kernels, each component's time)")
+    parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                        help="with --step-speed: both models' precision (default fp32)")
     parser.add_argument("--deterministic", action="store_true",
                         help="with --step-speed: run with deterministic kernels "
                              "(train.py --deterministic), to measure what they cost")
@@ -791,7 +793,8 @@ def profile_step(model: GCDoc, optimizer: torch.optim.Optimizer, groups: list, b
 def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
                    budgets: Sequence[int] = (4000, 16000, 32000), steps: int = 8,
                    warmup: int = 2, seed: int = 0, command: str = "",
-                   profiled: bool = False, deterministic: bool = False) -> dict[str, Any]:
+                   profiled: bool = False, deterministic: bool = False,
+                   precision: str = "fp32") -> dict[str, Any]:
     """Training-step and tagging speed of both models on one device (``--step-speed``).
 
     For every token budget, the first ``warmup + steps`` batches of the training sampler's
@@ -802,7 +805,8 @@ def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
     Tagging: :func:`~docgraph.inference.predict_graphs` over the whole dev split (8000-token
     batches), timed end to end. With ``profiled``, each row also holds
     :func:`profile_step` of one more batch; with ``deterministic``, everything runs under
-    :func:`~docgraph.determinism.set_deterministic` (its cost on a GPU).
+    :func:`~docgraph.determinism.set_deterministic` (its cost on a GPU); ``precision``
+    is both models' :attr:`~docgraph.model.GCDocConfig.precision`.
     """
     if deterministic:
         set_deterministic()
@@ -821,7 +825,8 @@ def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
     config = TrainConfig(optimizer="adam", lr=0.002, clip_norm=5.0)
     rows: list[dict[str, Any]] = []
     tagging: dict[str, float] = {}
-    for name, model_config in (("baseline", GCDocConfig.baseline()), ("gcdoc", GCDocConfig())):
+    for name, model_config in (("baseline", GCDocConfig.baseline(precision=precision)),
+                               ("gcdoc", GCDocConfig(precision=precision))):
         torch.manual_seed(seed)
         model = build_model(model_config, vocabs).to(dev_)
         optimizer = make_optimizer(model, config)
@@ -859,7 +864,7 @@ def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
         "hardware": torch.cuda.get_device_name(dev_) if dev_.type == "cuda" else cpu_model(),
         "threads": torch.get_num_threads(), "train_tokens": train_tokens,
         "dev_tokens": dev_tokens, "rows": rows, "dev_tagging_seconds": tagging,
-        "deterministic": deterministic,
+        "deterministic": deterministic, "precision": precision,
         "torch": torch.__version__, "date": _dt.datetime.now().isoformat(timespec="seconds"),
         "command": command,
     }
@@ -867,7 +872,9 @@ def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
 
 def format_step_speed(result: dict[str, Any]) -> str:
     """A plain-text table of a :func:`run_step_speed` result."""
-    lines = [f"{result['dataset']} on {result['hardware']} ({result['device']})",
+    mode = result.get("precision", "fp32") + (", deterministic"
+                                               if result.get("deterministic") else "")
+    lines = [f"{result['dataset']} on {result['hardware']} ({result['device']}, {mode})",
              f"{'model':<9} {'budget':>6} {'ms/step':>8} {'tokens/s':>9} {'epoch s (est.)':>15}"]
     for r in result["rows"]:
         lines.append(f"{r['model']:<9} {r['batch_tokens']:>6} {r['ms_per_step']:>8.1f} "
@@ -895,7 +902,8 @@ def _step_speed_main(args: argparse.Namespace, command: str) -> int:
     try:
         result = run_step_speed(args.dataset, args.data_dir, args.device,
                                 tuple(args.budgets), args.steps, command=command,
-                                profiled=args.profile, deterministic=args.deterministic)
+                                profiled=args.profile, deterministic=args.deterministic,
+                                precision=args.precision)
     except (ValueError, FileNotFoundError, CorpusFormatError) as exc:
         print(f"benchmark.py: error: {exc}", file=sys.stderr)
         return 2
