@@ -30,6 +30,7 @@ from docgraph.nn import (
     DocumentGraphModule,
     SequenceBiLSTM,
 )
+from docgraph.nn.document_graph import DocumentGraphPlan
 from docgraph.nn.gather import gather_rows
 from docgraph.validation import check_field
 
@@ -480,20 +481,22 @@ class GCDoc(nn.Module):
         if self.document_graph is not None:
             keys = None if mc_seed is None else plan.mc_keys
             node_type = self.label_to_type[y] if y is not None and cfg.uses_relation else None
-            graph = self.document_graph(
-                h, batch.edge_index, token_x, sent_len, layout=sentences,
-                mc_layout=plan.monte_carlo, gated_nodes=plan.gated_nodes,
-                edge_ptr=plan.edge_ptr, y=y,
-                node_type=node_type, prune=self.pruning_active if prune is None else prune,
+            graph_plan = DocumentGraphPlan(
+                sentences=sentences, monte_carlo=plan.monte_carlo,
+                gated_nodes=plan.gated_nodes, edge_ptr=plan.edge_ptr,
                 segment_sizes=None if keys is None else keys.sizes,
-                segment_seeds=None if keys is None else keys.seeds(mc_seed),
-            )
+                segment_seeds=None if keys is None else keys.seeds(mc_seed))
+            graph = self.document_graph(
+                h, batch.edge_index, token_x, sent_len, y, node_type,
+                prune=self.pruning_active if prune is None else prune, plan=graph_plan)
             h = graph.x
             out.uncertainty, out.drop, out.edge_weight = (
                 graph.uncertainty, graph.drop, graph.edge_weight)
             out.uncertainty_loss, out.relation_loss = graph.uncertainty_loss, graph.relation_loss
 
-        out.emissions = self.emission(h).float()
+        out.emissions = self.emission(h)
+        if out.emissions.dtype == torch.bfloat16:  # autocast: back to float32 for the CRF
+            out.emissions = out.emissions.float()
         if y is not None:
             out.crf_loss = self.crf.nll(out.emissions, sent_len, y, reduction="sum",
                                         layout=sentences)

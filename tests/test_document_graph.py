@@ -333,3 +333,45 @@ def test_old_keys_load_under_a_prefix_and_new_keys_are_unchanged(sample_vocabs):
         today.load_state_dict(both)
     baseline = _gcdoc(sample_vocabs, 0, graph=False)
     baseline.load_state_dict(_gcdoc(sample_vocabs, 1, graph=False).state_dict())
+
+
+def test_a_plan_made_beforehand_gives_what_the_module_plans_itself(sample_splits, sample_vocabs):
+    """DocumentGraphModule on what a PyG model has (x, edge_index, token features, sentence
+    lengths) equals the same call with GCDoc's host-side plan; per-graph masks by seed."""
+    from docgraph.batching import collate
+    from docgraph.graph import GraphConfig, documents_to_graphs
+    from docgraph.model import GCDocConfig
+    from docgraph.model_dir import build_model
+    from docgraph.nn import DocumentGraphPlan
+
+    graphs = documents_to_graphs(sample_splits["train"], sample_vocabs, GraphConfig())
+    torch.manual_seed(0)
+    model = build_model(GCDocConfig(hidden=8, char_hidden=4, char_dim=4, sent_dim=8,
+                                    uncertainty_hidden=4, num_samples=3), sample_vocabs).eval()
+    batch = collate(graphs, [0, 1, 2], torch.device("cpu"), model)
+    plan = model.plan(batch)
+    module = model.document_graph
+    h = torch.randn(batch.num_nodes, module.channels)
+    token_x = model._token_features(batch, plan).detach()
+    seeds = [11, 12, 13]
+    planned = DocumentGraphPlan(
+        sentences=plan.sentences, monte_carlo=plan.monte_carlo, gated_nodes=plan.gated_nodes,
+        edge_ptr=plan.edge_ptr, segment_sizes=[int(n) for n in batch.ptr.diff()],
+        segment_seeds=seeds)
+    built = DocumentGraphPlan.build(batch.edge_index, batch.sent_len, num_samples=3,
+                                    batch=batch.batch, segment_seeds=seeds)
+    assert torch.equal(built.gated_nodes, plan.gated_nodes)
+    assert torch.equal(built.edge_ptr, plan.edge_ptr)
+    a = module(h, batch.edge_index, token_x, batch.sent_len, plan=planned)
+    b = module(h, batch.edge_index, token_x, batch.sent_len, plan=built)
+    assert torch.equal(a.drop, b.drop)
+    torch.testing.assert_close(a.x, b.x)
+    torch.testing.assert_close(a.uncertainty, b.uncertainty)
+    # without a plan: the same graph computation (masks from the global stream, so compare
+    # with pruning off)
+    c = module(h, batch.edge_index, token_x, batch.sent_len, prune=False)
+    d = module(h, batch.edge_index, token_x, batch.sent_len, prune=False, plan=planned)
+    torch.testing.assert_close(c.x, d.x)
+    with pytest.raises(ValueError, match="segment_seeds for"):
+        DocumentGraphPlan.build(batch.edge_index, batch.sent_len, batch=batch.batch,
+                                segment_seeds=[1])

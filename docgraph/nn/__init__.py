@@ -3,7 +3,11 @@
 from docgraph.nn.conv import DocGraphConv
 from docgraph.nn.crf import CRFDecoder
 from docgraph.nn.cross_sentence import CrossSentenceEncoder
-from docgraph.nn.document_graph import DocumentGraphModule, DocumentGraphOutput
+from docgraph.nn.document_graph import (
+    DocumentGraphModule,
+    DocumentGraphOutput,
+    DocumentGraphPlan,
+)
 from docgraph.nn.encoders import CharEncoder, SequenceBiLSTM, pad_tokens, unpad_tokens
 from docgraph.nn.relation import RelationClassifier, relation_loss
 from docgraph.nn.uncertainty import MonteCarloKeys, UncertaintyTagger
@@ -15,6 +19,7 @@ __all__ = [
     "DocGraphConv",
     "DocumentGraphModule",
     "DocumentGraphOutput",
+    "DocumentGraphPlan",
     "MonteCarloKeys",
     "RelationClassifier",
     "SequenceBiLSTM",

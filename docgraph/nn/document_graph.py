@@ -13,13 +13,15 @@ against noise, "(1) Document Graph Pruning" and "(2) Edge Weights Calculation".
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from docgraph.nn.conv import DocGraphConv
-from docgraph.nn.layout import SequenceLayout
+from docgraph.nn.layout import DEFAULT_BUCKETS, SequenceLayout
 from docgraph.nn.relation import (
     RELATION_LABELS,
     RelationClassifier,
@@ -28,7 +30,78 @@ from docgraph.nn.relation import (
 )
 from docgraph.nn.uncertainty import UncertaintyTagger
 
-__all__ = ["DocumentGraphModule", "DocumentGraphOutput"]
+__all__ = ["DocumentGraphModule", "DocumentGraphOutput", "DocumentGraphPlan"]
+
+
+@dataclass
+class DocumentGraphPlan:
+    r"""The shapes a batch asks of :class:`DocumentGraphModule`, planned on the host.
+
+    Everything here follows from the graph structure alone (sentence lengths, edges, the
+    documents of the nodes). :meth:`DocumentGraphModule.forward` makes it with :meth:`build`
+    when it is not given; planning it beforehand (GCDoc does, when it collates a batch,
+    ``docgraph.batch_plan``) keeps data-dependent shapes and read-backs out of the step.
+
+    Args:
+        sentences: The sentences of the flat nodes (:class:`~docgraph.nn.SequenceLayout`).
+        monte_carlo: The :math:`T` copies of the sentences for ``mc_dropout="full"``.
+        gated_nodes: Nodes that receive edges, ascending (with ``edge_ptr``).
+        edge_ptr: ``[G + 1]`` CSR offsets of their incoming edges; only when ``edge_index``
+            is sorted by target.
+        segment_sizes: Nodes per segment (document) whose Monte-Carlo masks come from a
+            generator of its own, with ``segment_seeds``.
+        segment_seeds: One seed per segment (``None``: torch's global random stream).
+    """
+
+    sentences: SequenceLayout | None = None
+    monte_carlo: SequenceLayout | None = None
+    gated_nodes: Tensor | None = None
+    edge_ptr: Tensor | None = None
+    segment_sizes: Sequence[int] | None = None
+    segment_seeds: Sequence[int] | None = None
+
+    @classmethod
+    def build(cls, edge_index: Tensor, sent_len: Tensor | None = None, *,
+              num_samples: int = 0, batch: Tensor | None = None,
+              segment_seeds: Sequence[int] | None = None,
+              buckets: int = DEFAULT_BUCKETS) -> DocumentGraphPlan:
+        """Plan a batch from what a PyG model has.
+
+        Args:
+            edge_index: ``[2, E]`` edges (source, target).
+            sent_len: ``[S]`` sentence lengths of the flat nodes (needed with pruning).
+            num_samples: :math:`T` copies of the sentences to lay out (0: none).
+            batch: ``[N]`` the graph (document) of every node, ascending, as PyG's
+                ``Batch.batch``: one Monte-Carlo segment per graph, with ``segment_seeds``.
+            segment_seeds: One seed per graph of ``batch``.
+            buckets: Most length buckets of the recurrent layers (1 suits a GPU).
+        """
+        device = edge_index.device
+        plan = cls()
+        if sent_len is not None:
+            lengths = sent_len.detach().cpu().numpy().astype(np.int64)
+            plan.sentences = SequenceLayout.from_lengths(lengths, buckets=buckets).to(device)
+            if num_samples > 0:
+                starts = np.cumsum(lengths) - lengths
+                copies = (starts[None, :] + int(lengths.sum())
+                          * np.arange(num_samples)[:, None]).reshape(-1)
+                plan.monte_carlo = SequenceLayout.from_lengths(
+                    np.tile(lengths, num_samples), copies, buckets).to(device)
+        targets = edge_index[1].detach().cpu().numpy()
+        if np.all(targets[1:] >= targets[:-1]):
+            gated, counts = np.unique(targets, return_counts=True)
+            plan.gated_nodes = torch.from_numpy(gated).to(device)
+            plan.edge_ptr = torch.from_numpy(
+                np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)).to(device)
+        if segment_seeds is not None:
+            if batch is None:
+                raise ValueError("segment_seeds needs batch (the graph of every node)")
+            sizes = np.bincount(batch.detach().cpu().numpy(), minlength=len(segment_seeds))
+            if sizes.size != len(segment_seeds):
+                raise ValueError(f"{len(segment_seeds)} segment_seeds for {sizes.size} graphs")
+            plan.segment_sizes = [int(n) for n in sizes]
+            plan.segment_seeds = list(segment_seeds)
+        return plan
 
 
 class DocumentGraphOutput(NamedTuple):
@@ -255,15 +328,11 @@ class DocumentGraphModule(torch.nn.Module):
         edge_index: Tensor,
         token_x: Tensor | None = None,
         sent_len: Tensor | None = None,
-        layout: SequenceLayout | None = None,
-        mc_layout: SequenceLayout | None = None,
-        gated_nodes: Tensor | None = None,
-        edge_ptr: Tensor | None = None,
         y: Tensor | None = None,
         node_type: Tensor | None = None,
+        *,
         prune: bool = True,
-        segment_sizes: Sequence[int] | None = None,
-        segment_seeds: Sequence[int] | None = None,
+        plan: DocumentGraphPlan | None = None,
     ) -> DocumentGraphOutput:
         r"""Run the document graph module.
 
@@ -272,33 +341,29 @@ class DocumentGraphModule(torch.nn.Module):
             edge_index (torch.Tensor): Edges ``[2, E]`` (source :math:`j`, target :math:`i`).
             token_x (torch.Tensor, optional): Token features :math:`\mathbf{x}^u_i`
                 ``[N, token_channels]`` of the uncertainty tagger (needed with pruning).
-            sent_len (torch.Tensor, optional): Sentence lengths ``[S]`` of the flat tokens
-                (needed with pruning).
-            layout (SequenceLayout, optional): The sentences' layout planned on the host.
-            mc_layout (SequenceLayout, optional): The layout of the :math:`T` copies of the
-                sentences for the Monte-Carlo passes (see
-                :meth:`~docgraph.nn.UncertaintyTagger.uncertainty`).
-            gated_nodes (torch.Tensor, optional): Sorted indices of the nodes that receive an
-                edge, when planned beforehand with ``edge_ptr`` (see
-                :class:`~docgraph.nn.DocGraphConv`).
-            edge_ptr (torch.Tensor, optional): ``[G + 1]`` CSR offsets of the incoming edges
-                of ``gated_nodes`` (``edge_index`` sorted by target).
+            sent_len (torch.Tensor, optional): Sentence lengths ``[S]`` of the flat nodes
+                (needed with pruning: the tagger's Bi-LSTM reads sentence by sentence).
             y (torch.Tensor, optional): Gold labels ``[N]``: computes the tagger's loss.
             node_type (torch.Tensor, optional): Gold entity-type id of every node ``[N]``
                 (``outside_type`` for ``O``): computes :math:`\mathcal{L}_a`.
             prune (bool, optional): Prune with :math:`Drop`; :obj:`False` skips the
                 Monte-Carlo passes and every neighbour sends its message. No effect without
                 ``pruning``. (default: :obj:`True`)
-            segment_sizes (Sequence[int], optional): Tokens per segment (e.g. per document)
-                of the Monte-Carlo masks, with ``segment_seeds``.
-            segment_seeds (Sequence[int], optional): A seed per segment: each segment draws
-                its Monte-Carlo masks from its own generator (see
-                :meth:`~docgraph.nn.UncertaintyTagger.uncertainty`); ``None``: torch's global
-                random stream.
+            plan (DocumentGraphPlan, optional): The batch's shapes planned beforehand;
+                :meth:`DocumentGraphPlan.build` of ``edge_index`` and ``sent_len`` when not
+                given (the same results; the Monte-Carlo masks then come from torch's global
+                random stream, or per graph with :meth:`DocumentGraphPlan.build`'s ``batch``
+                and ``segment_seeds``).
 
         Returns:
             :class:`DocumentGraphOutput`.
         """
+        if plan is None:
+            num_samples = 0
+            if self.uncertainty is not None and self.uncertainty.mc_dropout == "full":
+                num_samples = self.uncertainty.num_samples
+            plan = DocumentGraphPlan.build(edge_index, sent_len, num_samples=num_samples)
+        layout, mc_layout = plan.sentences, plan.monte_carlo
         uncertainty = drop = source_mask = uncertainty_loss = None
         if self.uncertainty is not None:
             if token_x is None or sent_len is None:
@@ -306,7 +371,8 @@ class DocumentGraphModule(torch.nn.Module):
             unc_in = token_x.detach() if self.detach_uncertainty_input else token_x
             if prune:
                 uncertainty, _ = self.uncertainty.uncertainty(
-                    unc_in, sent_len, layout, mc_layout, segment_sizes, segment_seeds)
+                    unc_in, sent_len, layout, mc_layout, plan.segment_sizes,
+                    plan.segment_seeds)
                 drop = self.uncertainty.drop_mask(uncertainty)
                 source_mask = ~drop
             if y is not None:
@@ -323,7 +389,7 @@ class DocumentGraphModule(torch.nn.Module):
                 rel_loss = relation_loss(rel_logits, same, "sum", mask)
 
         out = self.graph_conv(x, edge_index, edge_weight=edge_weight, source_mask=source_mask,
-                              gated_nodes=gated_nodes, ptr=edge_ptr)
+                              gated_nodes=plan.gated_nodes, ptr=plan.edge_ptr)
         return DocumentGraphOutput(out, uncertainty, drop, edge_weight, uncertainty_loss,
                                    rel_loss)
 
