@@ -4,8 +4,12 @@
 # benchmarks/results/measurements/gpu-lean/). Works on any CUDA machine with the project
 # installed (README, "Training on a GPU") and the corpora; rehearse it on a CPU first:
 #
-#   REHEARSAL=1 OUT=/tmp/kit bash benchmarks/gpu/kit.sh 600
+#   REHEARSAL=1 OUT=/tmp/kit bash benchmarks/gpu/kit.sh 900
 #   DATA_DIR=../shared/data OUT=/tmp/kit bash benchmarks/gpu/kit.sh 540     # on the GPU
+#
+# STEPS chooses the steps (default all four). Within a 10-minute call, measure first
+# (STEPS="smoke determinism speed"), then give the training a call of its own
+# (STEPS="smoke train"), so that the runs have the time to converge.
 #
 # Steps (each skipped when too little of HARD_STOP seconds is left):
 #   1. smoke: one epoch of the sample corpus on the device; fails on cuDNN's "weights are not
@@ -33,7 +37,9 @@ OUT=${OUT:-/tmp/kit}
 RESERVE=${RESERVE:-60}
 mkdir -p "$OUT" "$OUT/logs" runs/kit
 export PYTHONUNBUFFERED=1
+STEPS=${STEPS:-smoke determinism speed train}
 left() { echo $(( HARD_STOP - ($(date +%s) - START) )); }
+wants() { [[ " $STEPS " == *" $1 "* ]]; }
 stamp() { echo "[$(( $(date +%s) - START )) s] $*"; }
 
 CARRY=${CARRY:-}
@@ -69,6 +75,7 @@ EMB=()
 python3 -c "import torch, torch_geometric as g; print('torch', torch.__version__, 'pyg', g.__version__)"
 
 # 1. smoke
+if wants smoke; then
 if ! timeout 150 python3 scripts/train.py --dataset sample --device "$DEVICE" --epochs 1 --quiet \
     --embeddings none --threads 1 --output-dir runs/kit/smoke > "$OUT/logs/smoke.log" 2>&1; then
   stamp "SMOKE FAILED"; tail -30 "$OUT/logs/smoke.log"; exit 1
@@ -77,8 +84,10 @@ if grep -q "not part of single contiguous chunk" "$OUT/logs/smoke.log"; then
   stamp "SMOKE: cuDNN compacts the LSTM weights at every call (DirectionLSTM not effective)"
 fi
 stamp "smoke ok"
+fi
 
 # 2. determinism: two identical short runs each way, weights compared
+if wants determinism; then
 for mode in deterministic default; do
   flag=(); [ "$mode" = deterministic ] && flag=(--deterministic)
   for copy in a b; do
@@ -90,16 +99,17 @@ for mode in deterministic default; do
     | tee "$OUT/logs/same-$mode.txt"
 done
 stamp "determinism checked"
+fi
 
 # 3. speed and profile, fp32 then --deterministic
-if [ "$(left)" -gt 300 ]; then
+if wants speed && [ "$(left)" -gt 300 ]; then
   # shellcheck disable=SC2086
   timeout $(( $(left) - 120 )) python3 scripts/benchmark.py --step-speed --profile $SPEED \
     --device "$DEVICE" --out "$OUT/step-speed-profile.json" 2>&1 | grep -v USDT \
     | tee "$OUT/logs/step-speed-profile.log"
   stamp "speed table done"
 fi
-if [ "$(left)" -gt 240 ]; then
+if wants speed && [ "$(left)" -gt 240 ]; then
   # shellcheck disable=SC2086
   timeout $(( $(left) - 120 )) python3 scripts/benchmark.py --step-speed --deterministic \
     $SPEED_DET --device "$DEVICE" --out "$OUT/step-speed-deterministic.json" 2>&1 \
@@ -107,7 +117,7 @@ if [ "$(left)" -gt 240 ]; then
   stamp "deterministic speed table done"
 fi
 
-if [ "$(left)" -gt 240 ]; then
+if wants speed && [ "$(left)" -gt 240 ]; then
   # shellcheck disable=SC2086
   timeout $(( $(left) - 120 )) python3 scripts/benchmark.py --step-speed --precision bf16 \
     $SPEED_DET --device "$DEVICE" --out "$OUT/step-speed-bf16.json" 2>&1 \
@@ -117,6 +127,7 @@ fi
 
 # 4. training runs, one after another
 IFS=';' read -r -a JOBS <<< "${RUNS:-$DEFAULT_RUNS}"
+wants train || JOBS=()
 for job in "${JOBS[@]}"; do
   [ -z "$job" ] && continue
   name=${job%%|*}; flags=${job#*|}
