@@ -30,7 +30,6 @@ from docgraph.model import GCDoc
 from docgraph.model_dir import ModelOverrides, load_model_dir
 from docgraph.splits import prepare_split
 from docgraph.tokenize import text_to_sentences
-from docgraph.viz import inspect_documents
 
 DocumentInput = str | Sequence[Sequence[str]] | Document
 
@@ -194,6 +193,8 @@ class Tagger:
                 for d in docs]
         docs = [d for d in docs if d.sentences]
         prepared = prepare_split(docs, self.vocabs, self.config, lm_encoder=self.lm_encoder)
+        from docgraph.viz import inspect_documents  # matplotlib: only for the page
+
         graphs = inspect_documents(self.model, prepared.graphs, prepared.documents, self.vocabs,
                                    self.config.train.eval_batch_tokens, mc_seed)
         unlabelled = [not any(t != "O" for s in d.sentences for t in s.tags)

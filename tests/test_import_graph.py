@@ -129,3 +129,14 @@ def test_argument_checking_stays_free_of_torch_modules(graph):
         assert reached <= torch_free | {"docgraph"}, (module, reached - torch_free)
     assert set(graph.successors("docgraph.cli")) == {"docgraph.arguments",
                                                      "docgraph.commands"}
+
+
+def test_tagging_does_not_import_matplotlib():
+    import subprocess
+    import sys
+
+    code = ("import sys, docgraph.tagger, docgraph.inference; "
+            "print('matplotlib' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
