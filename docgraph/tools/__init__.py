@@ -9,8 +9,11 @@
 * :mod:`docgraph.tools.operator_counts`: operators of one training and one tagging step
   (``scripts/benchmark.py --ops``);
 * :mod:`docgraph.tools.report`: the results tables, the README's generated blocks and Fig. 4
-  from run directories (``scripts/report.py``).
+  from run directories (``scripts/report.py``);
+* :mod:`docgraph.tools.visualize`, :mod:`docgraph.tools.stats`: ``docgraph visualize`` and
+  ``docgraph stats`` (``scripts/visualize.py``, ``scripts/stats.py``).
 
-The scripts, the studies under ``benchmarks/`` and the tests use these modules; nothing under
-``docgraph/`` outside this package imports them.
+The scripts, the console entry point (:mod:`docgraph.console`, by name), the studies under
+``benchmarks/`` and the tests use these modules; nothing else under ``docgraph/`` imports
+them.
 """
