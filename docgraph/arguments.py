@@ -330,13 +330,33 @@ def add_processes_argument(p: argparse.ArgumentParser) -> None:
                         "gets at least 20000 tokens, 160000 for a BiLSTM-CRF; 1: one process)")
 
 
+DEFAULT_MAX_DOC_TOKENS = 2000
+"""``predict.py --max-doc-tokens`` for a model trained without a limit: the OntoNotes preset's
+(longer than every CoNLL-2003 document, 1,335 tokens at most, which are so tagged whole)."""
+
+DOCUMENT_SPLITS = ("file", "paragraphs", "lines")
+"""The values of ``predict.py --documents``: what a document of raw text is."""
+
+
+def positive_int(value: str) -> int:
+    """An ``argparse`` type: an integer of at least 1."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return number
+
+
 def predict_parser() -> argparse.ArgumentParser:
     """The parser of ``scripts/predict.py``."""
     p = argparse.ArgumentParser(
         prog="predict.py",
         description="Tag documents with a trained model. Inputs are CoNLL column files "
                     "(documents split at -DOCSTART-) or plain-text files (one file = one "
-                    "document).")
+                    "document, or see --documents). Output is written as the input is "
+                    "tagged, a few thousand tokens at a time.")
     p.add_argument("--model", required=True, help="model directory written by train.py")
     p.add_argument("inputs", nargs="+", help="input files")
     p.add_argument("--input-format", choices=("auto", "conll", "text"), default="auto",
@@ -345,10 +365,21 @@ def predict_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokenized", action="store_true",
                    help="text input is pre-tokenised: one sentence per line, tokens split "
                         "on whitespace")
-    p.add_argument("--format", choices=("conll", "jsonl", "html"), default="jsonl",
-                   help="output: CoNLL columns (word, predicted tag), JSON lines of spans, or "
-                        "an interactive HTML page of the documents and their graphs "
-                        "(default: jsonl)")
+    p.add_argument("--format", choices=("conll", "jsonl", "jsonl-tokens", "html"),
+                   default="jsonl",
+                   help="output: CoNLL columns (word, predicted tag), JSON lines of entities "
+                        "or of tokens (with start_char, end_char offsets into the input text; "
+                        "docs/predict.md), or an interactive HTML page of the documents and "
+                        "their graphs (default: jsonl)")
+    p.add_argument("--documents", choices=DOCUMENT_SPLITS, default="file",
+                   help="what a document of raw text is: the whole file (default), each "
+                        "paragraph (blank lines between them) or each line; CoNLL input keeps "
+                        "its -DOCSTART- documents")
+    p.add_argument("--max-doc-tokens", type=positive_int, default=None, metavar="N",
+                   help="tag longer documents in chunks of whole sentences of at most N "
+                        "tokens, as train.py --max-doc-tokens does (longer sentences in pieces "
+                        "of N tokens); memory grows with N, not with the input (default: the "
+                        f"model's, else {DEFAULT_MAX_DOC_TOKENS})")
     p.add_argument("--output", default=None, help="output file (default: stdout)")
     p.add_argument("--threshold", type=float, default=None,
                    help="uncertainty threshold to prune the document graph with, instead of "

@@ -9,6 +9,7 @@ module, which imports torch and the library, only then; :func:`train`, :func:`ev
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -22,6 +23,7 @@ import torch.multiprocessing as mp
 
 from docgraph import distributed
 from docgraph.arguments import (
+    DEFAULT_MAX_DOC_TOKENS,
     SWITCHES,
     VALUE_FLAGS,
     UsageError,
@@ -30,6 +32,7 @@ from docgraph.arguments import (
     is_tty,
     setup_logging,
 )
+from docgraph.atomic import atomic_write
 from docgraph.checkpoint import CheckpointError, atomic_write_json, atomic_write_text
 from docgraph.config import ExperimentConfig, apply_overrides
 from docgraph.data.conll import looks_like_conll, read_conll, read_text, write_conll
@@ -54,10 +57,19 @@ from docgraph.model_dir import (
     load_model_weights,
     read_model_dir,
 )
+from docgraph.prediction_io import (
+    ProgressReport,
+    ReadOptions,
+    check_inputs,
+    check_output,
+    format_chunk,
+    read_chunks,
+)
 from docgraph.presets import load_toml
 from docgraph.progress import ProgressSettings, is_main_process
 from docgraph.progress import configure as configure_progress
 from docgraph.splits import PreparedSplit
+from docgraph.tag_stream import tag_chunks
 from docgraph.tagger import Tagger, as_document
 from docgraph.training import TrainingError
 from docgraph.validation import check_processes
@@ -300,42 +312,52 @@ def _read_input(path: Path, input_format: str, tokenized: bool) -> list[Document
 
 
 def predict(args: argparse.Namespace) -> int:
-    """``scripts/predict.py`` with its parsed arguments (:func:`docgraph.cli.predict_main`)."""
+    """``scripts/predict.py`` with its parsed arguments (:func:`docgraph.cli.predict_main`).
+
+    JSON lines and CoNLL are written as the input is tagged, a few thousand tokens at a time
+    (:mod:`docgraph.prediction_io`, :mod:`docgraph.tag_stream`); the HTML page is built whole.
+    """
     setup_logging(quiet=True)
     try:
+        check_output(args.output)
         tagger = Tagger.load(args.model, resolve_device(args.device), lm=args.lm,
                              threshold=args.threshold)
-        documents = [doc for name in args.inputs
-                     for doc in _read_input(Path(name), args.input_format, args.tokenized)]
-        if args.format == "jsonl":
-            entities = tagger.predict(documents, processes=args.processes,
-                                      mc_seed=args.mc_seed)
-        elif args.format == "html":
+        paths = [Path(name) for name in args.inputs]
+        if args.format == "html":
+            documents = [doc for path in paths
+                         for doc in _read_input(path, args.input_format, args.tokenized)]
             page = tagger.to_html(documents, title=page_title(args.inputs), mc_seed=args.mc_seed)
+            if args.output:
+                atomic_write_text(args.output, page)
+            else:
+                sys.stdout.write(page)
+            return 0
+        check_inputs(paths)
+        limit = (args.max_doc_tokens or tagger.config.graph.max_doc_tokens
+                 or DEFAULT_MAX_DOC_TOKENS)
+        options = ReadOptions(args.input_format, args.tokenized, args.documents, limit)
+        if args.output:
+            atomic_write(args.output, lambda tmp: _stream_predictions(tagger, args, paths,
+                                                                      options, tmp))
         else:
-            docs, tags = tagger.tag(documents, processes=args.processes, mc_seed=args.mc_seed)
+            _stream_predictions(tagger, args, paths, options, None)
     except (ValueError, FileNotFoundError, distributed.WorkerError, CheckpointError,
             CorpusFormatError) as err:
         fail(str(err))
-    lines: list[str] = []
-    if args.format == "html":
-        if args.output:
-            atomic_write_text(args.output, page)
-        else:
-            sys.stdout.write(page)
-        return 0
-    if args.format == "jsonl":
-        lines = [json.dumps(e.to_dict()) for doc_entities in entities for e in doc_entities]
-    else:
-        for doc, doc_tags in zip(docs, tags):
-            lines.append("-DOCSTART- O")
-            lines.append("")
-            for sentence, sent_tags in zip(doc.sentences, doc_tags):
-                lines.extend(f"{w} {t}" for w, t in zip(sentence.tokens, sent_tags))
-                lines.append("")
-    text = "\n".join(lines) + ("\n" if lines else "")
-    if args.output:
-        atomic_write_text(args.output, text)
-    else:
-        sys.stdout.write(text)
     return 0
+
+
+def _stream_predictions(tagger: Tagger, args: argparse.Namespace, paths: list[Path],
+                        options: ReadOptions, output: str | None) -> None:
+    """Tag the input files chunk by chunk, writing each chunk's records to ``output`` (a
+    file; stdout when ``None``) as soon as it is tagged, with progress on stderr."""
+    chunks = (chunk for path in paths for chunk in read_chunks(path, options))
+    progress = ProgressReport(paths, enabled=not getattr(args, "quiet", False))
+    with (open(output, "w", encoding="utf-8", newline="") if output
+          else contextlib.nullcontext(sys.stdout)) as out:
+        try:
+            for chunk, tags in tag_chunks(chunks, tagger, args.processes, args.mc_seed):
+                out.write(format_chunk(args.format, chunk, tags))
+                progress.update(chunk)
+        finally:
+            progress.close()

@@ -83,8 +83,10 @@ def test_predict_raw_text_jsonl(model_dir, tmp_path):
     records = [json.loads(line) for line in res.stdout.splitlines()]
     assert records, "the trained model finds entities in a sample document"
     for r in records:
-        assert set(r) == {"doc", "sentence", "start", "end", "type", "text"}
+        assert set(r) == {"doc", "sentence", "start", "end", "type", "text", "start_char",
+                          "end_char"}
         assert r["doc"] == "story" and 0 <= r["start"] < r["end"]
+        assert text[r["start_char"]:r["end_char"]] == r["text"]
         assert r["type"] in {"PER", "LOC", "ORG", "MISC"}
         assert r["text"] in text
 

@@ -1,0 +1,397 @@
+"""What ``scripts/predict.py`` reads and writes, as a stream: input files become chunks of
+tokens that keep their character offsets; tagged chunks become output records.
+
+Reading (:func:`read_chunks`). A file is CoNLL columns or raw text (``--input-format``; auto:
+:func:`~docgraph.data.conll.looks_like_conll`).
+
+* Raw text is split into documents (``--documents``): the whole file (default), its
+  paragraphs (separated by blank lines) or its lines. A document is split into sentences and
+  tokens by :mod:`docgraph.tokenize` (or, with ``--tokenized``, one sentence per line and
+  tokens separated by whitespace); every token keeps its span of the text.
+* A CoNLL file's documents are its ``-DOCSTART-`` documents; its tokens have no offsets.
+
+A document longer than ``max_tokens`` (``--max-doc-tokens``) is tagged in chunks of whole
+sentences, packed greedily in order exactly as training packs a long document
+(:func:`docgraph.graph.split_long_documents`); a sentence longer than ``max_tokens`` (a text
+without sentence punctuation) is tagged in pieces of ``max_tokens`` tokens, each a sentence of
+its own for the model. A chunk is a document of its own for the model: the graph and the
+cross-sentence windows never reach across chunks. Nothing holds more than the text of one file
+and the chunks being tagged, so memory does not grow with the documents.
+
+Writing (:func:`format_chunk`): the records of a tagged chunk in the output format, its
+pieces joined back into their sentences. Offsets (``start_char``, ``end_char``) are indices of
+Python strings -- Unicode code points -- into the file's text as read by
+``open(path, encoding="utf-8-sig", newline="")``: line breaks as in the file (``\\r\\n`` is two
+characters), a leading byte-order mark not counted; ``text[start_char:end_char]`` is the token
+or entity. They are ``null`` for CoNLL input.
+
+This module does not import torch.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from tqdm import tqdm
+
+from docgraph.arguments import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS, UsageError
+from docgraph.data.conll import looks_like_conll, read_conll, read_text
+from docgraph.data.tags import spans as tag_spans
+from docgraph.tokenize import Span, paragraph_spans, text_to_sentence_spans
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("jsonl", "jsonl-tokens", "conll")
+"""The streamed output formats (``html`` is written whole, by :meth:`Tagger.to_html`)."""
+
+# Line breaks of str.splitlines(), so --tokenized lines are the lines they always were.
+_LINE_RE = re.compile(r"[^\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
+_WORD_RE = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How :func:`read_chunks` reads an input file.
+
+    Args:
+        input_format: ``"auto"``, ``"conll"`` or ``"text"``.
+        tokenized: Raw text is one sentence per line, tokens separated by whitespace.
+        documents: A document of raw text is the whole ``"file"``, each of its
+            ``"paragraphs"`` (blank lines between them) or each non-blank ``"lines"``.
+        max_tokens: The most tokens the model sees as one document (chunks) and as one
+            sentence (pieces).
+    """
+
+    input_format: str = "auto"
+    tokenized: bool = False
+    documents: str = "file"
+    max_tokens: int = DEFAULT_MAX_DOC_TOKENS
+
+    def __post_init__(self) -> None:
+        if self.input_format not in ("auto", "conll", "text"):
+            raise ValueError(f"input_format must be auto, conll or text, got "
+                             f"{self.input_format!r}")
+        if self.documents not in DOCUMENT_SPLITS:
+            raise ValueError(f"documents must be one of {', '.join(DOCUMENT_SPLITS)}, got "
+                             f"{self.documents!r}")
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Consecutive tokens of one sentence, tagged as one sentence by the model.
+
+    Args:
+        sentence: Index of the sentence in its document.
+        first: Index in the sentence of the piece's first token (0 unless the sentence was
+            longer than ``max_tokens``).
+        tokens: The tokens.
+        spans: Their ``(start, end)`` in the input text; ``None`` for CoNLL input.
+        last: Whether the piece ends its sentence.
+    """
+
+    sentence: int
+    first: int
+    tokens: tuple[str, ...]
+    spans: tuple[Span, ...] | None
+    last: bool = True
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Pieces of one document that the model tags as one document.
+
+    Args:
+        doc: The document's id in the output (``path.stem``, or ``f"{path.stem}-{n}"`` for
+            the ``n``-th document of a file of several).
+        pieces: The pieces, in order (none for an empty document).
+        text: The input text the pieces' spans point into (``None`` for CoNLL input).
+        first: Whether it is the first chunk of its document.
+        path: The input file.
+        done: How much of the file is read once this chunk is (0 to 1, for progress).
+    """
+
+    doc: str
+    pieces: tuple[Piece, ...]
+    text: str | None
+    first: bool
+    path: Path
+    done: float
+
+    @property
+    def num_tokens(self) -> int:
+        """The number of tokens of the chunk."""
+        return sum(len(p) for p in self.pieces)
+
+
+def check_output(path: str | None) -> None:
+    """Check before any work that ``--output PATH`` can be written.
+
+    Raises:
+        UsageError: ``path`` is a directory, lies under a file, or in a directory that cannot
+            be written.
+    """
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--output {path}: is a directory; expected a file to write, e.g. "
+                         f"{target / 'predictions.jsonl'}")
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(f"--output {path}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--output {path}: cannot write in {parent} (permission denied)")
+
+
+def check_inputs(paths: Iterable[Path]) -> None:
+    """Check that every input file exists before tagging the first.
+
+    Raises:
+        UsageError: For the first path that does not exist or is not a file.
+    """
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"{path}: input file not found")
+        if not path.is_file():
+            raise UsageError(f"{path}: expected an input file, got a directory")
+
+
+def read_chunks(path: Path, options: ReadOptions) -> Iterator[Chunk]:
+    """The chunks of one input file, lazily (see the module docstring).
+
+    A file without tokens is logged (``PATH: no tokens, nothing to tag``); read as one
+    document (``documents="file"``, or a CoNLL file) it still gives one empty chunk, which
+    CoNLL output writes as an empty document.
+
+    Raises:
+        UsageError: The file does not exist or is not a file.
+        CorpusFormatError: The file is not UTF-8, or not a valid CoNLL file when read as one.
+    """
+    check_inputs([path])
+    text = read_text(path)
+    kind = options.input_format
+    if kind == "auto":
+        kind = "conll" if looks_like_conll(text) else "text"
+    chunks = (_conll_chunks(path, options.max_tokens) if kind == "conll"
+              else _text_chunks(text, path, options))
+    tokens = 0
+    for chunk in chunks:
+        tokens += chunk.num_tokens
+        yield chunk
+    if tokens == 0:
+        log.warning("%s: no tokens, nothing to tag", path)
+
+
+def _document_spans(text: str, documents: str) -> Iterator[Span]:
+    """The documents of a raw text as spans: the whole text, its paragraphs or its lines."""
+    if documents == "file":
+        yield 0, len(text)
+    elif documents == "paragraphs":
+        yield from paragraph_spans(text)
+    else:
+        for line in _LINE_RE.finditer(text):
+            if not line.group().isspace():
+                yield line.span()
+
+
+def _sentence_spans(text: str, start: int, end: int, tokenized: bool) -> Iterator[list[Span]]:
+    """The token spans of each sentence of ``text[start:end]`` with a token."""
+    if not tokenized:
+        yield from text_to_sentence_spans(text, start, end)
+        return
+    for line in _LINE_RE.finditer(text, start, end):
+        if words := [w.span() for w in _WORD_RE.finditer(text, *line.span())]:
+            yield words
+
+
+def _pieces(sentences: Iterable[tuple[Sequence[str], Sequence[Span] | None]],
+            max_tokens: int) -> Iterator[Piece]:
+    """Number the sentences and cut those longer than ``max_tokens`` into pieces."""
+    for index, (tokens, spans) in enumerate(sentences):
+        for first in range(0, len(tokens), max_tokens):
+            stop = first + max_tokens
+            yield Piece(index, first, tuple(tokens[first:stop]),
+                        None if spans is None else tuple(spans[first:stop]),
+                        last=stop >= len(tokens))
+
+
+def pack_pieces(pieces: Iterable[Piece], max_tokens: int) -> Iterator[list[Piece]]:
+    """Pack the pieces of one document greedily, in order, into chunks of at most
+    ``max_tokens`` tokens: a chunk ends before the piece that would take it past the limit
+    (the rule of :func:`docgraph.graph.split_long_documents`)."""
+    chunk: list[Piece] = []
+    used = 0
+    for piece in pieces:
+        if chunk and used + len(piece) > max_tokens:
+            yield chunk
+            chunk, used = [], 0
+        chunk.append(piece)
+        used += len(piece)
+    if chunk:
+        yield chunk
+
+
+def _document_chunks(doc: str, pieces: Iterable[Piece], text: str | None, path: Path,
+                     max_tokens: int, done: float | None = None) -> Iterator[Chunk]:
+    """The chunks of one document; an empty document gives one empty chunk."""
+    first = True
+    for packed in pack_pieces(pieces, max_tokens):
+        progress = done
+        if progress is None:  # raw text: how far into the text the chunk ends
+            progress = packed[-1].spans[-1][1] / max(1, len(text))  # type: ignore[index,arg-type]
+        yield Chunk(doc, tuple(packed), text, first, path, progress)
+        first = False
+    if first:
+        yield Chunk(doc, (), text, True, path, 1.0 if done is None else done)
+
+
+def _text_chunks(text: str, path: Path, options: ReadOptions) -> Iterator[Chunk]:
+    """The chunks of a raw-text file."""
+    for n, (start, end) in enumerate(_document_spans(text, options.documents)):
+        doc = path.stem if options.documents == "file" else f"{path.stem}-{n}"
+        sentences = (([text[s:e] for s, e in spans], spans)
+                     for spans in _sentence_spans(text, start, end, options.tokenized))
+        yield from _document_chunks(doc, _pieces(sentences, options.max_tokens), text, path,
+                                    options.max_tokens)
+
+
+def _conll_chunks(path: Path, max_tokens: int) -> Iterator[Chunk]:
+    """The chunks of a CoNLL file (its ``-DOCSTART-`` documents, gold tags ignored)."""
+    documents = read_conll(path)
+    for n, document in enumerate(documents):
+        sentences = ((s.tokens, None) for s in document.sentences if len(s))
+        yield from _document_chunks(document.doc_id, _pieces(sentences, max_tokens), None,
+                                    path, max_tokens, done=(n + 1) / len(documents))
+
+
+# ------------------------------------------------------------------------------- output
+def _offsets(piece: Piece, start: int, end: int) -> tuple[int | None, int | None]:
+    """Character offsets of the piece's tokens ``start`` to ``end`` (exclusive)."""
+    if piece.spans is None:
+        return None, None
+    return piece.spans[start][0], piece.spans[end - 1][1]
+
+
+def entity_records(chunk: Chunk, tags: Sequence[Sequence[str]]) -> Iterator[dict]:
+    """One record per predicted entity: ``doc``, ``sentence``, token ``start`` and ``end``
+    (exclusive) in the sentence, ``type``, ``text`` (the original text, or the tokens joined
+    by spaces for CoNLL input), ``start_char`` and ``end_char``."""
+    for piece, piece_tags in zip(chunk.pieces, tags):
+        for etype, start, end in tag_spans(piece_tags):
+            start_char, end_char = _offsets(piece, start, end)
+            text = (" ".join(piece.tokens[start:end]) if start_char is None
+                    else chunk.text[start_char:end_char])  # type: ignore[index]
+            yield {"doc": chunk.doc, "sentence": piece.sentence, "start": piece.first + start,
+                   "end": piece.first + end, "type": etype, "text": text,
+                   "start_char": start_char, "end_char": end_char}
+
+
+def token_records(chunk: Chunk, tags: Sequence[Sequence[str]]) -> Iterator[dict]:
+    """One record per token: ``doc``, ``sentence``, ``token`` (its index in the sentence),
+    ``text``, ``start_char``, ``end_char`` and its IOB2 ``tag``."""
+    for piece, piece_tags in zip(chunk.pieces, tags):
+        for i, (token, tag) in enumerate(zip(piece.tokens, piece_tags)):
+            start_char, end_char = _offsets(piece, i, i + 1)
+            yield {"doc": chunk.doc, "sentence": piece.sentence, "token": piece.first + i,
+                   "text": token, "start_char": start_char, "end_char": end_char, "tag": tag}
+
+
+def conll_lines(chunk: Chunk, tags: Sequence[Sequence[str]]) -> Iterator[str]:
+    """CoNLL lines (``word tag``): ``-DOCSTART- O`` before a document's first chunk, a blank
+    line after each sentence."""
+    if chunk.first:
+        yield "-DOCSTART- O"
+        yield ""
+    for piece, piece_tags in zip(chunk.pieces, tags):
+        yield from (f"{w} {t}" for w, t in zip(piece.tokens, piece_tags))
+        if piece.last:
+            yield ""
+
+
+def format_chunk(output_format: str, chunk: Chunk, tags: Sequence[Sequence[str]]) -> str:
+    """The text written for a tagged chunk (``tags``: one list per piece), every line ending
+    in ``\\n``; ``output_format`` is one of :data:`FORMATS`."""
+    if output_format == "conll":
+        lines: Iterable[str] = conll_lines(chunk, tags)
+    elif output_format == "jsonl":
+        lines = (json.dumps(r) for r in entity_records(chunk, tags))
+    elif output_format == "jsonl-tokens":
+        lines = (json.dumps(r) for r in token_records(chunk, tags))
+    else:
+        raise ValueError(f"output_format must be one of {', '.join(FORMATS)}, got "
+                         f"{output_format!r}")
+    return "".join(f"{line}\n" for line in lines)
+
+
+class ProgressReport:
+    """Progress of ``predict.py`` over its input files: a tqdm bar (bytes, tokens/s, ETA) when
+    stderr is a terminal, else a line on stderr every ``interval`` seconds; nothing when
+    disabled.
+
+    Args:
+        paths: The input files (their sizes are the total).
+        enabled: Show anything at all.
+        tty: Draw a bar (default: whether stderr is a terminal).
+        interval: Seconds between two lines when not drawing a bar.
+        stream: Where lines go (default: stderr).
+    """
+
+    def __init__(self, paths: Sequence[Path], enabled: bool = True, tty: bool | None = None,
+                 interval: float = 30.0, stream: TextIO | None = None) -> None:
+        self.sizes = {p: p.stat().st_size if p.is_file() else 0 for p in paths}
+        self.total = sum(self.sizes.values())
+        self.enabled = enabled
+        self.interval = interval
+        self.stream = stream
+        self.tokens = 0
+        self.done = 0.0
+        self._finished = 0  # bytes of the files already read to their end
+        self._current: Path | None = None
+        self._start = self._last = time.monotonic()
+        self._bar = None
+        tty = (sys.stderr.isatty() and os.environ.get("TERM") != "dumb") if tty is None else tty
+        if enabled and tty:
+            self._bar = tqdm(total=self.total, unit="B", unit_scale=True, desc="predict",
+                             leave=False, dynamic_ncols=True)
+
+    def update(self, chunk: Chunk) -> None:
+        """Count a tagged chunk."""
+        if chunk.path != self._current:
+            if self._current is not None:
+                self._finished += self.sizes.get(self._current, 0)
+            self._current = chunk.path
+        self.tokens += chunk.num_tokens
+        done = self._finished + chunk.done * self.sizes.get(chunk.path, 0)
+        rate = self.tokens / max(1e-9, time.monotonic() - self._start)
+        if self._bar is not None:
+            self._bar.update(done - self.done)
+            self._bar.set_postfix_str(f"{self.tokens:,} tokens, {rate:,.0f} tok/s",
+                                      refresh=False)
+        elif self.enabled and time.monotonic() - self._last >= self.interval:
+            self._last = time.monotonic()
+            share = done / self.total if self.total else 1.0
+            print(f"predict: {done / 1e6:.1f} of {self.total / 1e6:.1f} MB ({share:.0%}), "
+                  f"{self.tokens:,} tokens, {rate:,.0f} tokens/s",
+                  file=self.stream or sys.stderr, flush=True)
+        self.done = done
+
+    def close(self) -> None:
+        """Remove the bar."""
+        if self._bar is not None:
+            self._bar.close()
