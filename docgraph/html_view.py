@@ -327,19 +327,40 @@ def _marks_legend(graphs: Sequence[nx.DiGraph], has_graph: bool) -> str:
     return f'<span class="marks">{"".join(items)}</span>' if items else ""
 
 
-def to_html(graphs: Sequence[nx.DiGraph], title: str = "docgraph",
-            threshold: float | None = None, has_graph: bool = True) -> str:
+def _as_graph(item: Any) -> nx.DiGraph:
+    """An annotated graph, or the graph of a spaCy Doc tagged by the ``docgraph_ner``
+    component (its ``doc._.docgraph_graph()``, :mod:`docgraph.spacy_component`)."""
+    if isinstance(item, nx.DiGraph):
+        return item
+    method = getattr(getattr(item, "_", None), "docgraph_graph", None)
+    if method is None:
+        raise TypeError("to_html takes annotated graphs or spaCy Docs tagged by the "
+                        f"docgraph_ner component, got {type(item).__name__}")
+    return method()
+
+
+def to_html(graphs: Sequence[Any], title: str = "docgraph",
+            threshold: float | None = None, has_graph: bool | None = None) -> str:
     """The self-contained page of annotated documents (see the module docstring).
 
     Args:
-        graphs: Annotated graphs (:func:`docgraph.viz.inspect_documents`), one per document.
+        graphs: Annotated graphs (:func:`docgraph.viz.inspect_documents`), one per document,
+            or spaCy Docs tagged by the ``docgraph_ner`` component.
         title: Page title.
-        threshold: The model's uncertainty threshold, shown beside each token's uncertainty.
-        has_graph: Whether the model has a document graph (a BiLSTM-CRF has none).
+        threshold: The model's uncertainty threshold, shown beside each token's uncertainty
+            (default: the ``threshold`` graph attribute, which tagged Docs carry).
+        has_graph: Whether the model has a document graph (a BiLSTM-CRF has none; default:
+            unless every graph's ``has_graph`` attribute says not).
 
     Returns:
         The HTML text.
     """
+    graphs = [_as_graph(item) for item in graphs]
+    if threshold is None:
+        threshold = next((G.graph["threshold"] for G in graphs
+                          if G.graph.get("threshold") is not None), None)
+    if has_graph is None:
+        has_graph = not graphs or any(G.graph.get("has_graph", True) for G in graphs)
     classes: dict[str, int] = {}
     sections = [_render_document(k, G, classes, has_graph) for k, G in enumerate(graphs)]
     legend = "".join(f'<span class="t{classes[t]}">{html.escape(t)}</span>'

@@ -69,6 +69,21 @@ def test_readme_graph_layer_example_runs_with_the_shapes_it_states():
     assert x.size(1) == 64
 
 
+def test_readme_spacy_example_tags_with_the_sample_model(model_dir, tmp_path, monkeypatch,
+                                                        capsys):
+    import pytest
+
+    pytest.importorskip("spacy", reason="spaCy is not installed (the spacy extra)")
+    blocks = [b for b in _python_blocks() if "docgraph_ner" in b]
+    assert len(blocks) == 1, "README has no (or several) spaCy examples"
+    assert '"model": "runs/sample"' in blocks[0]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "sample").symlink_to(model_dir, target_is_directory=True)
+    exec(compile(blocks[0], "README.md", "exec"), {})
+    assert capsys.readouterr().out.startswith("(")  # the tuple of doc.ents
+
+
 def test_every_python_block_of_the_readme_is_run_by_a_test():
-    # the API example and the graph layer: a new block needs a test here
-    assert len(_python_blocks()) == 2
+    # the API example, the graph layer and spaCy: a new block needs a test here
+    assert len(_python_blocks()) == 3

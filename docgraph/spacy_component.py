@@ -1,0 +1,661 @@
+"""docgraph's models in a spaCy pipeline: the ``docgraph_ner`` component (``pip install
+docgraph[spacy]``, spaCy 3.8).
+
+Example::
+
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("docgraph_ner", config={"model": "runs/sample"})
+    doc = nlp("Kestrel beat Harwick 2-0 on Sunday. Kestrel top the table.")
+    print([(ent.text, ent.label_) for ent in doc.ents])
+
+What the component reads: the Doc's tokens as the pipeline made them (whitespace tokens are
+skipped: the model never saw one) and its sentence boundaries (a sentencizer, parser or
+senter). A Doc without boundaries is split with docgraph's own rules
+(:func:`docgraph.tokenize.sentence_spans` on ``doc.text``, each token in the sentence its first
+character falls in); the component logs that once and records it on every Doc as
+``doc._.docgraph_sentence_source`` (``"doc"`` or ``"docgraph"``).
+
+How it tags, as ``scripts/predict.py`` does (:mod:`docgraph.tag_stream`): a Doc longer than
+``max_doc_tokens`` is tagged in chunks of whole sentences packed greedily in order
+(:func:`docgraph.graph.split_long_documents`; a longer sentence in pieces of ``max_doc_tokens``
+tokens), each chunk a document of its own for the model; the chunks of many Docs
+(``nlp.pipe``) are batched by the tagging token budget
+(:func:`docgraph.tag_stream.batch_tokens`) on the model's device, a group of about
+:data:`~docgraph.tag_stream.GROUP_TOKENS` tokens at a time; ``mc_seed`` is the tagging seed of
+the Monte-Carlo masks. A Doc's tags depend on its tokens, sentences and the seed only: the
+same alone, in any batch or in spaCy's processes (``nlp.pipe(n_process=N)``).
+
+What it writes (``doc._.docgraph`` holds plain lists, so Docs keep it through
+``DocBin(store_user_data=True)``; the other attributes read it):
+
+* ``doc.ents``: the entities of the model's IOB2 tags, read per sentence by
+  :func:`docgraph.data.tags.spans` (the rules of ``predict.py``), with the model's labels;
+  existing entities stay and ours fill the free tokens, or with ``overwrite_ents=True`` ours
+  replace them all;
+* ``token._.docgraph_tag`` (IOB2), ``token._.docgraph_uncertainty`` (the Monte-Carlo
+  uncertainty :math:`u_i`) and ``token._.docgraph_pruned`` (in *Drop*: it sends no message);
+  ``None`` where the model has no such thing (no pruning, no graph) or for whitespace tokens;
+* ``doc._.docgraph_edges``: the document graph, ``(source, target, weight)`` per edge in
+  ``doc`` token indices (``source``'s state is a message to ``target``; ``weight`` the learnt
+  same-type score :math:`r_{ij}`, ``None`` for a model without edge weights), sorted by
+  target; ``None`` for a model without a graph (a BiLSTM-CRF);
+* ``token._.docgraph_neighbours``: the ``(token, weight)`` pairs sending messages to a token;
+* ``doc._.docgraph_graph()``: the annotated :class:`networkx.DiGraph` of
+  :func:`docgraph.viz.to_networkx`, so :func:`docgraph.html_view.to_html` takes such Docs.
+
+Importing this module is cheap (spaCy imports every ``spacy_factories`` entry point on
+creating any pipeline): torch and the model code load when a component is created.
+"""
+
+import bisect
+import contextlib
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.scorer import get_ner_prf
+from spacy.tokens import Doc, Span, Token
+from spacy.training import Example
+from spacy.util import minibatch
+
+from docgraph.arguments import DEFAULT_MAX_DOC_TOKENS
+from docgraph.atomic import atomic_write_json
+from docgraph.data.tags import entity_type, spans
+from docgraph.tokenize import sentence_spans
+
+__all__ = ["FACTORY", "DocgraphNER", "DocgraphSpacyError", "make_docgraph_ner",
+           "register_extensions"]
+
+log = logging.getLogger(__name__)
+
+FACTORY = "docgraph_ner"
+"""The component's factory name: ``nlp.add_pipe("docgraph_ner", config=...)``."""
+
+MODEL_FILES = ("config.json", "vocab.json", "model.pt")
+"""What a model directory written by ``scripts/train.py`` holds, at least."""
+
+_STATE_FILE = "docgraph_ner.json"
+_NER_FACTORIES = ("ner", "beam_ner")
+
+
+class DocgraphSpacyError(ValueError):
+    """A ``docgraph_ner`` component that cannot be made or loaded as asked."""
+
+
+# ----------------------------------------------------------------------- extension attributes
+def _annotation(doc: Doc) -> dict[str, Any] | None:
+    return doc._.docgraph
+
+
+def _token_value(key: str) -> Any:
+    def get(token: Token) -> Any:
+        data = _annotation(token.doc)
+        values = None if data is None else data[key]
+        return None if values is None else values[token.i]
+    return get
+
+
+def _doc_edges(doc: Doc) -> list[tuple[int, int, float | None]] | None:
+    data = _annotation(doc)
+    if data is None or data["edges"] is None:
+        return None
+    return [(int(j), int(i), w) for j, i, w in data["edges"]]
+
+
+def _neighbours(token: Token) -> list[tuple[Token, float | None]] | None:
+    data = _annotation(token.doc)
+    if data is None or data["edges"] is None:
+        return None
+    edges = data["edges"]
+    first = bisect.bisect_left(edges, token.i, key=lambda e: e[1])
+    found = []
+    for j, i, weight in edges[first:]:
+        if i != token.i:
+            break
+        found.append((token.doc[int(j)], weight))
+    return found
+
+
+def _sentence_source(doc: Doc) -> str | None:
+    data = _annotation(doc)
+    return None if data is None else data["sentence_source"]
+
+
+def register_extensions() -> None:
+    """Register the component's extension attributes (see the module docstring); idempotent,
+    done on import."""
+    doc_attributes = {"docgraph": {"default": None},
+                      "docgraph_edges": {"getter": _doc_edges},
+                      "docgraph_sentence_source": {"getter": _sentence_source},
+                      "docgraph_graph": {"method": doc_graph}}
+    token_attributes = {"docgraph_tag": {"getter": _token_value("tags")},
+                        "docgraph_uncertainty": {"getter": _token_value("uncertainty")},
+                        "docgraph_pruned": {"getter": _token_value("pruned")},
+                        "docgraph_neighbours": {"getter": _neighbours}}
+    for cls, attributes in ((Doc, doc_attributes), (Token, token_attributes)):
+        for name, kwargs in attributes.items():
+            if not cls.has_extension(name):
+                cls.set_extension(name, **kwargs)
+
+
+def doc_graph(doc: Doc) -> nx.DiGraph:
+    """The Doc as :func:`docgraph.viz.to_networkx` annotates a document: one node per token the
+    model read (numbered from 0, whitespace tokens left out), with ``word``, ``sentence``,
+    ``position``, ``pred_tag``/``pred_type`` and, where the model has them, ``uncertainty``
+    and ``pruned``; one edge per graph edge with ``r_ij`` and ``pruned``. Graph attributes
+    ``threshold`` and ``has_graph`` tell :func:`docgraph.html_view.to_html` about the model.
+
+    Raises:
+        DocgraphSpacyError: The Doc was not tagged by a ``docgraph_ner`` component.
+    """
+    data = _annotation(doc)
+    if data is None:
+        raise DocgraphSpacyError("this Doc was not tagged by a docgraph_ner component "
+                                 "(doc._.docgraph is None): nothing to draw")
+    node_of: dict[int, int] = {}
+    G = nx.DiGraph(doc_id=None, num_sentences=len(data["sentences"]),
+                   threshold=data["threshold"], has_graph=data["edges"] is not None)
+    for s, (start, end) in enumerate(data["sentences"]):
+        position = 0
+        for i in range(start, end):
+            if doc[i].is_space:
+                continue
+            tag = data["tags"][i]
+            attrs: dict[str, Any] = {"word": doc[i].text, "sentence": s, "position": position,
+                                     "pred_tag": tag, "pred_type": entity_type(tag)}
+            if data["uncertainty"] is not None:
+                attrs["uncertainty"] = data["uncertainty"][i]
+            if data["pruned"] is not None:
+                attrs["pruned"] = data["pruned"][i]
+            node_of[i] = len(node_of)
+            G.add_node(node_of[i], **attrs)
+            position += 1
+    for j, i, weight in data["edges"] or ():
+        attrs = {} if weight is None else {"r_ij": weight}
+        if data["pruned"] is not None:
+            attrs["pruned"] = bool(data["pruned"][j])
+        G.add_edge(node_of[j], node_of[i], **attrs)
+    return G
+
+
+register_extensions()
+
+
+# ----------------------------------------------------------------------------- reading a Doc
+@dataclass(frozen=True)
+class DocLayout:
+    """What the model reads of one Doc.
+
+    Args:
+        source: Where the sentence boundaries came from: ``"doc"`` or ``"docgraph"``.
+        sentences: ``doc`` indices of the non-whitespace tokens of each sentence.
+        chunks: The documents the model tags: chunks of pieces (sentences, or parts of a long
+            one) of token indices.
+    """
+
+    source: str
+    sentences: list[list[int]]
+    chunks: list[list[list[int]]]
+
+    @property
+    def num_tokens(self) -> int:
+        """Tokens the model reads."""
+        return sum(len(s) for s in self.sentences)
+
+
+def doc_sentences(doc: Doc) -> tuple[str, list[list[int]]]:
+    """The Doc's sentences as lists of its non-whitespace token indices, and their source:
+    the Doc's own boundaries (``"doc"``) or, without any, docgraph's rules (``"docgraph"``)."""
+    if doc.has_annotation("SENT_START"):
+        source = "doc"
+        groups = [[t.i for t in sent if not t.is_space] for sent in doc.sents]
+    else:
+        source = "docgraph"
+        starts = [start for start, _ in sentence_spans(doc.text)]
+        groups = [[] for _ in starts]
+        for token in doc:
+            if not token.is_space:
+                groups[max(0, bisect.bisect_right(starts, token.idx) - 1)].append(token.i)
+    return source, [g for g in groups if g]
+
+
+def chunk_sentences(sentences: Sequence[list[int]], max_tokens: int | None
+                    ) -> list[list[list[int]]]:
+    """Pieces of at most ``max_tokens`` tokens (a longer sentence cut in order), packed
+    greedily into chunks of at most ``max_tokens`` tokens (the rule of
+    :func:`docgraph.graph.split_long_documents`); ``None`` or ``0``: one chunk of whole
+    sentences."""
+    if not max_tokens:
+        return [list(sentences)] if sentences else []
+    pieces = [s[k:k + max_tokens] for s in sentences for k in range(0, len(s), max_tokens)]
+    chunks: list[list[list[int]]] = []
+    used = 0
+    for piece in pieces:
+        if not chunks or used + len(piece) > max_tokens:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(piece)
+        used += len(piece)
+    return chunks
+
+
+def doc_layout(doc: Doc, max_tokens: int | None) -> DocLayout:
+    """:func:`doc_sentences` and :func:`chunk_sentences` of one Doc."""
+    source, sentences = doc_sentences(doc)
+    return DocLayout(source, sentences, chunk_sentences(sentences, max_tokens))
+
+
+# ----------------------------------------------------------------------------- the component
+@dataclass
+class ChunkResult:
+    """The model's output for one chunk, in chunk order (tokens numbered from 0)."""
+
+    tags: list[list[str]]
+    uncertainty: list[float] | None
+    pruned: list[bool] | None
+    edges: list[tuple[int, int, float | None]] | None
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_model_dir(model: str | Path) -> Path:
+    """The resolved path of a docgraph model directory.
+
+    Raises:
+        DocgraphSpacyError: ``model`` does not exist, is not a directory, or lacks a file of
+            :data:`MODEL_FILES`.
+    """
+    path = Path(model).expanduser()
+    resolved = path.resolve()
+    if not path.exists():
+        raise DocgraphSpacyError(
+            f"docgraph_ner: model directory {str(model)!r} not found (looked for {resolved}; "
+            f"a relative path is read from the working directory {Path.cwd()}). Pass the "
+            "directory scripts/train.py wrote; a saved pipeline moved elsewhere loads with "
+            "spacy.load(path, config={'components': {'docgraph_ner': {'model': "
+            "'/absolute/path'}}})")
+    if not path.is_dir():
+        raise DocgraphSpacyError(f"docgraph_ner: model {str(model)!r} is a file, expected "
+                                 "the model directory written by scripts/train.py")
+    missing = [name for name in MODEL_FILES if not (path / name).is_file()]
+    if missing:
+        raise DocgraphSpacyError(
+            f"docgraph_ner: {resolved} is not a docgraph model directory: no "
+            f"{', '.join(missing)} (scripts/train.py writes {', '.join(MODEL_FILES)})")
+    return resolved
+
+
+def label_clash(ours: Iterable[str], theirs: Iterable[str]) -> list[str]:
+    """The labels that make two entity label sets clash: sets that share some labels but
+    neither holds the other (CoNLL's PER/LOC/ORG/MISC against OntoNotes' 18 types: ORG and LOC
+    in both, but LOC does not mean the same). Disjoint sets (other kinds of entities) and
+    nested ones do not clash. ``[]`` when they do not."""
+    a, b = set(ours), set(theirs)
+    if not a & b or a <= b or b <= a:
+        return []
+    return sorted(a ^ b)
+
+
+@contextlib.contextmanager
+def _tagging_seed(seed: int, device: Any) -> Iterator[None]:
+    """Torch's random streams seeded as :func:`docgraph.inference.predict_graphs` seeds them,
+    and restored afterwards."""
+    import torch
+
+    cuda = device.type == "cuda"
+    index = (device.index if device.index is not None else torch.cuda.current_device()
+             ) if cuda else None
+    with torch.random.fork_rng(devices=[index] if cuda else []):
+        torch.default_generator.manual_seed(seed)
+        if cuda:
+            with torch.cuda.device(index):
+                torch.cuda.manual_seed(seed)
+        yield
+
+
+class DocgraphNER(Pipe):
+    """A docgraph model as a spaCy pipeline component (see the module docstring).
+
+    Serialisation (``nlp.to_disk``/``spacy.load``, ``to_bytes``) stores the path of the model
+    directory and a SHA-256 of its weights, not the model itself: the model directory
+    (weights, vocabularies, configuration and, for a model with language-model features, the
+    record of a separate language-model directory) is the unit docgraph loads and checks, and
+    it is tens of MB that every saved pipeline would copy; a pipeline holding a copy would also
+    keep tagging with an old model after the directory was retrained. Loading a pipeline
+    whose model directory's weights changed since it was saved logs a warning.
+
+    Args:
+        nlp: The pipeline (its NER components are checked for labels that clash with ours).
+        name: The component's name.
+        model: The model directory written by ``scripts/train.py``.
+        overwrite_ents: Replace the Doc's existing entities with ours; ``False``: keep them
+            and add ours where they overlap none.
+        batch_tokens: Token budget of a batch (default: ``predict.py``'s,
+            :func:`docgraph.tag_stream.batch_tokens`).
+        mc_seed: Tagging seed of the Monte-Carlo masks (``predict.py --mc-seed``).
+        device: ``"auto"`` (a GPU when there is one), ``"cpu"`` or ``"cuda"``.
+        threshold: Prune the graph at this uncertainty threshold instead of the trained one.
+        max_doc_tokens: Tag Docs in chunks of at most this many tokens (default: the model's
+            ``max_doc_tokens``, else ``predict.py``'s
+            :data:`~docgraph.arguments.DEFAULT_MAX_DOC_TOKENS`); ``0``: whole Docs.
+
+    Raises:
+        DocgraphSpacyError: The model directory is missing or not ours, an argument is out of
+            range, or our labels clash with those of an NER component of ``nlp`` while
+            ``overwrite_ents`` is off.
+    """
+
+    def __init__(self, nlp: Language, name: str = FACTORY, *, model: str | Path,
+                 overwrite_ents: bool = False, batch_tokens: int | None = None,
+                 mc_seed: int = 0, device: str = "auto", threshold: float | None = None,
+                 max_doc_tokens: int | None = None) -> None:
+        for key, value, least in (("batch_tokens", batch_tokens, 1), ("mc_seed", mc_seed, 0),
+                                  ("max_doc_tokens", max_doc_tokens, 0)):
+            if value is not None and value < least:
+                raise DocgraphSpacyError(f"docgraph_ner: {key} must be >= {least}, got {value}")
+        self.name = name
+        self.model_path = check_model_dir(model)
+        from docgraph.checkpoint import CheckpointError
+        from docgraph.machine import resolve_device
+        from docgraph.tag_stream import ONEDNN_CACHE
+        from docgraph.tag_stream import batch_tokens as tagging_batch_tokens
+        from docgraph.tagger import Tagger
+
+        # read by oneDNN when it first runs: bounded memory over many Docs, as predict.py
+        os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", ONEDNN_CACHE)
+
+        try:
+            self.tagger: Tagger = Tagger.load(self.model_path, resolve_device(device),
+                                              threshold=threshold)
+        except (CheckpointError, ValueError) as err:
+            raise DocgraphSpacyError(f"docgraph_ner: cannot load {self.model_path}: {err}"
+                                     ) from err
+        config = self.tagger.config
+        self.overwrite_ents = bool(overwrite_ents)
+        self.batch_tokens = batch_tokens or tagging_batch_tokens(config)
+        self.mc_seed = int(mc_seed)
+        self.max_doc_tokens = ((config.graph.max_doc_tokens or DEFAULT_MAX_DOC_TOKENS)
+                               if max_doc_tokens is None else max_doc_tokens)
+        # chunks come cut to size: prepare_split must not cut them again
+        self._config = replace(config, graph=replace(config.graph, max_doc_tokens=None))
+        self._said_sentences = self._said_empty = False
+        self._pid = os.getpid()
+        self.check_labels(nlp)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The entity types the model predicts."""
+        return tuple(self.tagger.entity_types)
+
+    def check_labels(self, nlp: Language) -> None:
+        """Raise :class:`DocgraphSpacyError` when an NER component of ``nlp`` has labels that
+        clash with ours (:func:`label_clash`) and ``overwrite_ents`` is off."""
+        if self.overwrite_ents:
+            return
+        for name in nlp.pipe_names:
+            if name == self.name or nlp.get_pipe_meta(name).factory not in _NER_FACTORIES:
+                continue
+            theirs = tuple(getattr(nlp.get_pipe(name), "labels", ()))
+            clash = label_clash(self.labels, theirs)
+            if clash:
+                raise DocgraphSpacyError(
+                    f"docgraph_ner: the labels of {self.model_path} ({', '.join(self.labels)}) "
+                    f"clash with those of the pipeline's {name!r} component "
+                    f"({', '.join(theirs)}): {', '.join(clash)} are in one set only, so Docs "
+                    "would mix two label schemes. Add the component with config="
+                    "{'overwrite_ents': True} to keep ours only, or remove or disable "
+                    f"{name!r}")
+
+    def initialize(self, get_examples: Any = None, *, nlp: Language | None = None) -> None:
+        """``nlp.initialize()``: nothing to train; the labels are checked against the
+        pipeline's NER components again."""
+        if nlp is not None:
+            self.check_labels(nlp)
+
+    # ---------------------------------------------------------------------------- tagging
+    def __call__(self, doc: Doc) -> Doc:
+        """Tag one Doc (see the module docstring)."""
+        self.annotate([doc])
+        return doc
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        """Tag Docs ``batch_size`` at a time, their chunks batched by the token budget."""
+        error_handler = self.get_error_handler()
+        for docs in minibatch(stream, size=batch_size):
+            try:
+                self.annotate(docs)
+                yield from docs
+            except Exception as err:
+                error_handler(self.name, self, docs, err)
+
+    def annotate(self, docs: Sequence[Doc]) -> None:
+        """Tag ``docs`` in place, a group of about :data:`~docgraph.tag_stream.GROUP_TOKENS`
+        tokens at a time."""
+        from docgraph.tag_stream import GROUP_TOKENS
+
+        if os.getpid() != self._pid:
+            self._forked()
+        layouts = [doc_layout(doc, self.max_doc_tokens) for doc in docs]
+        self._say(layouts)
+        group: list[int] = []
+        tokens = 0
+        for k, layout in enumerate(layouts):
+            group.append(k)
+            tokens += layout.num_tokens
+            if tokens >= GROUP_TOKENS or k == len(layouts) - 1:
+                results = iter(self.tag_chunks(
+                    [[[docs[d][i].text for i in piece] for piece in chunk]
+                     for d in group for chunk in layouts[d].chunks]))
+                for d in group:
+                    chunk_results = [next(results) for _ in layouts[d].chunks]
+                    self._set_annotations(docs[d], layouts[d], chunk_results)
+                group, tokens = [], 0
+
+    def _forked(self) -> None:
+        """First use in a process forked by ``nlp.pipe(n_process=N)``: one intra-op thread
+        (the OpenMP pool of the parent hangs a forked child that uses it), no CUDA (it cannot
+        start again in a forked process)."""
+        import torch
+
+        if self.tagger.device.type == "cuda":
+            raise DocgraphSpacyError(
+                f"{self.name}: nlp.pipe(n_process > 1) forks processes, where CUDA cannot run: "
+                "tag on the GPU with n_process=1 (batches of many Docs use it well)")
+        torch.set_num_threads(1)
+        self._pid = os.getpid()
+
+    def _say(self, layouts: Sequence[DocLayout]) -> None:
+        """Log, once per component, that Docs had no sentence boundaries or no tokens."""
+        if not self._said_sentences and any(
+                lay.source == "docgraph" and lay.num_tokens for lay in layouts):
+            self._said_sentences = True
+            log.warning("%s: a Doc has no sentence boundaries: splitting its sentences with "
+                        "docgraph's rules (doc._.docgraph_sentence_source == 'docgraph'); add "
+                        "a 'sentencizer' or a parser before this component to set them",
+                        self.name)
+        if not self._said_empty and any(not lay.num_tokens for lay in layouts):
+            self._said_empty = True
+            log.warning("%s: a Doc has no tokens (empty or only whitespace): it gets no "
+                        "entities", self.name)
+
+    def tag_chunks(self, chunks: Sequence[Sequence[Sequence[str]]]) -> list[ChunkResult]:
+        """Tag chunks of pieces of words, each a document of its own for the model, batched
+        by the token budget (one forward pass a batch: the tags of
+        :meth:`~docgraph.model.GCDoc.predict`, with the uncertainty, pruning and edge weights
+        of the same pass)."""
+        from docgraph.batching import iterate_batches
+        from docgraph.data.document import make_document
+        from docgraph.data.tags import bioes_to_iob2
+        from docgraph.graph import TokenBudgetBatchSampler
+        from docgraph.splits import prepare_split
+
+        if not chunks:
+            return []
+        tagger = self.tagger
+        model, device = tagger.model, tagger.device
+        documents = [make_document(str(k), [(piece, ["O"] * len(piece)) for piece in chunk])
+                     for k, chunk in enumerate(chunks)]
+        graphs = prepare_split(documents, tagger.vocabs, self._config,
+                               lm_encoder=tagger.lm_encoder).graphs
+        labels = tagger.vocabs.labels.lookup(list(range(len(tagger.vocabs.labels))))
+        sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs],
+                                          self.batch_tokens, shuffle=False)
+        has_graph = model.document_graph is not None
+        results: list[ChunkResult | None] = [None] * len(graphs)
+        with _tagging_seed(self.mc_seed, device):
+            for indices, batch in iterate_batches(graphs, sampler, device, model):
+                out = model.inspect(batch, mc_seed=self.mc_seed)
+                pred = model.crf.decode(out.emissions, batch.sent_len,
+                                        batch.plan.sentences).tolist()
+                uncertainty = None if out.uncertainty is None else out.uncertainty.tolist()
+                drop = None if out.drop is None else out.drop.tolist()
+                weight = None if out.edge_weight is None else out.edge_weight.tolist()
+                node = edge = 0
+                for i in indices:
+                    graph = graphs[i]
+                    n, m = int(graph.num_nodes), int(graph.edge_index.size(1))
+                    tags, offset = [], node
+                    for length in graph.sent_len.tolist():
+                        tags.append(bioes_to_iob2([labels[t]
+                                                   for t in pred[offset:offset + length]]))
+                        offset += length
+                    edges = None
+                    if has_graph:
+                        ws = [None] * m if weight is None else weight[edge:edge + m]
+                        edges = [(j, t, w) for (j, t), w in
+                                 zip(graph.edge_index.t().tolist(), ws)]
+                    results[i] = ChunkResult(
+                        tags, None if uncertainty is None else uncertainty[node:node + n],
+                        None if drop is None else [bool(x) for x in drop[node:node + n]],
+                        edges)
+                    node += n
+                    edge += m
+        return results  # type: ignore[return-value]
+
+    def _set_annotations(self, doc: Doc, layout: DocLayout,
+                         results: Sequence[ChunkResult]) -> None:
+        """Write one Doc's entities and ``doc._.docgraph`` from its chunks' results."""
+        n = len(doc)
+        has_graph = self.tagger.model.document_graph is not None
+        prunes = any(r.uncertainty is not None for r in results)
+        tags = ["O"] * n
+        uncertainty: list[float | None] | None = [None] * n if prunes else None
+        pruned: list[bool | None] | None = [None] * n if prunes else None
+        edges: list[tuple[int, int, float | None]] | None = [] if has_graph else None
+        entities: list[tuple[str, int, int]] = []
+        for chunk, result in zip(layout.chunks, results):
+            flat = [i for piece in chunk for i in piece]
+            for piece, piece_tags in zip(chunk, result.tags):
+                for i, tag in zip(piece, piece_tags):
+                    tags[i] = tag
+                entities += [(label, piece[a], piece[b - 1] + 1)
+                             for label, a, b in spans(piece_tags)]
+            if uncertainty is not None and pruned is not None and result.uncertainty:
+                for i, u, p in zip(flat, result.uncertainty, result.pruned or ()):
+                    uncertainty[i], pruned[i] = u, p
+            if edges is not None and result.edges:
+                edges += [(flat[j], flat[i], w) for j, i, w in result.edges]
+        if edges is not None:
+            edges.sort(key=lambda e: (e[1], e[0]))
+        ours = [Span(doc, start, end, label=label) for label, start, end in entities]
+        if self.overwrite_ents:
+            doc.ents = ours
+        else:
+            taken = {i for ent in doc.ents for i in range(ent.start, ent.end)}
+            free = [s for s in ours if not any(i in taken for i in range(s.start, s.end))]
+            doc.ents = sorted([*doc.ents, *free], key=lambda s: s.start)
+        doc._.docgraph = {
+            "model": str(self.model_path),
+            "sentence_source": layout.source,
+            "sentences": [[s[0], s[-1] + 1] for s in layout.sentences],
+            "tags": tags, "uncertainty": uncertainty, "pruned": pruned,
+            "edges": None if edges is None else [list(e) for e in edges],
+            "threshold": self.tagger.model.config.threshold if prunes else None,
+        }
+
+    # ---------------------------------------------------------------------------- scoring
+    def score(self, examples: Iterable[Example], **kwargs: Any) -> dict[str, Any]:
+        """``nlp.evaluate``'s entity scores (``ents_p``, ``ents_r``, ``ents_f``,
+        ``ents_per_type``; spaCy's :func:`~spacy.scorer.get_ner_prf`)."""
+        return get_ner_prf(examples)
+
+    # ---------------------------------------------------------------------- serialisation
+    def _state(self) -> dict[str, Any]:
+        return {"model": str(self.model_path),
+                "model_sha256": _sha256(self.model_path / "model.pt")}
+
+    def _check_state(self, state: dict[str, Any], where: str) -> None:
+        if not isinstance(state, dict) or "model_sha256" not in state:
+            raise DocgraphSpacyError(f"{where}: not a saved docgraph_ner component (expected "
+                                     "a JSON object with 'model' and 'model_sha256')")
+        if state["model_sha256"] != _sha256(self.model_path / "model.pt"):
+            log.warning("%s: the weights of %s are not those the pipeline was saved with "
+                        "(from %s): its tags may differ", self.name, self.model_path,
+                        state.get("model"))
+
+    def to_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> None:
+        """Write ``path/docgraph_ner.json``: the model directory's path and its weights'
+        SHA-256 (see the class docstring for why not the model itself)."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(path / _STATE_FILE, self._state())
+
+    def from_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> "DocgraphNER":
+        """Check ``path/docgraph_ner.json`` against the model this component loaded (from the
+        pipeline's config): a warning when the weights changed since saving."""
+        file = Path(path) / _STATE_FILE
+        try:
+            state = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise DocgraphSpacyError(f"{file}: unreadable saved docgraph_ner component ({err})"
+                                     ) from err
+        self._check_state(state, str(file))
+        return self
+
+    def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
+        """The state of :meth:`to_disk` as bytes."""
+        return json.dumps(self._state()).encode("utf-8")
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = ()) -> "DocgraphNER":
+        """:meth:`from_disk` from the bytes of :meth:`to_bytes`."""
+        try:
+            state = json.loads(bytes_data.decode("utf-8"))
+        except ValueError as err:
+            raise DocgraphSpacyError(f"docgraph_ner: unreadable bytes ({err})") from err
+        self._check_state(state, "docgraph_ner bytes")
+        return self
+
+
+@Language.factory(
+    FACTORY,
+    default_config={"overwrite_ents": False, "batch_tokens": None, "mc_seed": 0,
+                    "device": "auto", "threshold": None, "max_doc_tokens": None},
+    assigns=["doc.ents", "token.ent_iob", "token.ent_type", "doc._.docgraph"],
+    default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0,
+                           "ents_per_type": None},
+)
+def make_docgraph_ner(nlp: Language, name: str, model: str, overwrite_ents: bool,
+                      batch_tokens: int | None, mc_seed: int, device: str,
+                      threshold: float | None, max_doc_tokens: int | None) -> DocgraphNER:
+    """The ``docgraph_ner`` factory (:class:`DocgraphNER`), registered with spaCy on import
+    and through the ``spacy_factories`` entry point of ``pip install docgraph[spacy]``."""
+    return DocgraphNER(nlp, name, model=model, overwrite_ents=overwrite_ents,
+                       batch_tokens=batch_tokens, mc_seed=mc_seed, device=device,
+                       threshold=threshold, max_doc_tokens=max_doc_tokens)

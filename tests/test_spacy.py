@@ -1,0 +1,473 @@
+"""Tests of the spaCy pipeline component ``docgraph_ner`` (docgraph/spacy_component.py): its
+entities are ``Tagger.predict``'s on the same tokens, ``nlp.pipe`` is one-by-one, a saved
+pipeline tags the same, and a spaCy user's mistakes get clear errors."""
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+spacy = pytest.importorskip(
+    "spacy", reason="spaCy is not installed (pip install -e '.[spacy]'; .ci/run installs it)")
+
+from spacy.tokens import Doc, Span  # noqa: E402
+
+from docgraph.arguments import DEFAULT_MAX_DOC_TOKENS  # noqa: E402
+from docgraph.spacy_component import (  # noqa: E402
+    DocgraphSpacyError,
+    chunk_sentences,
+    doc_graph,
+    label_clash,
+)
+from docgraph.tagger import Tagger  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+UNSEEN = ["Zorblax", "Quenthorpe", "visited", "Vyrnwick", "on", "Blarsday", "."]
+
+
+@pytest.fixture(scope="module")
+def tagger(model_dir):
+    return Tagger.load(model_dir)
+
+
+def chunked_tagger(tagger: Tagger, max_tokens: int | None) -> Tagger:
+    """``tagger`` cutting documents at ``max_tokens`` tokens, as the component does."""
+    config = replace(tagger.config, graph=replace(tagger.config.graph,
+                                                  max_doc_tokens=max_tokens))
+    return Tagger(tagger.model, tagger.vocabs, config, path=tagger.path)
+
+
+def pipeline(model_dir, sentencizer: bool = True, **config):
+    nlp = spacy.blank("en")
+    if sentencizer:
+        nlp.add_pipe("sentencizer")
+    nlp.add_pipe("docgraph_ner", config={"model": str(model_dir), "device": "cpu", **config})
+    return nlp
+
+
+def make_doc(nlp, sentences: list[list[str]]) -> Doc:
+    """A Doc of exactly these tokens and sentences."""
+    words = [w for s in sentences for w in s]
+    starts = [k == 0 for s in sentences for k in range(len(s))]
+    return Doc(nlp.vocab, words=words, sent_starts=starts or None)
+
+
+def ents_by_sentence(doc: Doc, sentences: list[list[str]]) -> list[tuple[int, int, int, str]]:
+    """``doc.ents`` as ``(sentence, start, end, type)`` of :class:`docgraph.tagger.Entity`."""
+    where = [(s, k) for s, sent in enumerate(sentences) for k in range(len(sent))]
+    out = []
+    for ent in doc.ents:
+        s, a = where[ent.start]
+        assert where[ent.end - 1][0] == s, "an entity never crosses a sentence"
+        out.append((s, a, a + len(ent), ent.label_))
+    return out
+
+
+def expected(tagger: Tagger, sentences: list[list[str]], **kwargs) -> list[tuple]:
+    return [(e.sentence, e.start, e.end, e.type)
+            for e in tagger.predict([sentences], **kwargs)[0]]
+
+
+@pytest.fixture(scope="module")
+def documents(sample_splits) -> dict[str, list[list[str]]]:
+    """One-sentence, multi-sentence, empty and 3,000-token documents (token lists)."""
+    multi = [list(s.tokens) for s in sample_splits["test"][0].sentences]
+    long: list[list[str]] = []
+    for doc in sample_splits["train"]:
+        long += [list(s.tokens) for s in doc.sentences if len(s)]
+        if sum(map(len, long)) >= 3000:
+            break
+    while sum(map(len, long[:-1])) >= 3000:
+        long.pop()
+    long[-1] = long[-1][:3000 - sum(map(len, long[:-1]))]
+    return {"one-sentence": [UNSEEN + multi[2]], "multi-sentence": multi, "empty": [],
+            "3000-token": long}
+
+
+@pytest.mark.parametrize("name", ["one-sentence", "multi-sentence", "empty", "3000-token"])
+def test_entities_equal_tagger_predict(model_dir, tagger, documents, name):
+    sentences = documents[name]
+    if name == "3000-token":
+        assert sum(map(len, sentences)) == 3000
+    nlp = pipeline(model_dir)
+    doc = nlp(make_doc(nlp, sentences))
+    # the sample model has no max_doc_tokens: the component cuts at predict.py's default
+    assert tagger.config.graph.max_doc_tokens is None
+    reference = chunked_tagger(tagger, DEFAULT_MAX_DOC_TOKENS)
+    assert ents_by_sentence(doc, sentences) == expected(reference, sentences)
+    assert doc._.docgraph_sentence_source == "doc"
+    _, tags = reference.tag([sentences])
+    assert [t._.docgraph_tag for t in doc] == [t for s in tags[0] for t in s]
+    if name != "empty":
+        assert all(t._.docgraph_uncertainty is not None for t in doc)
+    if name in ("multi-sentence", "3000-token"):
+        assert doc.ents, "a test without entities would prove nothing"
+    # tagged whole (max_doc_tokens=0), a Doc is the plain Tagger's document
+    whole = pipeline(model_dir, max_doc_tokens=0)
+    assert ents_by_sentence(whole(make_doc(whole, sentences)), sentences) == \
+        expected(tagger, sentences)
+
+
+def test_long_documents_are_chunked_as_predict_does(model_dir, tagger, documents):
+    sentences = documents["3000-token"]
+    nlp = pipeline(model_dir, max_doc_tokens=700)
+    doc = nlp(make_doc(nlp, sentences))
+    assert ents_by_sentence(doc, sentences) == expected(chunked_tagger(tagger, 700), sentences)
+    # no edge reaches across chunks
+    chunks = chunk_sentences([list(range(a, b)) for a, b in doc._.docgraph["sentences"]], 700)
+    chunk_of = {i: c for c, chunk in enumerate(chunks) for piece in chunk for i in piece}
+    assert len(chunks) == 5 and doc._.docgraph_edges
+    assert all(chunk_of[j] == chunk_of[i] for j, i, _ in doc._.docgraph_edges)
+
+
+def test_tags_equal_predict_py_in_chunks_and_pieces(model_dir, tagger):
+    """The component's tags are those of predict.py's stream (docgraph.tag_stream) on the same
+    documents, long sentences cut into pieces and documents into chunks alike."""
+    from docgraph.data.conll import read_conll
+    from docgraph.prediction_io import ReadOptions, read_chunks
+    from docgraph.tag_stream import tag_chunks
+
+    path = ROOT / "docgraph" / "data" / "sample" / "test.txt"
+    limit = 20
+    expected: dict[str, list[str]] = {}
+    for chunk, tags in tag_chunks(read_chunks(path, ReadOptions("conll", max_tokens=limit)),
+                                  tagger, processes=1):
+        expected.setdefault(chunk.doc, []).extend(t for piece in tags for t in piece)
+    documents = read_conll(path)
+    assert any(len(s) > limit for d in documents for s in d.sentences), "pieces exercised"
+    nlp = pipeline(model_dir, max_doc_tokens=limit)
+    docs = nlp.pipe(make_doc(nlp, [list(s.tokens) for s in d.sentences if len(s)])
+                    for d in documents)
+    got = {d.doc_id: [t._.docgraph_tag for t in doc] for d, doc in zip(documents, docs)}
+    assert got == expected
+    assert any(t != "O" for tags in got.values() for t in tags)
+
+
+def test_a_sentence_longer_than_the_limit_is_tagged_in_pieces():
+    assert chunk_sentences([list(range(5)), list(range(5, 7))], 2) == \
+        [[[0, 1]], [[2, 3]], [[4]], [[5, 6]]]
+    assert chunk_sentences([[0, 1], [2], [3, 4, 5]], 3) == [[[0, 1], [2]], [[3, 4, 5]]]
+    assert chunk_sentences([[0, 1], [2]], 0) == [[[0, 1], [2]]]
+    assert chunk_sentences([], 3) == []
+
+
+def test_raw_text_through_spacy_tokens_and_sentences(model_dir, tagger, sample_splits):
+    text = "  ".join(" ".join(" ".join(s.tokens) for s in d.sentences)
+                     for d in sample_splits["test"][:2])
+    nlp = pipeline(model_dir)
+    doc = nlp(text)
+    assert any(t.is_space for t in doc), "the double spaces are whitespace tokens"
+    sentences = [[t.text for t in sent if not t.is_space] for sent in doc.sents]
+    sentences = [s for s in sentences if s]
+    # whitespace tokens are skipped, the Doc's sentences kept
+    assert [(e.text.split(), e.label_) for e in doc.ents] == [
+        (s[a:b], t) for s_i, a, b, t in expected(tagger, sentences)
+        for s in [sentences[s_i]]]
+    assert doc.ents
+
+
+def test_without_sentence_boundaries_docgraph_splits_and_says_so(model_dir, tagger, caplog):
+    from docgraph.tokenize import split_sentences
+
+    text = ("Tavistre beat Brennock 4-1 in the Veldanian League on Saturday. "
+            "Mr. Orlan Vesk scored twice for Tavistre! Brennock lost again.")
+    nlp = pipeline(model_dir, sentencizer=False)
+    with caplog.at_level(logging.WARNING, logger="docgraph.spacy_component"):
+        docs = [nlp(text), nlp(text)]
+    said = [r for r in caplog.records if "no sentence boundaries" in r.getMessage()]
+    assert len(said) == 1, "said once"
+    doc = docs[0]
+    assert doc._.docgraph_sentence_source == "docgraph"
+    # docgraph's sentences, of spaCy's tokens ("4-1" is three)
+    bounds = doc._.docgraph["sentences"]
+    assert [doc[a:b].text for a, b in bounds] == split_sentences(text)
+    sentences = [[doc[i].text for i in range(a, b)] for a, b in bounds]
+    assert ents_by_sentence(doc, sentences) == expected(tagger, sentences)
+    assert doc.ents
+
+
+def assert_same_tagging(a: Doc, b: Doc) -> None:
+    """The same entities, tags, pruning and graph; uncertainty and edge weights up to float32
+    rounding (a batch of other lengths pads the sequences differently)."""
+    assert [(e.start, e.end, e.label_) for e in a.ents] == \
+        [(e.start, e.end, e.label_) for e in b.ents]
+    for key in ("sentence_source", "sentences", "tags", "pruned"):
+        assert a._.docgraph[key] == b._.docgraph[key], key
+    assert a._.docgraph["uncertainty"] == pytest.approx(b._.docgraph["uncertainty"], abs=1e-5)
+    assert [(j, i) for j, i, _ in a._.docgraph_edges] == [(j, i) for j, i, _ in b._.docgraph_edges]
+    assert [w for _, _, w in a._.docgraph_edges] == \
+        pytest.approx([w for _, _, w in b._.docgraph_edges], abs=1e-5)
+
+
+def test_pipe_equals_one_by_one(model_dir, documents, sample_splits):
+    nlp = pipeline(model_dir)
+    texts = [" ".join(" ".join(s.tokens) for s in d.sentences) for d in sample_splits["dev"]]
+    texts[3:3] = ["", "   ", " ".join(UNSEEN)]
+    one = [nlp(t) for t in texts]
+    assert sum(len(d.ents) for d in one) > 0
+    for batch_size in (1, 4, 100):
+        piped = list(nlp.pipe(texts, batch_size=batch_size))
+        assert [d.text for d in piped] == texts
+        for a, b in zip(one, piped):
+            assert_same_tagging(a, b)
+    # in spaCy's processes (forked from this one): the same again
+    forked = list(nlp.pipe(texts, batch_size=4, n_process=2))
+    assert [d.text for d in forked] == texts
+    for a, b in zip(one, forked):
+        assert_same_tagging(a, b)
+
+
+def test_spacy_processes_forked_from_a_multithreaded_parent_do_not_hang(model_dir, tmp_path):
+    # torch's OpenMP pool, once used by the parent, hangs a forked child that uses it: the
+    # component drops to one thread in spaCy's processes
+    code = (
+        "import spacy, torch\n"
+        "torch.set_num_threads(2)\n"
+        "nlp = spacy.blank('en'); nlp.add_pipe('sentencizer')\n"
+        f"nlp.add_pipe('docgraph_ner', config={{'model': {str(model_dir)!r}, 'device': 'cpu'}})\n"
+        "texts = ['Tavistre beat Brennock 4-1 in the Veldanian League.'] * 6\n"
+        "one = [[(e.start, e.end, e.label_) for e in nlp(t).ents] for t in texts]\n"
+        "two = [[(e.start, e.end, e.label_) for e in d.ents]\n"
+        "       for d in nlp.pipe(texts, batch_size=2, n_process=2)]\n"
+        "print(one == two, len(two))\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONWARNINGS="ignore")
+    env.pop("OMP_NUM_THREADS", None)
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              cwd=tmp_path, env=env, timeout=180)
+    except subprocess.TimeoutExpired:
+        pytest.fail("nlp.pipe(n_process=2) hung")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "6"]
+
+
+def test_saved_pipeline_tags_identically(model_dir, tmp_path, sample_splits):
+    nlp = pipeline(model_dir, mc_seed=3)
+    texts = [" ".join(" ".join(s.tokens) for s in d.sentences) for d in sample_splits["test"]]
+    before = [(d._.docgraph, [(e.start, e.end, e.label_) for e in d.ents])
+              for d in nlp.pipe(texts)]
+    nlp.to_disk(tmp_path / "pipeline")
+    state = json.loads((tmp_path / "pipeline" / "docgraph_ner" / "docgraph_ner.json")
+                       .read_text())
+    assert state["model"] == str(Path(model_dir).resolve())
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert loaded.pipe_names == ["sentencizer", "docgraph_ner"]
+    assert loaded.get_pipe("docgraph_ner").mc_seed == 3
+    after = [(d._.docgraph, [(e.start, e.end, e.label_) for e in d.ents])
+             for d in loaded.pipe(texts)]
+    assert after == before
+    assert sum(len(ents) for _, ents in after) > 0
+    restored = pipeline(model_dir, mc_seed=3).from_bytes(nlp.to_bytes())
+    assert [(d._.docgraph, [(e.start, e.end, e.label_) for e in d.ents])
+            for d in restored.pipe(texts)] == before
+
+
+def test_loading_after_the_model_changed_warns(model_dir, tmp_path, caplog):
+    import torch
+
+    from docgraph.checkpoint import load_checkpoint, save_checkpoint
+
+    copy = tmp_path / "model"
+    shutil.copytree(model_dir, copy)
+    pipeline(copy).to_disk(tmp_path / "pipeline")
+    state = load_checkpoint(copy / "model.pt")
+    name = next(iter(state["model"]))
+    state["model"][name] = state["model"][name] + torch.ones_like(state["model"][name])
+    save_checkpoint(copy / "model.pt", state)
+    with caplog.at_level(logging.WARNING, logger="docgraph.spacy_component"):
+        spacy.load(tmp_path / "pipeline")
+    assert any("not those the pipeline was saved with" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_existing_entities_are_kept_or_overwritten(model_dir, documents):
+    sentences = documents["multi-sentence"]
+    plain = pipeline(model_dir)
+    ours = [(e.start, e.end, e.label_) for e in plain(make_doc(plain, sentences)).ents]
+    first = ours[0]
+    for overwrite in (False, True):
+        nlp = pipeline(model_dir, overwrite_ents=overwrite)
+        doc = make_doc(nlp, sentences)
+        doc.ents = [Span(doc, first[0], first[1], label="CUSTOM")]
+        got = [(e.start, e.end, e.label_) for e in nlp(doc).ents]
+        if overwrite:
+            assert got == ours
+        else:
+            assert got == [(first[0], first[1], "CUSTOM"), *ours[1:]]
+        assert doc[first[0]]._.docgraph_tag == f"B-{first[2]}"  # our tag either way
+
+
+def test_uncertainty_and_edges_are_the_models(model_dir, tagger, documents):
+    from docgraph.splits import prepare_split
+    from docgraph.tagger import as_document
+    from docgraph.viz import inspect_documents
+
+    sentences = documents["multi-sentence"]
+    nlp = pipeline(model_dir)
+    doc = nlp(make_doc(nlp, sentences))
+    prepared = prepare_split([as_document(sentences, "d")], tagger.vocabs, tagger.config)
+    G = inspect_documents(tagger.model, prepared.graphs, prepared.documents, tagger.vocabs)[0]
+    assert [t._.docgraph_uncertainty for t in doc] == pytest.approx(
+        [G.nodes[i]["uncertainty"] for i in range(len(doc))], abs=1e-5)
+    assert [t._.docgraph_pruned for t in doc] == [G.nodes[i]["pruned"] for i in range(len(doc))]
+    edges = doc._.docgraph_edges
+    assert edges and sorted((j, i) for j, i, _ in edges) == sorted(G.edges)
+    assert [w for _, _, w in edges] == pytest.approx([G.edges[j, i]["r_ij"]
+                                                      for j, i, _ in edges], abs=1e-5)
+    for token in doc:
+        assert [(n.i, w) for n, w in token._.docgraph_neighbours] == \
+            [(j, w) for j, i, w in edges if i == token.i]
+    assert any(token._.docgraph_neighbours for token in doc)
+    # the Doc's graph is the one Tagger.to_html draws
+    mine = doc_graph(doc)
+    assert sorted(mine.edges) == sorted(G.edges)
+    for node, attrs in mine.nodes(data=True):
+        for key in ("word", "sentence", "position", "pred_tag", "pruned"):
+            assert attrs[key] == G.nodes[node][key], (node, key)
+
+
+def test_mc_seed_and_threshold_reach_the_model(model_dir, sample_splits):
+    documents = [[list(s.tokens) for s in d.sentences if len(s)] for d in sample_splits["test"]]
+    nlp = pipeline(model_dir)
+    uncertainty = sorted(t._.docgraph_uncertainty for doc in nlp.pipe(
+        make_doc(nlp, d) for d in documents) for t in doc)
+    threshold = uncertainty[len(uncertainty) // 2]  # prunes about half: tags move with masks
+    reference = Tagger.load(model_dir, threshold=threshold)
+
+    def tags(seed: int) -> list[str]:
+        return [t for doc in reference.tag(documents, mc_seed=seed)[1] for s in doc for t in s]
+
+    seed = next((s for s in range(1, 20) if tags(s) != tags(0)), None)
+    assert seed is not None, "no tagging seed in 1-19 changes a tag: the test would be vacuous"
+    nlp = pipeline(model_dir, threshold=threshold, mc_seed=seed)
+    docs = list(nlp.pipe(make_doc(nlp, d) for d in documents))
+    assert [t._.docgraph_tag for doc in docs for t in doc] == tags(seed)
+    pruned = [t._.docgraph_pruned for doc in docs for t in doc]
+    assert 0.3 < sum(pruned) / len(pruned) < 0.7
+    assert all(d._.docgraph["threshold"] == pytest.approx(threshold) for d in docs)
+
+
+@pytest.mark.parametrize("text", ["", "  \n\t "])
+def test_an_empty_doc_gets_no_entities_and_a_warning(model_dir, text, caplog):
+    nlp = pipeline(model_dir, sentencizer=False)
+    with caplog.at_level(logging.WARNING, logger="docgraph.spacy_component"):
+        doc = nlp(text)
+        nlp(text)
+    assert doc.ents == ()
+    assert doc._.docgraph["sentences"] == [] and doc._.docgraph_edges == []
+    said = [r.getMessage() for r in caplog.records]
+    assert len([m for m in said if "has no tokens" in m]) == 1
+    assert not [m for m in said if "sentence boundaries" in m]
+
+
+def test_displacy_and_the_html_view_take_tagged_docs(model_dir, documents):
+    from spacy import displacy
+
+    from docgraph.html_view import to_html
+
+    nlp = pipeline(model_dir)
+    doc = nlp(make_doc(nlp, documents["multi-sentence"]))
+    ent = doc.ents[0]
+    markup = displacy.render(doc, style="ent", page=False)
+    assert ent.text in markup and ent.label_ in markup
+    page = to_html([doc, nlp(make_doc(nlp, documents["one-sentence"]))], title="spaCy")
+    assert page.count('<section class="doc"') == 2
+    assert f'data-threshold="{doc._.docgraph["threshold"]:g}"' in page
+    assert f"{len(doc._.docgraph_edges)} edges" in page
+    assert f"<sup>{ent.label_}</sup>" in page
+    with pytest.raises(DocgraphSpacyError, match="not tagged by a docgraph_ner"):
+        to_html([spacy.blank("en")("untagged")])
+    with pytest.raises(TypeError, match="spaCy Docs tagged by the docgraph_ner"):
+        to_html(["a string"])
+
+
+def test_nlp_evaluate_scores_as_conlleval(model_dir, tagger, sample_splits):
+    from spacy.training import Example
+
+    from docgraph.data.tags import spans
+    from docgraph.metrics import score
+
+    nlp = pipeline(model_dir)
+    examples, gold_tags, pred_tags = [], [], []
+    for document in sample_splits["test"]:
+        sentences = [list(s.tokens) for s in document.sentences if len(s)]
+        reference = make_doc(nlp, sentences)
+        tags = [s.tags for s in document.sentences if len(s)]
+        offsets = [sum(map(len, sentences[:k])) for k in range(len(sentences))]
+        reference.ents = [Span(reference, o + a, o + b, label=t)
+                          for o, s_tags in zip(offsets, tags) for t, a, b in spans(s_tags)]
+        examples.append(Example(make_doc(nlp, sentences), reference))
+        gold_tags += tags
+        pred_tags += tagger.tag([sentences])[1][0]
+    scores = nlp.evaluate(examples)
+    assert scores["ents_f"] * 100 == pytest.approx(score(gold_tags, pred_tags).overall.f1,
+                                                   abs=1e-6)
+
+
+def test_a_missing_or_foreign_model_directory_is_named(tmp_path, model_dir):
+    with pytest.raises(DocgraphSpacyError, match=r"'nowhere/model' not found .*working "
+                                                 "directory"):
+        pipeline("nowhere/model")
+    (tmp_path / "vocab.json").write_text("{}")
+    with pytest.raises(DocgraphSpacyError, match=r"not a docgraph model directory: no "
+                                                 r"config.json, model.pt"):
+        pipeline(tmp_path)
+    with pytest.raises(DocgraphSpacyError, match="is a file"):
+        pipeline(tmp_path / "vocab.json")
+    broken = tmp_path / "broken"
+    shutil.copytree(model_dir, broken)
+    (broken / "config.json").write_text("not json")
+    with pytest.raises(DocgraphSpacyError, match="cannot load .*broken"):
+        pipeline(broken)
+    for key, value in (("batch_tokens", 0), ("mc_seed", -1), ("max_doc_tokens", -5)):
+        with pytest.raises(DocgraphSpacyError, match=f"{key} must be >="):
+            pipeline(model_dir, **{key: value})
+
+
+def test_labels_that_clash_with_an_ner_component(model_dir):
+    assert label_clash(["LOC", "MISC", "ORG", "PER"], ["PERSON", "ORG", "GPE", "LOC"]) == \
+        ["GPE", "MISC", "PER", "PERSON"]
+    assert label_clash(["ORG", "PER"], ["ORG", "PER", "LOC"]) == []  # nested
+    assert label_clash(["ORG", "PER"], ["DRUG", "DOSE"]) == []  # other kinds of entities
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("ner")
+    for label in ("PERSON", "ORG", "GPE"):
+        ner.add_label(label)
+    with pytest.raises(DocgraphSpacyError, match=r"clash with those of the pipeline's 'ner' "
+                                                 r"component .*overwrite_ents"):
+        nlp.add_pipe("docgraph_ner", config={"model": str(model_dir), "device": "cpu"})
+    nlp.add_pipe("docgraph_ner", config={"model": str(model_dir), "device": "cpu",
+                                         "overwrite_ents": True})
+    other = spacy.blank("en")
+    other.add_pipe("ner").add_label("DRUG")
+    other.add_pipe("docgraph_ner", config={"model": str(model_dir), "device": "cpu"})
+
+
+def test_the_factory_is_a_spacy_entry_point(model_dir, tmp_path):
+    import importlib.metadata
+
+    text = (ROOT / "pyproject.toml").read_text()
+    assert ('[project.entry-points.spacy_factories]\n'
+            'docgraph_ner = "docgraph.spacy_component:make_docgraph_ner"') in text
+    assert 'spacy = ["spacy>=3.8,<3.9"]' in text
+    found = [e for e in importlib.metadata.entry_points(group="spacy_factories")
+             if e.name == "docgraph_ner"]
+    if not found:
+        pytest.skip("the installed docgraph predates the entry point: pip install -e '.[spacy]'")
+    # a fresh process that never imports docgraph itself finds the component
+    code = ("import spacy, sys; nlp = spacy.blank('en'); "
+            f"nlp.add_pipe('docgraph_ner', config={{'model': {str(model_dir)!r}, "
+            "'device': 'cpu'}); print([e.label_ for e in nlp('Tavistre beat Brennock .').ents]"
+            " is not None, 'docgraph' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["OMP_NUM_THREADS"] = "1"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]
