@@ -124,6 +124,7 @@ def main() -> None:
     results = []
     for name in args.inputs:
         path = Path(name)
+        label = f"{path.parent.name}/{path.name}"
         documents = read_documents(path)
         tokens = sum(len(s) for doc in documents for s in doc)
         texts = [" ".join(w for s in doc for w in s) for doc in documents]
@@ -153,7 +154,7 @@ def main() -> None:
                     wall, cpu, out = timed(work[setting])
                     times[setting].append((wall, cpu))
                     outputs[setting] = out
-                print(f"{path.name} round {r + 1} {setting}: {times[setting][-1][0]:.2f} s "
+                print(f"{label} round {r + 1} {setting}: {times[setting][-1][0]:.2f} s "
                       f"wall, {times[setting][-1][1]:.2f} s CPU", flush=True)
         record: dict = {"input": path.as_posix(), "documents": len(documents),
                         "tokens": tokens, "settings": {}}
@@ -192,10 +193,10 @@ def main() -> None:
             if setting == "predict.py" and entry["tagging_tokens_per_second_cpu"]:
                 extra = (f" (start-up subtracted: {entry['tagging_tokens_per_second_cpu']:,.0f}"
                          " tokens/s CPU)")
-            print(f"{path.name} {setting}: {entry['tokens_per_second_cpu']:,.0f} tokens/s CPU, "
+            print(f"{label} {setting}: {entry['tokens_per_second_cpu']:,.0f} tokens/s CPU, "
                   f"{entry['tokens_per_second_wall']:,.0f} tokens/s wall{extra}", flush=True)
         if "spacy_docs_entities_identical" in record:
-            print(f"{path.name}: spacy-docs entities identical to Tagger.predict: "
+            print(f"{label}: spacy-docs entities identical to Tagger.predict: "
                   f"{record['spacy_docs_entities_identical']} ({record['entities']} entities)")
 
     summary = {
