@@ -16,7 +16,8 @@ sentences, packed greedily in order exactly as training packs a long document
 without sentence punctuation) is tagged in pieces of ``max_tokens`` tokens, each a sentence of
 its own for the model. A chunk is a document of its own for the model: the graph and the
 cross-sentence windows never reach across chunks. Nothing holds more than the text of one file
-and the chunks being tagged, so memory does not grow with the documents.
+(the documents of a CoNLL file) and the chunks being tagged, so memory does not grow with the
+length of a document.
 
 Writing (:func:`format_chunk`): the records of a tagged chunk in the output format, its
 pieces joined back into their sentences. Offsets (``start_char``, ``end_char``) are indices of

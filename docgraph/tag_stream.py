@@ -54,14 +54,16 @@ enough that a group's graphs take a few tens of MB."""
 BATCH_TOKENS = 3000
 """The most tokens of a tagging batch of a model with the document graph or the cross-sentence
 module (less when its ``eval_batch_tokens`` is smaller; a longer chunk is a batch of its own).
-Such a batch takes 60 to 80 KB per token while it is tagged (its Monte-Carlo passes): a
-tagging process of the sample GCDoc peaks at 665 MB with 3,000-token batches, 1,050 MB with
-8,000, and tags 4 % slower (docs/predict.md). A BiLSTM-CRF takes its ``eval_batch_tokens``."""
+Such a batch takes about 80 KB per token while it is tagged (its Monte-Carlo passes): a
+tagging process of the sample GCDoc peaks at 643 MB with 3,000-token batches and 1,050 MB
+with 8,000, tagging 3 % fewer tokens per CPU second (docs/predict.md). A BiLSTM-CRF, flat
+from 2,000 to 8,000, keeps its ``eval_batch_tokens``."""
 
 ONEDNN_CACHE = "64"
 """The capacity of oneDNN's primitive cache when tagging (``ONEDNN_PRIMITIVE_CACHE_CAPACITY``,
-unless set): its default, 1,024 primitives, keeps one for every new batch shape of the
-LSTMs, which grew a tagging process by about 1.5 KB per token tagged (docs/predict.md)."""
+unless set): with its default, 1,024 primitives, the cache keeps those of every new batch
+shape of the LSTMs, and a GCDoc tagging process grew by 1.4 KB per token tagged
+(docs/predict.md)."""
 
 Tags = list[list[str]]
 """IOB2 tags of a chunk: one list per piece."""
