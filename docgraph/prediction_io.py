@@ -35,6 +35,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -340,6 +341,19 @@ def format_chunk(output_format: str, chunk: Chunk, tags: Sequence[Sequence[str]]
     return "".join(f"{line}\n" for line in lines)
 
 
+def _bar_size() -> dict:
+    """tqdm's size: the terminal's, followed as it changes; a terminal that reports no size
+    (``script -c`` from a non-terminal), where tqdm would draw nothing, gets
+    :func:`shutil.get_terminal_size`'s (80 x 24 by default)."""
+    try:
+        if os.get_terminal_size(sys.stderr.fileno()).columns > 0:
+            return {"dynamic_ncols": True}
+    except (OSError, ValueError):
+        pass
+    size = shutil.get_terminal_size()
+    return {"ncols": size.columns, "nrows": size.lines}
+
+
 class ProgressReport:
     """Progress of ``predict.py`` over its input files: a tqdm bar (bytes, tokens/s, ETA) when
     stderr is a terminal, else a line on stderr every ``interval`` seconds; nothing when
@@ -369,7 +383,7 @@ class ProgressReport:
         tty = (sys.stderr.isatty() and os.environ.get("TERM") != "dumb") if tty is None else tty
         if enabled and tty:
             self._bar = tqdm(total=self.total, unit="B", unit_scale=True, desc="predict",
-                             leave=False, dynamic_ncols=True)
+                             leave=False, **_bar_size())
 
     def update(self, chunk: Chunk) -> None:
         """Count a tagged chunk."""

@@ -3,6 +3,7 @@ chunks and pieces of long input, streaming, and outputs checked before any work.
 
 from __future__ import annotations
 
+import io
 import json
 from itertools import pairwise
 from pathlib import Path
@@ -16,6 +17,7 @@ from docgraph.data.document import make_document
 from docgraph.graph import split_long_documents
 from docgraph.prediction_io import (
     Chunk,
+    ProgressReport,
     ReadOptions,
     check_output,
     format_chunk,
@@ -165,6 +167,24 @@ def test_check_output(tmp_path):
     check_output(str(tmp_path / "new" / "dirs" / "out.jsonl"))  # created when written
     check_output(str(tmp_path / "file"))  # an existing file is replaced
     check_output(None)
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal(tmp_path):
+    text = "Kestrel won. " * 300
+    chunks = _chunks(text, tmp_path, max_tokens=300)
+    lines, silent = io.StringIO(), io.StringIO()
+    report = ProgressReport([tmp_path / "doc.txt"], tty=False, interval=0, stream=lines)
+    quiet = ProgressReport([tmp_path / "doc.txt"], enabled=False, tty=False, interval=0,
+                           stream=silent)
+    for chunk in chunks:
+        report.update(chunk)
+        quiet.update(chunk)
+    printed = lines.getvalue().splitlines()
+    assert len(printed) == len(chunks) == 3 and silent.getvalue() == ""
+    assert printed[0].startswith("predict: 0.0 of 0.0 MB (33%), 300 tokens, ")
+    assert printed[-1].startswith("predict: 0.0 of 0.0 MB (100%), 900 tokens, ")
+    assert report.tokens == 900 and report.total == len(text)
+    assert report.done == len(text) - 1  # up to the last token: the final space is left
 
 
 # ---------------------------------------------------------------------------- with a model
