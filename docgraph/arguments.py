@@ -389,4 +389,5 @@ def predict_parser() -> argparse.ArgumentParser:
     add_mc_seed_argument(p)
     add_lm_argument(p)
     add_processes_argument(p)
+    add_progress_arguments(p)
     return p

@@ -352,7 +352,7 @@ def _stream_predictions(tagger: Tagger, args: argparse.Namespace, paths: list[Pa
     """Tag the input files chunk by chunk, writing each chunk's records to ``output`` (a
     file; stdout when ``None``) as soon as it is tagged, with progress on stderr."""
     chunks = (chunk for path in paths for chunk in read_chunks(path, options))
-    progress = ProgressReport(paths, enabled=not getattr(args, "quiet", False))
+    progress = ProgressReport(paths, enabled=not args.quiet, interval=args.progress_interval)
     with (open(output, "w", encoding="utf-8", newline="") if output
           else contextlib.nullcontext(sys.stdout)) as out:
         try:
