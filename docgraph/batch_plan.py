@@ -24,6 +24,7 @@ from torch import Tensor
 from torch_geometric.data import Batch
 
 from docgraph.nn.cross_sentence import window_plan, window_segments
+from docgraph.nn.gather import csr_segments
 from docgraph.nn.layout import DEFAULT_BUCKETS, CharPlan, SequenceLayout, WindowPlan, char_plan
 from docgraph.nn.uncertainty import MonteCarloKeys
 
@@ -97,11 +98,7 @@ def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS) ->
     plan.chars = char_plan(batch.chars, batch.char_len, buckets)
     starts = np.cumsum(sent_len) - sent_len
     if config.graph and config.pruning and config.mc_dropout == "full":
-        num_tokens = int(sent_len.sum())
-        copies = config.num_samples
-        copy_starts = (starts[None, :] + num_tokens * np.arange(copies)[:, None]).reshape(-1)
-        plan.monte_carlo = SequenceLayout.from_lengths(np.tile(sent_len, copies), copy_starts,
-                                                       buckets)
+        plan.monte_carlo = SequenceLayout.tiled(sent_len, config.num_samples, buckets)
     if config.graph and config.pruning:
         plan.mc_keys = monte_carlo_keys(batch)
     doc = getattr(batch, "batch", None)
@@ -116,12 +113,9 @@ def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS) ->
         if config.use_next:
             plan.next = window_plan(next_start, next_len, buckets)
     if config.graph:
-        targets = batch.edge_index[1].detach().cpu().numpy()
-        if np.all(targets[1:] >= targets[:-1]):  # sorted by target: CSR segments
-            gated, counts = np.unique(targets, return_counts=True)
-            plan.gated_nodes = torch.from_numpy(gated)
-            plan.edge_ptr = torch.from_numpy(np.concatenate([[0], np.cumsum(counts)])
-                                             .astype(np.int64))
+        segments = csr_segments(batch.edge_index[1].detach().cpu().numpy())
+        if segments is not None:  # edges sorted by target
+            plan.gated_nodes, plan.edge_ptr = segments
     return plan
 
 

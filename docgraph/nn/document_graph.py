@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from docgraph.nn.conv import DocGraphConv
+from docgraph.nn.gather import csr_segments
 from docgraph.nn.layout import DEFAULT_BUCKETS, SequenceLayout
 from docgraph.nn.relation import (
     RELATION_LABELS,
@@ -82,17 +83,11 @@ class DocumentGraphPlan:
             lengths = sent_len.detach().cpu().numpy().astype(np.int64)
             plan.sentences = SequenceLayout.from_lengths(lengths, buckets=buckets).to(device)
             if num_samples > 0:
-                starts = np.cumsum(lengths) - lengths
-                copies = (starts[None, :] + int(lengths.sum())
-                          * np.arange(num_samples)[:, None]).reshape(-1)
-                plan.monte_carlo = SequenceLayout.from_lengths(
-                    np.tile(lengths, num_samples), copies, buckets).to(device)
-        targets = edge_index[1].detach().cpu().numpy()
-        if np.all(targets[1:] >= targets[:-1]):
-            gated, counts = np.unique(targets, return_counts=True)
-            plan.gated_nodes = torch.from_numpy(gated).to(device)
-            plan.edge_ptr = torch.from_numpy(
-                np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)).to(device)
+                plan.monte_carlo = SequenceLayout.tiled(lengths, num_samples,
+                                                        buckets).to(device)
+        segments = csr_segments(edge_index[1].detach().cpu().numpy())
+        if segments is not None:
+            plan.gated_nodes, plan.edge_ptr = (t.to(device) for t in segments)
         if segment_seeds is not None:
             if batch is None:
                 raise ValueError("segment_seeds needs batch (the graph of every node)")

@@ -24,11 +24,12 @@ reduces each segment in order on both devices.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-__all__ = ["gather_rows", "segment_sum"]
+__all__ = ["csr_segments", "gather_rows", "segment_sum"]
 
 
 def gather_rows(x: Tensor, index: Tensor) -> Tensor:
@@ -63,3 +64,14 @@ def segment_sum(values: Tensor, ptr: Tensor) -> Tensor:
         ``[K, *]``.
     """
     return torch.segment_reduce(values, "sum", offsets=ptr, axis=0)
+
+
+def csr_segments(keys: np.ndarray) -> tuple[Tensor, Tensor] | None:
+    """The distinct values of sorted ``keys`` and the CSR offsets of their runs, planned on
+    the host: ``(values [K], ptr [K + 1])``, or ``None`` when ``keys`` is not sorted (e.g. the
+    targets of a graph's edges: the nodes that receive edges and where each one's are)."""
+    if not np.all(keys[1:] >= keys[:-1]):
+        return None
+    values, counts = np.unique(keys, return_counts=True)
+    ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return torch.from_numpy(values), torch.from_numpy(ptr)

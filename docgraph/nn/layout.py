@@ -204,6 +204,16 @@ class SequenceLayout:
             sort_order=order,
         )
 
+    @classmethod
+    def tiled(cls, lengths: Sequence[int] | np.ndarray | Tensor, copies: int,
+              buckets: int = DEFAULT_BUCKETS) -> SequenceLayout:
+        """The layout of ``copies`` copies of the sequences laid back to back (the flat rows
+        ``x.repeat(copies, 1)``): e.g. the Monte-Carlo passes over a batch's sentences."""
+        lengths = _as_numpy(lengths)
+        starts = np.cumsum(lengths) - lengths
+        copy_starts = (starts[None, :] + int(lengths.sum()) * np.arange(copies)[:, None])
+        return cls.from_lengths(np.tile(lengths, copies), copy_starts.reshape(-1), buckets)
+
     def _map(self, move: Callable[[Tensor], Tensor]) -> SequenceLayout:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         for name, value in values.items():
