@@ -226,15 +226,19 @@ def evaluate_parser() -> argparse.ArgumentParser:
     return p
 
 
-def non_negative_int(value: str) -> int:
-    """An ``argparse`` type: an integer of at least 0."""
+def _int_at_least(value: str, low: int, expected: str) -> int:
     try:
         number = int(value)
     except ValueError:
-        number = -1
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}")
+        number = low - 1
+    if number < low:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value!r}")
     return number
+
+
+def non_negative_int(value: str) -> int:
+    """An ``argparse`` type: an integer of at least 0."""
+    return _int_at_least(value, 0, "an integer >= 0")
 
 
 def non_negative_float(value: str) -> float:
@@ -340,13 +344,7 @@ DOCUMENT_SPLITS = ("file", "paragraphs", "lines")
 
 def positive_int(value: str) -> int:
     """An ``argparse`` type: an integer of at least 1."""
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
-    return number
+    return _int_at_least(value, 1, "a positive integer")
 
 
 def predict_parser() -> argparse.ArgumentParser:
