@@ -147,19 +147,38 @@ class CRFDecoder(torch.nn.Module):
         \phi(y'_{j-1}, y'_j, \mathbf{h}_j)}, \qquad
         \mathcal{L}_m = -\sum \log \Pr(\mathbf{y} \mid \mathbf{X})
 
-    A thin wrapper over :class:`torchcrf.CRF` (``batch_first=True``) that
-    works on flat emissions ``[N, C]`` plus sentence lengths. The emission
-    scores are produced outside (a linear layer on the token states); the
-    transition scores are the CRF parameters (torchcrf's
-    :math:`\mathcal{U}(-0.1, 0.1)` initialisation is kept).
+    What comes from pytorch-crf (:class:`torchcrf.CRF`, held as ``self.crf``): only
+    the parameters and their initialisation. ``self.crf`` owns the three score
+    tensors ``start_transitions`` ``[C]``, ``end_transitions`` ``[C]`` and
+    ``transitions`` ``[C, C]`` (``[from, to]``), drawn from
+    :math:`\mathcal{U}(-0.1, 0.1)` by its ``reset_parameters`` (which
+    :meth:`reset_parameters` calls); their state-dict keys (``crf.start_transitions``,
+    ...) are those of every saved model. We also keep its definition of a path
+    score (start + emissions + transitions + end) and the names of its reductions.
+    Neither ``CRF.forward`` nor ``CRF.decode`` is ever called here; the tests
+    compare ours against them.
+
+    What is ours: the flat layout (emissions ``[N, C]`` plus sentence lengths, or
+    a :class:`~docgraph.nn.layout.SequenceLayout` planned on the host) instead of
+    pytorch-crf's padded ``[B, L, C]`` tensors and mask; the batched NLL
+    (:meth:`nll`), whose gold path score is gathered in one pass (one-hot
+    products and :func:`~docgraph.nn.gather.gather_rows`, so no backward with
+    atomic adds) and whose normaliser is :func:`log_partition` (the forward
+    algorithm in float64 exp space with periodic renormalisation, one padded
+    call for all sentences, and a hand-written backward giving the posterior
+    marginals by the forward-backward algorithm); the Viterbi decoder
+    (:meth:`decode`), which runs over the sentences in packed order (only the
+    sentences still running at each time step), reads the back-pointers and
+    last tags back in one transfer and follows them on the host; and the
+    constrained decoding below. The emission scores are produced outside (a
+    linear layer on the token states).
 
     Constrained decoding (off by default): when ``allowed_transitions``
     (``[C, C]``, entry ``[a, b]`` = may tag ``a`` be followed by ``b``),
     ``allowed_start`` or ``allowed_end`` (``[C]``) are given, disallowed moves
     get a score of ``-1e4`` at decode time only; training (:meth:`nll`) is
     unaffected. The masks (e.g. BIOES validity) are built by the caller, which
-    knows the tag names. Viterbi decoding is implemented here, vectorised over
-    sentences (the only loop is over time steps).
+    knows the tag names (:func:`docgraph.model.bioes_transition_masks`).
 
     Args:
         num_labels (int): Number of tags :math:`C`.
@@ -209,7 +228,8 @@ class CRFDecoder(torch.nn.Module):
         )
 
     def reset_parameters(self) -> None:
-        """Re-draw the transition scores (torchcrf's initialisation)."""
+        r"""Re-draw the start, end and transition scores (pytorch-crf's ``reset_parameters``:
+        :math:`\mathcal{U}(-0.1, 0.1)`)."""
         self.crf.reset_parameters()
 
     def nll(
