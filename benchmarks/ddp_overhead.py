@@ -54,7 +54,7 @@ def _shares(data_dir: str, rank: int, num_batches: int):
 
 def _worker(rank: int, setting: str, port: int, args: argparse.Namespace, out: str) -> None:
     from docgraph.model import GCDocConfig
-    from docgraph.model_dir import build_model
+    from docgraph.persistence.model_dir import build_model
 
     torch.set_num_threads(1)
     if setting != "alone":  # a process group for the barriers (and DDP's all-reduce)
@@ -108,7 +108,7 @@ def _worker(rank: int, setting: str, port: int, args: argparse.Namespace, out: s
 
 def run_setting(setting: str, args: argparse.Namespace, out: str) -> list[dict]:
     """Per-process records of one setting, each process fresh."""
-    from docgraph.distributed import free_port
+    from docgraph.training.distributed import free_port
 
     ctx = torch.multiprocessing.get_context("spawn")
     port = free_port()

@@ -35,13 +35,13 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from docgraph.atomic import atomic_write_json
-from docgraph.batching import iterate_batches
-from docgraph.checkpoint import CheckpointError
+from docgraph.batching.loader import iterate_batches
 from docgraph.graph import DocumentGraph, TokenBudgetBatchSampler
+from docgraph.graph.splits import prepare_run_split
 from docgraph.model import GCDoc
-from docgraph.model_dir import load_model_dir
-from docgraph.splits import prepare_run_split
+from docgraph.persistence.atomic import atomic_write_json
+from docgraph.persistence.checkpoint import CheckpointError
+from docgraph.persistence.model_dir import load_model_dir
 from docgraph.viz import roc_auc
 
 

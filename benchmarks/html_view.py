@@ -1,4 +1,4 @@
-"""Size and speed of the HTML view (``docgraph.html_view``) on the longest documents of a split.
+"""Size and speed of the HTML view (``docgraph.viz.html``) on the longest documents of a split.
 
 Builds the annotated graphs of the ``--docs`` longest documents of a split with a model (a
 trained run directory, or a freshly initialised GCDoc when ``--model`` is not given: the page's
@@ -28,10 +28,10 @@ import torch
 from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import GraphConfig, documents_to_graphs
-from docgraph.html_view import to_html
 from docgraph.model import GCDocConfig
-from docgraph.model_dir import build_model, load_model_dir
+from docgraph.persistence.model_dir import build_model, load_model_dir
 from docgraph.viz import inspect_documents
+from docgraph.viz.html import to_html
 
 BROWSER = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -5,7 +5,8 @@ The uncertainty threshold :math:`\\mathcal{T}` decides which tokens form *Drop* 
 but 6% of all tokens (``benchmarks/edge_weights.py``). This script loads a trained run
 directory and, for each threshold given, tags a split with the threshold replaced *at inference
 only* and reports entity F1 and the document-consistency metrics
-(:func:`~docgraph.inference.split_consistency`). A threshold above :math:`\\ln C` (the largest
+(:func:`~docgraph.tagging.inference.split_consistency`). A threshold above :math:`\\ln C` (the
+largest
 possible entropy over ``C`` labels) prunes nothing.
 
 The model was trained with its own threshold, so other thresholds show what the trained weights
@@ -36,11 +37,11 @@ from typing import Any
 
 import torch
 
-from docgraph.atomic import atomic_write_json
-from docgraph.checkpoint import CheckpointError
-from docgraph.inference import evaluate, split_consistency
-from docgraph.model_dir import load_model_dir
-from docgraph.splits import prepare_run_split
+from docgraph.graph.splits import prepare_run_split
+from docgraph.persistence.atomic import atomic_write_json
+from docgraph.persistence.checkpoint import CheckpointError
+from docgraph.persistence.model_dir import load_model_dir
+from docgraph.tagging.inference import evaluate, split_consistency
 from docgraph.tools.report.stats import mean_std, welch_t_test
 
 

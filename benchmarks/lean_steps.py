@@ -34,7 +34,7 @@ WORKER = r'''
 import json, sys, time, torch
 torch.set_num_threads(1)
 from torch_geometric.data import Batch
-import docgraph.training as T
+import docgraph.training.loop as T
 from docgraph.config import TrainConfig
 from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
@@ -50,11 +50,11 @@ batches = batches[:int(count) + 1]
 config = GCDocConfig.baseline() if model_name == "baseline" else GCDocConfig()
 torch.manual_seed(0)
 try:  # where the versions keep the model builder and the collation
-    from docgraph.model_dir import build_model
+    from docgraph.persistence.model_dir import build_model
 except ImportError:
     build_model = T.build_model
 try:
-    from docgraph.batching import collate
+    from docgraph.batching.loader import collate
 except ImportError:
     collate = getattr(T, "collate", None)
 model = build_model(config, vocabs)

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import torch
 
-from docgraph.atomic import atomic_write_json
 from docgraph.data.contextual import (
     ContextualEncoder,
     ContextualSettings,
@@ -26,6 +25,7 @@ from docgraph.data.contextual import (
     cached_features,
 )
 from docgraph.data.registry import load_dataset
+from docgraph.persistence.atomic import atomic_write_json
 
 
 def main() -> None:

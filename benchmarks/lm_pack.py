@@ -26,10 +26,10 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from docgraph.atomic import atomic_write_json
 from docgraph.data.contextual import ContextualEncoder, ContextualSettings
 from docgraph.data.registry import load_dataset
-from docgraph.machine import cpu_model
+from docgraph.persistence.atomic import atomic_write_json
+from docgraph.runtime.machine import cpu_model
 
 
 def window_work(encoder: ContextualEncoder, documents: list) -> dict[str, int]:

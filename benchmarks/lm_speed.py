@@ -9,7 +9,7 @@ Two measurements on real documents, one process at ``--threads`` threads:
   encoder's width), timed interleaved (A B C D A B C D ...) so that their ratios hold on a
   shared machine. Untrained models: the cost of a step does not depend on the weights, except
   that an untrained GCDoc prunes more tokens (its graph, ~7 % of a step, gets cheaper).
-* **Tagging end to end** (what :class:`docgraph.tagger.Tagger` and ``predict.py`` do: the
+* **Tagging end to end** (what :class:`docgraph.tagging.tagger.Tagger` and ``predict.py`` do: the
   transformer runs on the fly): :meth:`Tagger.tag` on the first ``--tag-documents`` documents of
   the dev split, GCDoc without and with the features, and the encoder alone on the same
   documents (its share of the tagging time).
@@ -33,16 +33,16 @@ from dataclasses import replace
 
 import torch
 
-from docgraph.atomic import atomic_write_json
 from docgraph.config import ExperimentConfig
 from docgraph.data.contextual import ContextualEncoder, ContextualSettings, cached_features
 from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
-from docgraph.machine import cpu_model, peak_rss_mib
+from docgraph.graph.splits import prepare_split
 from docgraph.model import GCDocConfig
-from docgraph.model_dir import build_model
-from docgraph.splits import prepare_split
-from docgraph.tagger import Tagger
+from docgraph.persistence.atomic import atomic_write_json
+from docgraph.persistence.model_dir import build_model
+from docgraph.runtime.machine import cpu_model, peak_rss_mib
+from docgraph.tagging.tagger import Tagger
 from docgraph.tools.batches import select_batches
 from docgraph.tools.benchmark import (
     inference_pass,

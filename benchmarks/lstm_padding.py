@@ -24,9 +24,9 @@ import docgraph.nn.encoders as encoders
 from docgraph.config import ExperimentConfig
 from docgraph.data.registry import load_dataset
 from docgraph.graph import TokenBudgetBatchSampler
+from docgraph.graph.splits import build_vocabularies, prepare_split
 from docgraph.model import GCDocConfig
-from docgraph.model_dir import build_model
-from docgraph.splits import build_vocabularies, prepare_split
+from docgraph.persistence.model_dir import build_model
 
 
 def packed(lstm, padded, lengths):

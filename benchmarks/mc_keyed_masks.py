@@ -32,19 +32,24 @@ from typing import Any
 
 import torch
 
-from docgraph.atomic import atomic_write_json
-from docgraph.checkpoint import CheckpointError
-from docgraph.inference import interleaved_shard, merge_shards, predict_graphs, score_predictions
-from docgraph.machine import cpu_model
-from docgraph.model_dir import load_model_dir
-from docgraph.splits import prepare_run_split
+from docgraph.graph.splits import prepare_run_split
+from docgraph.persistence.atomic import atomic_write_json
+from docgraph.persistence.checkpoint import CheckpointError
+from docgraph.persistence.model_dir import load_model_dir
+from docgraph.runtime.machine import cpu_model
+from docgraph.tagging.inference import (
+    interleaved_shard,
+    merge_shards,
+    predict_graphs,
+    score_predictions,
+)
 
 Predictions = list[list[list[str]]]
 
 
 def sharded(tag: Callable[[list], Predictions], graphs: list, shards: int) -> Predictions:
     """Tag every ``shards``-th graph in one call per shard and merge, as
-    :func:`~docgraph.inference.evaluate_sharded` does with one process per shard."""
+    :func:`~docgraph.tagging.inference.evaluate_sharded` does with one process per shard."""
     parts = []
     for rank in range(shards):
         indices = interleaved_shard(len(graphs), shards, rank)

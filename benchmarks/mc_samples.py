@@ -19,12 +19,12 @@ from pathlib import Path
 
 import torch
 
-from docgraph.atomic import atomic_write_json
-from docgraph.batching import iterate_batches
+from docgraph.batching.loader import iterate_batches
 from docgraph.data.registry import load_dataset
 from docgraph.graph import TokenBudgetBatchSampler
-from docgraph.model_dir import load_model_dir
-from docgraph.splits import prepare_split
+from docgraph.graph.splits import prepare_split
+from docgraph.persistence.atomic import atomic_write_json
+from docgraph.persistence.model_dir import load_model_dir
 
 
 def mc_passes(model, batches, samples: int, seed: int

@@ -28,7 +28,7 @@ the sample preset, and the BiLSTM-CRF with ``--baseline``; about a minute each o
 exported older commit, to compare); ``--sizes`` and ``--layouts`` choose the inputs.
 ``--probe-batches 2000 3000 4000 8000`` also measures one tagging process alone (peak RSS,
 RSS after each group, tokens per CPU second) for each batch budget, and with oneDNN's default
-primitive cache (:func:`probe_child`): what chose ``docgraph.tag_stream.BATCH_TOKENS`` and
+primitive cache (:func:`probe_child`): what chose ``docgraph.tagging.stream.BATCH_TOKENS`` and
 ``ONEDNN_CACHE``.
 """
 
@@ -90,8 +90,8 @@ def make_text(size: int, layout: str, sentences: list[list[str]], seed: int = 0)
 
 
 def count_tokens(text: str) -> int:
-    """Tokens of ``text`` as ``predict.py`` reads it (:mod:`docgraph.tokenize`)."""
-    from docgraph.tokenize import text_to_sentence_spans
+    """Tokens of ``text`` as ``predict.py`` reads it (:mod:`docgraph.data.tokenize`)."""
+    from docgraph.data.tokenize import text_to_sentence_spans
 
     return sum(len(s) for s in text_to_sentence_spans(text))
 
@@ -216,8 +216,8 @@ def probe_child(model: str, budget: int, cache: str, path: str, groups: int) -> 
     os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] = cache
     import torch
 
-    from docgraph import tag_stream
-    from docgraph.prediction_io import ReadOptions, read_chunks
+    from docgraph.tagging import stream as tag_stream
+    from docgraph.tagging.prediction_io import ReadOptions, read_chunks
 
     torch.set_num_threads(1)
     tag_stream.BATCH_TOKENS = budget

@@ -4,7 +4,8 @@
 Settings, run ``--rounds`` times each, alternating, on every input file (CoNLL columns; the
 documents and sentences of the file):
 
-* ``tagger``: :meth:`Tagger.predict <docgraph.tagger.Tagger.predict>` on the documents as token
+* ``tagger``: :meth:`Tagger.predict <docgraph.tagging.tagger.Tagger.predict>` on the documents as
+token
   lists, in this process (the model loaded once, before timing);
 * ``spacy-docs``: ``nlp.pipe`` over spaCy Docs of the same tokens and sentences
   (``spacy.blank("en")`` + ``docgraph_ner``); its entities are checked against ``tagger``'s;
@@ -100,9 +101,9 @@ def main() -> None:
     import torch
     from spacy.tokens import Doc
 
-    import docgraph.spacy_component  # noqa: F401  (registers the factory)
-    from docgraph.machine import cpu_model
-    from docgraph.tagger import Tagger
+    import docgraph.integrations.spacy_component  # noqa: F401  (registers the factory)
+    from docgraph.runtime.machine import cpu_model
+    from docgraph.tagging.tagger import Tagger
 
     torch.set_num_threads(1)
     tagger = Tagger.load(args.model, "cpu")
@@ -206,7 +207,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "results": results,
     }
     if args.out:
-        from docgraph.atomic import atomic_write_json
+        from docgraph.persistence.atomic import atomic_write_json
 
         atomic_write_json(args.out, summary)
         print(f"wrote {args.out}")

@@ -26,9 +26,9 @@ def _job(data_dir: str, model_name: str, threads: int, seconds: float, queue, go
     from docgraph.data.vocab import Vocabularies
     from docgraph.graph import GraphConfig, documents_to_graphs
     from docgraph.model import GCDocConfig
-    from docgraph.model_dir import build_model
+    from docgraph.persistence.model_dir import build_model
     from docgraph.tools.batches import select_batch_indices
-    from docgraph.training import training_step
+    from docgraph.training.loop import training_step
 
     torch.set_num_threads(threads)
     docs = load_dataset("conll03", data_dir, splits=("train",))["train"]

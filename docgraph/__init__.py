@@ -20,11 +20,11 @@ if TYPE_CHECKING:
     from docgraph.data.document import Document, Sentence
     from docgraph.data.ontonotes import read_ontonotes
     from docgraph.data.registry import load_dataset
-    from docgraph.experiment import run_experiment, run_seeds
     from docgraph.graph import GraphConfig
     from docgraph.model import GCDoc, GCDocConfig
     from docgraph.nn import DocGraphConv, DocumentGraphModule
-    from docgraph.tagger import Entity, Tagger
+    from docgraph.tagging.tagger import Entity, Tagger
+    from docgraph.training.experiment import run_experiment, run_seeds
 
 # Imported on first use (PEP 562), so that ``import docgraph.cli`` can check the arguments of a
 # script before torch and PyG are loaded.
@@ -35,8 +35,8 @@ _LAZY = {
     "load_dataset": "docgraph.data.registry", "GraphConfig": "docgraph.graph",
     "GCDoc": "docgraph.model", "GCDocConfig": "docgraph.model", "DocGraphConv": "docgraph.nn",
     "DocumentGraphModule": "docgraph.nn",
-    "Entity": "docgraph.tagger", "Tagger": "docgraph.tagger",
-    "run_experiment": "docgraph.experiment", "run_seeds": "docgraph.experiment",
+    "Entity": "docgraph.tagging.tagger", "Tagger": "docgraph.tagging.tagger",
+    "run_experiment": "docgraph.training.experiment", "run_seeds": "docgraph.training.experiment",
 }
 
 

@@ -48,17 +48,18 @@ class TrainConfig:
             shared out between the processes of a multi-process run, torch's default on CUDA.
         processes: Training processes of ``scripts/train.py`` on a CPU (data-parallel, gloo):
             0 (default) chooses one per core, at most 2 (see
-            :func:`docgraph.distributed.default_processes`); 1 trains in one process. The
+            :func:`docgraph.training.distributed.default_processes`); 1 trains in one process. The
             ``batch_tokens`` budget is the *global* batch: each of :math:`P` processes takes
             batches of ``batch_tokens / P`` tokens and DDP averages the gradients, so the
             optimisation matches one process up to the batch composition. ``torchrun`` and
-            :func:`~docgraph.experiment.run_experiment` ignore this field.
+            :func:`~docgraph.training.experiment.run_experiment` ignore this field.
         max_minutes: Wall-clock budget of the training loop in minutes (0: no limit). No epoch
             starts that would end past it, judging by the length of the last epoch (training,
             dev evaluation and checkpoint); the first epoch always runs. The best model so far
             is then evaluated as usual.
         deterministic: Ask PyTorch, cuBLAS and cuDNN for deterministic kernels
-            (:func:`~docgraph.determinism.set_deterministic`), so that two CUDA runs with one
+            (:func:`~docgraph.runtime.determinism.set_deterministic`), so that two CUDA runs with
+            one
             seed give bitwise-equal weights. Every operator of a step is deterministic on
             CUDA already; this pins the libraries' own choices (cuBLAS workspaces, atomic
             fast paths). No effect on a CPU, where runs are reproducible anyway.

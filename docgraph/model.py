@@ -22,7 +22,7 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.data import Batch
 
-from docgraph.batch_plan import BatchPlan, buckets_for, plan_batch
+from docgraph.batching.plan import BatchPlan, buckets_for, plan_batch
 from docgraph.nn import (
     CharEncoder,
     CRFDecoder,
@@ -44,7 +44,7 @@ class GCDocConfig:
 
     Args:
         word_dim: Word embedding size; must equal the size of the pretrained vectors when
-            they are given (:func:`~docgraph.experiment.run_experiment` sets it from them).
+            they are given (:func:`~docgraph.training.experiment.run_experiment` sets it from them).
         freeze_embeddings: Keep the word embeddings fixed at their initial (pretrained) values
             instead of fine-tuning them as the paper does (*ours*, off by default).
         char_dim: Character embedding size (30).
@@ -102,7 +102,8 @@ class GCDocConfig:
         lm_dim: Size of the contextual word features ``batch.lm`` of a frozen language model
             (paper, "Network Training": BERT states as additional embeddings; see
             :mod:`docgraph.data.contextual`); 0 uses none.
-            :func:`~docgraph.experiment.run_experiment` sets it from the features. They join
+            :func:`~docgraph.training.experiment.run_experiment` sets it from the features. They
+            join
             the input of the context BiLSTM only, :math:`x_i = [w_i; c_i; s'_c; lm_i]`, after
             the same input dropout; the cross-sentence encoder and the uncertainty tagger keep
             reading :math:`[w_i; c_i]` as in the paper: the sentence representations and the
@@ -406,14 +407,15 @@ class GCDoc(nn.Module):
         return self.plan(batch)
 
     def plan(self, batch: Batch, buckets: int | None = None) -> BatchPlan:
-        """The host-side plan of ``batch`` for this model (:func:`~docgraph.batch_plan.plan_batch`),
+        """The host-side plan of ``batch`` for this model
+        (:func:`~docgraph.batching.plan.plan_batch`),
         on the batch's device. The trainer makes it while the previous step runs; a batch
         without one gets it here, at the cost of reading the batch's lengths back to the host.
 
         Args:
             batch: A batch of document graphs.
             buckets: Most length buckets of each recurrent layer (default: one padded call
-                on a GPU, :data:`~docgraph.batch_plan.CPU_BUCKETS` on the CPU).
+                on a GPU, :data:`~docgraph.batching.plan.CPU_BUCKETS` on the CPU).
         """
         device = batch.sent_len.device
         return plan_batch(batch, self.config,

@@ -89,7 +89,7 @@ def sample_splits():
 @pytest.fixture(scope="session")
 def sample_vocabs(sample_splits):
     """Vocabularies of the sample corpus (no pretrained vectors)."""
-    from docgraph.splits import build_vocabularies
+    from docgraph.graph.splits import build_vocabularies
 
     vocabs, _, _ = build_vocabularies(sample_splits, "none")
     return vocabs
@@ -101,7 +101,7 @@ def trained_run(tmp_path_factory):
 
     Tests must not write into it (use ``--output-dir`` elsewhere).
     """
-    from docgraph.experiment import run_experiment
+    from docgraph.training.experiment import run_experiment
 
     run_dir = tmp_path_factory.mktemp("trained") / "run"
     metrics = run_experiment(tiny_config(run_dir))

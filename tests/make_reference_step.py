@@ -18,9 +18,9 @@ from torch_geometric.data import Batch
 
 from docgraph.data.registry import load_dataset
 from docgraph.graph import GraphConfig, document_to_graph
+from docgraph.graph.splits import build_vocabularies
 from docgraph.model import GCDocConfig
-from docgraph.model_dir import build_model
-from docgraph.splits import build_vocabularies
+from docgraph.persistence.model_dir import build_model
 
 OUT = Path(__file__).parent / "data" / "reference_step.pt"
 SMALL = {"hidden": 12, "char_hidden": 6, "sent_dim": 10, "uncertainty_hidden": 6,

@@ -1,11 +1,11 @@
-"""Tests of :mod:`docgraph.atomic`."""
+"""Tests of :mod:`docgraph.persistence.atomic`."""
 
 import os
 import stat
 
 import pytest
 
-from docgraph.atomic import atomic_write, atomic_write_json, atomic_write_text
+from docgraph.persistence.atomic import atomic_write, atomic_write_json, atomic_write_text
 
 
 @pytest.fixture

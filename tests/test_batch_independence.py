@@ -16,16 +16,16 @@ import torch
 from conftest import run_script
 from torch_geometric.data import Batch
 
-from docgraph.batch_plan import monte_carlo_keys
+from docgraph.batching.plan import monte_carlo_keys
 from docgraph.data.document import make_document
 from docgraph.graph import GraphConfig, documents_to_graphs
-from docgraph.inference import predict_documents, predict_graphs
+from docgraph.graph.splits import prepare_split
 from docgraph.model import GCDoc, GCDocConfig
-from docgraph.model_dir import build_model
 from docgraph.nn import MonteCarloKeys, UncertaintyTagger
 from docgraph.nn.uncertainty import mix_seed
-from docgraph.splits import prepare_split
-from docgraph.tagger import Tagger
+from docgraph.persistence.model_dir import build_model
+from docgraph.tagging.inference import predict_documents, predict_graphs
+from docgraph.tagging.tagger import Tagger
 from docgraph.viz import format_edge_table, inspect_documents, noisy_edges
 
 

@@ -13,7 +13,7 @@ from docgraph.data.document import make_document
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import documents_to_graphs
 from docgraph.model import GCDocConfig
-from docgraph.model_dir import build_model
+from docgraph.persistence.model_dir import build_model
 from docgraph.tools.batches import split_batch
 from docgraph.tools.benchmark import (
     BenchmarkOptions,
@@ -27,7 +27,7 @@ from docgraph.tools.benchmark import (
     train_step_flops,
 )
 from docgraph.tools.core_scaling import LossScaled, ScalingOptions, run_scaling, speedups
-from docgraph.training import training_step
+from docgraph.training.loop import training_step
 
 TINY = {
     "word_dim": 8,

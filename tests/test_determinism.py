@@ -7,13 +7,13 @@ import os
 import torch
 from conftest import TINY_MODEL
 
-from docgraph.batching import collate
+from docgraph.batching.loader import collate
 from docgraph.config import TrainConfig
-from docgraph.determinism import CUBLAS_WORKSPACE, set_deterministic
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.model import GCDocConfig
-from docgraph.model_dir import build_model
-from docgraph.training import clip_groups, make_optimizer, training_step
+from docgraph.persistence.model_dir import build_model
+from docgraph.runtime.determinism import CUBLAS_WORKSPACE, set_deterministic
+from docgraph.training.loop import clip_groups, make_optimizer, training_step
 
 
 def test_set_deterministic_pins_pytorch_cublas_and_cudnn(monkeypatch):

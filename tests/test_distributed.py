@@ -8,7 +8,7 @@ import sys
 import pytest
 from conftest import ROOT, TINY_FLAGS, script_env
 
-from docgraph.distributed import free_port
+from docgraph.training.distributed import free_port
 
 
 @pytest.mark.slow
@@ -38,7 +38,7 @@ def test_two_process_run_resumes_exactly(tmp_path):
     # The default CPU training runs two processes, each drawing its own dropout and
     # Monte-Carlo masks: a run interrupted after epoch 1 and resumed to epoch 3 logs the same
     # figures, picks the same best epoch and scores the same as the uninterrupted run.
-    from docgraph.checkpoint import load_checkpoint
+    from docgraph.persistence.checkpoint import load_checkpoint
 
     def train(*args):
         res = subprocess.run([sys.executable, str(ROOT / "scripts" / "train.py"), *args,

@@ -338,11 +338,11 @@ def test_old_keys_load_under_a_prefix_and_new_keys_are_unchanged(sample_vocabs):
 def test_a_plan_made_beforehand_gives_what_the_module_plans_itself(sample_splits, sample_vocabs):
     """DocumentGraphModule on what a PyG model has (x, edge_index, token features, sentence
     lengths) equals the same call with GCDoc's host-side plan; per-graph masks by seed."""
-    from docgraph.batching import collate
+    from docgraph.batching.loader import collate
     from docgraph.graph import GraphConfig, documents_to_graphs
     from docgraph.model import GCDocConfig
-    from docgraph.model_dir import build_model
     from docgraph.nn import DocumentGraphPlan
+    from docgraph.persistence.model_dir import build_model
 
     graphs = documents_to_graphs(sample_splits["train"], sample_vocabs, GraphConfig())
     torch.manual_seed(0)

@@ -88,7 +88,7 @@ def test_script_on_a_tiny_trained_run(edge_weights, model_dir, tmp_path, capsys)
 def test_script_refuses_a_model_without_edge_weights(edge_weights, tmp_path):
     from conftest import tiny_config
 
-    from docgraph.experiment import run_experiment
+    from docgraph.training.experiment import run_experiment
 
     run_dir = tmp_path / "noweights"
     run_experiment(tiny_config(run_dir, model={"edge_weights": False, "cross_sentence": False},

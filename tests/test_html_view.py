@@ -1,4 +1,4 @@
-"""The interactive HTML page of annotated documents (docgraph/html_view.py)."""
+"""The interactive HTML page of annotated documents (docgraph/viz/html.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from docgraph.html_view import (
+from docgraph.viz.html import (
     ENTITY_COLOURS,
     document_errors,
     entity_colour,
@@ -126,7 +126,7 @@ def test_entity_colours_are_distinct_and_stable():
     # another type: a valid colour from its name, the same in a process with another hash seed
     other = [entity_colour(t) for t in ("GADGET", "disease", "ÉPOQUE")]
     assert all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in other) and len(set(other)) == 3
-    code = ("from docgraph.html_view import entity_colour; "
+    code = ("from docgraph.viz.html import entity_colour; "
             "print(*(entity_colour(t) for t in ('GADGET', 'disease', 'ÉPOQUE')))")
     for seed in ("1", "2"):
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -214,7 +214,7 @@ def test_clicking_a_token_in_a_real_browser_highlights_exactly_its_repeats(tmp_p
 def test_tagger_and_predict_write_a_page_for_new_text(model_dir, tmp_path):
     from conftest import run_script
 
-    from docgraph.tagger import Tagger
+    from docgraph.tagging.tagger import Tagger
 
     text = "Kestrel beat Carrow 2-1 on Saturday. Piet Rauch scored twice for <Kestrel>."
     page = Tagger.load(model_dir).to_html([text, ""], title="new text")

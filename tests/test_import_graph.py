@@ -107,7 +107,7 @@ def test_nn_knows_only_tensors(graph):
 
 def test_data_knows_no_model(graph):
     """``docgraph.data`` knows files and strings: it imports nothing of the model side."""
-    allowed = ("docgraph.data", "docgraph.atomic")
+    allowed = ("docgraph.data", "docgraph.persistence.atomic")
     outside = [(a, b) for a, b in _edges_from(graph, "docgraph.data")
                if not b.startswith(allowed)]
     assert not outside, outside
@@ -122,20 +122,21 @@ def test_the_library_never_imports_its_tools(graph):
 def test_argument_checking_stays_free_of_torch_modules(graph):
     """What ``scripts/*.py`` import before the arguments are checked reaches no module that
     loads torch: only ``cli``'s deferred ``commands`` does."""
-    torch_free = {"docgraph.arguments", "docgraph.presets", "docgraph.validation",
-                  "docgraph.atomic"} | {m for m in graph if m.startswith("docgraph.data")}
+    torch_free = {"docgraph.cli.arguments", "docgraph.presets", "docgraph.validation",
+                  "docgraph.persistence.atomic"}
+    torch_free |= {m for m in graph if m.startswith("docgraph.data")}
     for module in torch_free:
         reached = nx.descendants(graph, module)
         assert reached <= torch_free | {"docgraph"}, (module, reached - torch_free)
-    assert set(graph.successors("docgraph.cli")) == {"docgraph.arguments",
-                                                     "docgraph.commands"}
+    assert set(graph.successors("docgraph.cli")) == {"docgraph.cli.arguments",
+                                                     "docgraph.cli.commands"}
 
 
 def test_tagging_does_not_import_matplotlib():
     import subprocess
     import sys
 
-    code = ("import sys, docgraph.tagger, docgraph.inference; "
+    code = ("import sys, docgraph.tagging.tagger, docgraph.tagging.inference; "
             "print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -15,9 +15,9 @@ def inference_threshold():
 def test_trained_threshold_reproduces_evaluate(inference_threshold, model_dir):
     import torch
 
-    from docgraph.inference import evaluate, split_consistency
-    from docgraph.model_dir import load_model_dir
-    from docgraph.splits import prepare_run_split
+    from docgraph.graph.splits import prepare_run_split
+    from docgraph.persistence.model_dir import load_model_dir
+    from docgraph.tagging.inference import evaluate, split_consistency
 
     model, vocabs, config = load_model_dir(model_dir)
     trained = model.document_graph.uncertainty.threshold
@@ -47,7 +47,7 @@ def test_script_writes_json(inference_threshold, model_dir, tmp_path, capsys):
 def test_model_without_pruning_is_refused(inference_threshold, tmp_path):
     from conftest import tiny_config
 
-    from docgraph.experiment import run_experiment
+    from docgraph.training.experiment import run_experiment
 
     run = tmp_path / "nopruning"
     run_experiment(tiny_config(run, model={"pruning": False}, epochs=1))

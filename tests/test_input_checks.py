@@ -12,12 +12,12 @@ import time
 import pytest
 from conftest import ROOT, TINY_MODEL, script_env, tiny_config
 
-from docgraph.checkpoint import CheckpointError, load_checkpoint
 from docgraph.cli import evaluate_main, predict_main, train_main
 from docgraph.config import ExperimentConfig, apply_overrides
 from docgraph.data.errors import DataNotFoundError
 from docgraph.data.registry import dataset_files, resolve_data_dir, sample_data_dir
-from docgraph.model_dir import (
+from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint
+from docgraph.persistence.model_dir import (
     ModelSizeError,
     build_model,
     check_model_memory,
@@ -94,7 +94,7 @@ def test_a_model_too_large_for_memory_names_the_flag(tmp_path, capsys):
 
 
 def test_an_allocation_that_fails_at_build_names_the_sizes(sample_vocabs, monkeypatch):
-    import docgraph.model_dir as model_dir
+    import docgraph.persistence.model_dir as model_dir
 
     def refuse(*args, **kwargs):
         raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: "
@@ -140,7 +140,7 @@ def test_a_run_records_the_folder_it_read(tmp_path, capsys):
     folder = _column_corpus(tmp_path / "corpora")
     config = apply_overrides(tiny_config(tmp_path / "run", epochs=1),
                              {"dataset": "column", "data_dir": str(tmp_path / "corpora")})
-    from docgraph.experiment import run_experiment
+    from docgraph.training.experiment import run_experiment
 
     run_experiment(config)
     saved = json.loads((tmp_path / "run" / "config.json").read_text())

@@ -31,7 +31,7 @@ def test_study_writes_one_row_per_sample_count(mc_samples, model_dir, tmp_path, 
 def test_study_refuses_a_model_without_uncertainty(mc_samples, tmp_path):
     from conftest import tiny_config
 
-    from docgraph.experiment import run_experiment
+    from docgraph.training.experiment import run_experiment
 
     run_dir = tmp_path / "baseline"
     run_experiment(tiny_config(run_dir, model={"graph": False, "cross_sentence": False},

@@ -6,10 +6,10 @@ from torch_geometric.data import Batch
 
 from docgraph.config import ExperimentConfig
 from docgraph.data.tags import bioes_to_iob2
+from docgraph.graph.splits import prepare_split
 from docgraph.metrics import score
 from docgraph.model import GCDoc, GCDocConfig, GCDocOutput, bioes_transition_masks
-from docgraph.model_dir import build_model
-from docgraph.splits import prepare_split
+from docgraph.persistence.model_dir import build_model
 
 TINY = dict(hidden=16, char_hidden=8, sent_dim=16, uncertainty_hidden=8, num_samples=2)
 
@@ -391,7 +391,7 @@ def test_unpruned_forward_sends_every_message(batch, sample_vocabs):
 
 
 def test_reset_parameters_redraws_every_parameter(sample_vocabs):
-    from docgraph.model_dir import build_model
+    from docgraph.persistence.model_dir import build_model
 
     torch.manual_seed(0)
     model = build_model(GCDocConfig(**TINY), sample_vocabs)

@@ -6,18 +6,18 @@ import pytest
 import torch
 from conftest import TINY_MODEL
 
-from docgraph.batching import collate
+from docgraph.batching.loader import collate
 from docgraph.config import TrainConfig
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.model import GCDocConfig
-from docgraph.model_dir import build_model
+from docgraph.persistence.model_dir import build_model
 from docgraph.tools.operator_counts import (
     OperatorCountOptions,
     check_targets,
     count_operators,
     run_operator_counts,
 )
-from docgraph.training import clip_groups, make_optimizer, training_step
+from docgraph.training.loop import clip_groups, make_optimizer, training_step
 
 
 def test_probe_counts_top_level_operators_and_reads_back():

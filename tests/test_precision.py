@@ -6,10 +6,10 @@ import pytest
 import torch
 from conftest import TINY_MODEL
 
-from docgraph.batching import collate
+from docgraph.batching.loader import collate
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.model import GCDocConfig
-from docgraph.model_dir import build_model
+from docgraph.persistence.model_dir import build_model
 from docgraph.validation import ConfigError
 
 

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import run_script
 
-from docgraph.arguments import UsageError
 from docgraph.cli import predict_main
+from docgraph.cli.arguments import UsageError
 from docgraph.data.document import make_document
+from docgraph.data.tokenize import text_to_sentences
 from docgraph.graph import split_long_documents
-from docgraph.prediction_io import (
+from docgraph.tagging.prediction_io import (
     Chunk,
     ProgressReport,
     ReadOptions,
@@ -24,9 +25,8 @@ from docgraph.prediction_io import (
     pack_pieces,
     read_chunks,
 )
-from docgraph.tag_stream import tag_chunks
-from docgraph.tagger import Tagger
-from docgraph.tokenize import text_to_sentences
+from docgraph.tagging.stream import tag_chunks
+from docgraph.tagging.tagger import Tagger
 
 # CRLF and lone LF line breaks, tabs, a no-break space, a BOM-free UTF-8 mix of scripts:
 # flags, an emoji ZWJ sequence, a skin tone, a keycap, a combining accent, Japanese, Chinese.

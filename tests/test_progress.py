@@ -1,4 +1,5 @@
-"""Progress of long work (:mod:`docgraph.progress`) and what an interrupted training says."""
+"""Progress of long work (:mod:`docgraph.runtime.progress`) and what an interrupted training
+says."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, TINY_FLAGS, script_env
 
-from docgraph import progress
-from docgraph.progress import Progress, ProgressSettings, Stages, log_to_file
+from docgraph.runtime import progress
+from docgraph.runtime.progress import Progress, ProgressSettings, Stages, log_to_file
 
 LINES = ProgressSettings(tty=False, interval=0.0)
 
@@ -206,7 +207,7 @@ def test_ctrl_c_before_the_first_checkpoint_leaves_no_directory(tmp_path):
 
 @pytest.mark.slow
 def test_tagging_processes_report_to_the_parent(model_dir, sample_splits, docgraph_info):
-    from docgraph.inference import predict_documents, predict_in_processes
+    from docgraph.tagging.inference import predict_documents, predict_in_processes
 
     documents = sample_splits["test"]
     previous = progress.configure(tty=False, interval=0.0)
@@ -223,8 +224,8 @@ def test_tagging_processes_report_to_the_parent(model_dir, sample_splits, docgra
 
 
 def test_the_interrupted_message_of_runs_over_seeds(tmp_path, monkeypatch):
-    from docgraph.checkpoint import save_checkpoint
-    from docgraph.experiment import interrupted_message
+    from docgraph.persistence.checkpoint import save_checkpoint
+    from docgraph.training.experiment import interrupted_message
 
     monkeypatch.setattr(sys, "argv", ["scripts/train.py"])
     (tmp_path / "seed-1").mkdir()

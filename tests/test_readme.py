@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 
-from docgraph.tagger import as_document
+from docgraph.tagging.tagger import as_document
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -1,4 +1,5 @@
-"""Tests of the spaCy pipeline component ``docgraph_ner`` (docgraph/spacy_component.py): its
+"""Tests of the spaCy pipeline component ``docgraph_ner``
+(docgraph/integrations/spacy_component.py): its
 entities are ``Tagger.predict``'s on the same tokens, ``nlp.pipe`` is one-by-one, a saved
 pipeline tags the same, and a spaCy user's mistakes get clear errors."""
 
@@ -18,14 +19,14 @@ spacy = pytest.importorskip(
 
 from spacy.tokens import Doc, Span  # noqa: E402
 
-from docgraph.arguments import DEFAULT_MAX_DOC_TOKENS  # noqa: E402
-from docgraph.spacy_component import (  # noqa: E402
+from docgraph.cli.arguments import DEFAULT_MAX_DOC_TOKENS  # noqa: E402
+from docgraph.integrations.spacy_component import (  # noqa: E402
     DocgraphSpacyError,
     chunk_sentences,
     doc_graph,
     label_clash,
 )
-from docgraph.tagger import Tagger  # noqa: E402
+from docgraph.tagging.tagger import Tagger  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 UNSEEN = ["Zorblax", "Quenthorpe", "visited", "Vyrnwick", "on", "Blarsday", "."]
@@ -59,7 +60,8 @@ def make_doc(nlp, sentences: list[list[str]]) -> Doc:
 
 
 def ents_by_sentence(doc: Doc, sentences: list[list[str]]) -> list[tuple[int, int, int, str]]:
-    """``doc.ents`` as ``(sentence, start, end, type)`` of :class:`docgraph.tagger.Entity`."""
+    """``doc.ents`` as ``(sentence, start, end, type)`` of
+    :class:`docgraph.tagging.tagger.Entity`."""
     where = [(s, k) for s, sent in enumerate(sentences) for k in range(len(sent))]
     out = []
     for ent in doc.ents:
@@ -127,11 +129,11 @@ def test_long_documents_are_chunked_as_predict_does(model_dir, tagger, documents
 
 
 def test_tags_equal_predict_py_in_chunks_and_pieces(model_dir, tagger):
-    """The component's tags are those of predict.py's stream (docgraph.tag_stream) on the same
+    """The component's tags are those of predict.py's stream (docgraph.tagging.stream) on the same
     documents, long sentences cut into pieces and documents into chunks alike."""
     from docgraph.data.conll import read_conll
-    from docgraph.prediction_io import ReadOptions, read_chunks
-    from docgraph.tag_stream import tag_chunks
+    from docgraph.tagging.prediction_io import ReadOptions, read_chunks
+    from docgraph.tagging.stream import tag_chunks
 
     path = ROOT / "docgraph" / "data" / "sample" / "test.txt"
     limit = 20
@@ -173,12 +175,12 @@ def test_raw_text_through_spacy_tokens_and_sentences(model_dir, tagger, sample_s
 
 
 def test_without_sentence_boundaries_docgraph_splits_and_says_so(model_dir, tagger, caplog):
-    from docgraph.tokenize import split_sentences
+    from docgraph.data.tokenize import split_sentences
 
     text = ("Tavistre beat Brennock 4-1 in the Veldanian League on Saturday. "
             "Mr. Orlan Vesk scored twice for Tavistre! Brennock lost again.")
     nlp = pipeline(model_dir, sentencizer=False)
-    with caplog.at_level(logging.WARNING, logger="docgraph.spacy_component"):
+    with caplog.at_level(logging.WARNING, logger="docgraph.integrations.spacy_component"):
         docs = [nlp(text), nlp(text)]
     said = [r for r in caplog.records if "no sentence boundaries" in r.getMessage()]
     assert len(said) == 1, "said once"
@@ -271,7 +273,7 @@ def test_saved_pipeline_tags_identically(model_dir, tmp_path, sample_splits):
 def test_loading_after_the_model_changed_warns(model_dir, tmp_path, caplog):
     import torch
 
-    from docgraph.checkpoint import load_checkpoint, save_checkpoint
+    from docgraph.persistence.checkpoint import load_checkpoint, save_checkpoint
 
     copy = tmp_path / "model"
     shutil.copytree(model_dir, copy)
@@ -280,7 +282,7 @@ def test_loading_after_the_model_changed_warns(model_dir, tmp_path, caplog):
     name = next(iter(state["model"]))
     state["model"][name] = state["model"][name] + torch.ones_like(state["model"][name])
     save_checkpoint(copy / "model.pt", state)
-    with caplog.at_level(logging.WARNING, logger="docgraph.spacy_component"):
+    with caplog.at_level(logging.WARNING, logger="docgraph.integrations.spacy_component"):
         spacy.load(tmp_path / "pipeline")
     assert any("not those the pipeline was saved with" in r.getMessage()
                for r in caplog.records)
@@ -304,8 +306,8 @@ def test_existing_entities_are_kept_or_overwritten(model_dir, documents):
 
 
 def test_uncertainty_and_edges_are_the_models(model_dir, tagger, documents):
-    from docgraph.splits import prepare_split
-    from docgraph.tagger import as_document
+    from docgraph.graph.splits import prepare_split
+    from docgraph.tagging.tagger import as_document
     from docgraph.viz import inspect_documents
 
     sentences = documents["multi-sentence"]
@@ -356,7 +358,7 @@ def test_mc_seed_and_threshold_reach_the_model(model_dir, sample_splits):
 @pytest.mark.parametrize("text", ["", "  \n\t "])
 def test_an_empty_doc_gets_no_entities_and_a_warning(model_dir, text, caplog):
     nlp = pipeline(model_dir, sentencizer=False)
-    with caplog.at_level(logging.WARNING, logger="docgraph.spacy_component"):
+    with caplog.at_level(logging.WARNING, logger="docgraph.integrations.spacy_component"):
         doc = nlp(text)
         nlp(text)
     assert doc.ents == ()
@@ -369,7 +371,7 @@ def test_an_empty_doc_gets_no_entities_and_a_warning(model_dir, text, caplog):
 def test_displacy_and_the_html_view_take_tagged_docs(model_dir, documents):
     from spacy import displacy
 
-    from docgraph.html_view import to_html
+    from docgraph.viz.html import to_html
 
     nlp = pipeline(model_dir)
     doc = nlp(make_doc(nlp, documents["multi-sentence"]))
@@ -454,7 +456,7 @@ def test_the_factory_is_a_spacy_entry_point(model_dir, tmp_path):
 
     text = (ROOT / "pyproject.toml").read_text()
     assert ('[project.entry-points.spacy_factories]\n'
-            'docgraph_ner = "docgraph.spacy_component:make_docgraph_ner"') in text
+            'docgraph_ner = "docgraph.integrations.spacy_component:make_docgraph_ner"') in text
     assert 'spacy = ["spacy>=3.8,<3.9"]' in text
     found = [e for e in importlib.metadata.entry_points(group="spacy_factories")
              if e.name == "docgraph_ner"]

@@ -1,4 +1,5 @@
-"""Tests of :class:`docgraph.tagger.Tagger`: raw text, token lists, Documents, long documents."""
+"""Tests of :class:`docgraph.tagging.tagger.Tagger`: raw text, token lists, Documents, long
+documents."""
 
 import time
 from dataclasses import replace
@@ -7,7 +8,7 @@ import pytest
 
 from docgraph.data.document import make_document
 from docgraph.data.tags import spans
-from docgraph.tagger import Entity, Tagger, as_document
+from docgraph.tagging.tagger import Entity, Tagger, as_document
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,14 @@ import shutil
 import pytest
 from conftest import run_script
 
-from docgraph.distributed import (
+from docgraph.tagging.tagger import Tagger
+from docgraph.training.distributed import (
     MIN_TOKENS_PER_TAGGING_PROCESS,
     contiguous_shards,
     map_in_processes,
     min_tagging_tokens,
     tagging_processes,
 )
-from docgraph.tagger import Tagger
 
 
 @pytest.mark.parametrize("lengths, parts, expected", [
@@ -124,8 +124,8 @@ def test_evaluate_and_predict_in_two_processes(deterministic_model, tmp_path):
 
 
 def test_threshold_override_reaches_tagging_processes(model_dir, sample_splits, tmp_path):
-    from docgraph.inference import predict_documents, predict_in_processes
-    from docgraph.model_dir import ModelOverrides
+    from docgraph.persistence.model_dir import ModelOverrides
+    from docgraph.tagging.inference import predict_documents, predict_in_processes
 
     # every neighbour kept, the trained threshold left as it is: the override alone decides
     path = tmp_path / "model"
@@ -136,7 +136,7 @@ def test_threshold_override_reaches_tagging_processes(model_dir, sample_splits, 
     docs = sample_splits["test"] + sample_splits["dev"]
     references = {}
     # 0 prunes every token with any uncertainty, 1e9 none: both leave nothing to chance
-    from docgraph.tagger import Tagger
+    from docgraph.tagging.tagger import Tagger
 
     for threshold in (0.0, 1e9):
         overrides = ModelOverrides(threshold=threshold)

@@ -6,7 +6,7 @@ from itertools import pairwise
 
 import pytest
 
-from docgraph.tokenize import (
+from docgraph.data.tokenize import (
     ABBREVIATIONS,
     NUMBER_ABBREVIATIONS,
     paragraph_spans,

@@ -1,4 +1,5 @@
-"""Tests of :mod:`docgraph.training` and :mod:`docgraph.checkpoint`: run directories, resume,
+"""Tests of :mod:`docgraph.training.loop` and :mod:`docgraph.persistence.checkpoint`: run
+directories, resume,
 atomic checkpoints, clear errors."""
 
 import dataclasses
@@ -11,13 +12,13 @@ import pytest
 import torch
 from conftest import TINY_MODEL, tiny_config
 
-import docgraph.atomic as atomic
-import docgraph.checkpoint as checkpoint
-from docgraph.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from docgraph.experiment import run_experiment, run_seeds
+import docgraph.persistence.atomic as atomic
+import docgraph.persistence.checkpoint as checkpoint
 from docgraph.model import GCDoc, GCDocConfig
-from docgraph.model_dir import load_model_dir
-from docgraph.training import Trainer, TrainingError
+from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from docgraph.persistence.model_dir import load_model_dir
+from docgraph.training.experiment import run_experiment, run_seeds
+from docgraph.training.loop import Trainer, TrainingError
 
 
 def _state(path):
@@ -126,8 +127,8 @@ def test_interrupted_checkpoint_write_keeps_previous(tmp_path, monkeypatch, wher
 
 
 def test_trainer_checkpoint_survives_failed_write(tmp_path, monkeypatch, sample_splits):
-    from docgraph.model_dir import build_model
-    from docgraph.splits import build_vocabularies, prepare_split
+    from docgraph.graph.splits import build_vocabularies, prepare_split
+    from docgraph.persistence.model_dir import build_model
 
     config = tiny_config(tmp_path)
     vocabs, _, _ = build_vocabularies(sample_splits, "none")
@@ -241,8 +242,8 @@ def test_run_seeds_writes_summary(tmp_path):
 
 
 def test_evaluation_is_reproducible_and_leaves_the_rng_alone(model_dir, sample_splits):
-    from docgraph.inference import evaluate
-    from docgraph.splits import prepare_split
+    from docgraph.graph.splits import prepare_split
+    from docgraph.tagging.inference import evaluate
 
     model, vocabs, config = load_model_dir(model_dir)
     dev = prepare_split(sample_splits["dev"], vocabs, config)
@@ -273,7 +274,7 @@ def test_one_cpu_process_trains_on_one_thread_by_default(tmp_path):
 
 
 def test_training_threads_rule():
-    from docgraph.training import training_threads
+    from docgraph.training.loop import training_threads
 
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     assert training_threads(0, cpu) == 1
@@ -304,7 +305,7 @@ def test_word_dim_follows_the_pretrained_vectors(tmp_path, sample_splits):
 
 def test_model_rejects_vectors_of_another_size(sample_vocabs):
     from docgraph.model import GCDocConfig
-    from docgraph.model_dir import build_model
+    from docgraph.persistence.model_dir import build_model
 
     with pytest.raises(ValueError, match="3 dimensions but config.word_dim is 50"):
         build_model(GCDocConfig(), sample_vocabs, torch.zeros(len(sample_vocabs.words), 3))
@@ -312,9 +313,9 @@ def test_model_rejects_vectors_of_another_size(sample_vocabs):
 
 def test_prefetched_batches_equal_the_plain_ones_and_errors_reach_the_loop(sample_splits,
                                                                           sample_vocabs):
-    from docgraph.batching import iterate_batches
+    from docgraph.batching.loader import iterate_batches
     from docgraph.graph import GraphConfig, TokenBudgetBatchSampler, documents_to_graphs
-    from docgraph.model_dir import build_model
+    from docgraph.persistence.model_dir import build_model
 
     graphs = documents_to_graphs(sample_splits["train"], sample_vocabs, GraphConfig())
     model = build_model(GCDocConfig(**TINY_MODEL), sample_vocabs)
@@ -332,8 +333,8 @@ def test_prefetched_batches_equal_the_plain_ones_and_errors_reach_the_loop(sampl
 
 
 def test_clip_groups_clip_the_uncertainty_tagger_apart(sample_vocabs):
-    from docgraph.model_dir import build_model
-    from docgraph.training import clip_groups
+    from docgraph.persistence.model_dir import build_model
+    from docgraph.training.loop import clip_groups
 
     model = build_model(GCDocConfig(**TINY_MODEL), sample_vocabs)
     groups = clip_groups(model)

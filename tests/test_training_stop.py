@@ -1,6 +1,6 @@
 """Early stopping: training stops after exactly ``patience`` epochs without a dev F1 improvement.
 
-The real :class:`~docgraph.training.Trainer` loop trains on two documents of the sample corpus;
+The real :class:`~docgraph.training.loop.Trainer` loop trains on two documents of the sample corpus;
 only the dev scores are scripted, so that which epoch improves is known in advance.
 """
 
@@ -11,11 +11,11 @@ import json
 import pytest
 from conftest import tiny_config
 
-import docgraph.training as training
+import docgraph.training.loop as training
+from docgraph.graph.splits import build_vocabularies, prepare_split
 from docgraph.metrics import Scores
-from docgraph.model_dir import build_model
-from docgraph.splits import build_vocabularies, prepare_split
-from docgraph.training import Trainer, TrainState, stop_reason
+from docgraph.persistence.model_dir import build_model
+from docgraph.training.loop import Trainer, TrainState, stop_reason
 
 
 def _scores(f1: float) -> Scores:

@@ -98,7 +98,7 @@ def test_scores_are_attached(example):
 
 def test_with_model(example):
     from docgraph.model import GCDocConfig
-    from docgraph.model_dir import build_model
+    from docgraph.persistence.model_dir import build_model
 
     doc, vocabs, graph = example
     torch.manual_seed(0)
@@ -354,8 +354,8 @@ def test_visualize_draws_and_lists_what_a_reader_inspects(model_dir, tmp_path):
     from conftest import run_script
 
     from docgraph.data.registry import load_dataset
-    from docgraph.model_dir import load_model_dir
-    from docgraph.splits import prepare_split
+    from docgraph.graph.splits import prepare_split
+    from docgraph.persistence.model_dir import load_model_dir
     from docgraph.viz import inspect_documents, inspection_words
 
     model, vocabs, config = load_model_dir(model_dir)

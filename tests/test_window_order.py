@@ -11,13 +11,13 @@ import pytest
 import torch
 from torch_geometric.data import Batch
 
-from docgraph.batch_plan import plan_batch
+from docgraph.batching.plan import plan_batch
 from docgraph.config import ExperimentConfig
 from docgraph.data.document import Document, make_document
+from docgraph.graph.splits import build_vocabularies, prepare_split
 from docgraph.model import GCDocConfig
-from docgraph.model_dir import build_model
 from docgraph.nn.layout import WindowPlan
-from docgraph.splits import build_vocabularies, prepare_split
+from docgraph.persistence.model_dir import build_model
 
 #: Sentence lengths of the hand-made documents (two documents, the second with a one-token
 #: sentence): every token is named after its document and sentence, e.g. ``"d0s2t1"``.

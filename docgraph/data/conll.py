@@ -11,10 +11,10 @@ import itertools
 from collections.abc import Sequence
 from pathlib import Path
 
-from docgraph.atomic import atomic_write_text
 from docgraph.data.document import Document, make_document
 from docgraph.data.errors import CorpusFormatError, format_error
 from docgraph.data.tags import SCHEMES, convert, detect_scheme, to_iob2, validate_tag
+from docgraph.persistence.atomic import atomic_write_text
 
 DOCSTART = "-DOCSTART-"
 

@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from docgraph.atomic import atomic_write, atomic_write_json
 from docgraph.data.document import Document
+from docgraph.persistence.atomic import atomic_write, atomic_write_json
 
 if TYPE_CHECKING:  # the configuration imports the model side, which data/ never does
     from docgraph.config import ExperimentConfig

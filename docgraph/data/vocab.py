@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from docgraph.atomic import atomic_write_text
 from docgraph.data.document import Document
 from docgraph.data.tags import entity_type, iob2_to_bioes
+from docgraph.persistence.atomic import atomic_write_text
 
 PAD = "<pad>"
 UNK = "<unk>"

@@ -152,7 +152,7 @@ class DocGraphConv(MessagePassing):
             gated_nodes (torch.Tensor, optional): With ``ptr``: the ``G`` nodes that receive
                 edges, ascending, when ``edge_index`` is sorted by target (as
                 :func:`~docgraph.graph.recurrence_edges` makes it) and planned on the host
-                (``docgraph.batch_plan``): only they go through the gate.
+                (``docgraph.batching.plan``): only they go through the gate.
             ptr (torch.Tensor, optional): With ``gated_nodes``: ``[G + 1]`` offsets of each
                 gated node's incoming edges in ``edge_index`` (CSR).
 

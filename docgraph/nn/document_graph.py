@@ -41,7 +41,7 @@ class DocumentGraphPlan:
     Everything here follows from the graph structure alone (sentence lengths, edges, the
     documents of the nodes). :meth:`DocumentGraphModule.forward` makes it with :meth:`build`
     when it is not given; planning it beforehand (GCDoc does, when it collates a batch,
-    ``docgraph.batch_plan``) keeps data-dependent shapes and read-backs out of the step.
+    ``docgraph.batching.plan``) keeps data-dependent shapes and read-backs out of the step.
 
     Args:
         sentences: The sentences of the flat nodes (:class:`~docgraph.nn.SequenceLayout`).

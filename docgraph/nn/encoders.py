@@ -345,7 +345,7 @@ class CharEncoder(torch.nn.Module):
             chars (torch.Tensor): Character ids ``[N, C]`` padded with ``padding_idx``.
             char_len (torch.Tensor): Number of characters of each word ``[N]``.
             plan (CharPlan, optional): The distinct words and their layout, planned on the
-                host (``docgraph.batch_plan``); made here when not given (with ``unique``,
+                host (``docgraph.batching.plan``); made here when not given (with ``unique``,
                 which reads the characters back from the device).
 
         Returns:

@@ -31,7 +31,7 @@ class MonteCarloKeys:
     consecutive tokens (a document), so that a segment's masks depend on the segment and the
     tagging seed only, never on the rest of the batch.
 
-    Made on the host when a batch is collated (:func:`~docgraph.batch_plan.plan_batch`: a hash
+    Made on the host when a batch is collated (:func:`~docgraph.batching.plan.plan_batch`: a hash
     of each document's input tensors); host integers, so moving a plan leaves it as it is.
 
     Attributes:

@@ -13,7 +13,7 @@
 * :mod:`docgraph.tools.visualize`, :mod:`docgraph.tools.stats`: ``docgraph visualize`` and
   ``docgraph stats`` (``scripts/visualize.py``, ``scripts/stats.py``).
 
-The scripts, the console entry point (:mod:`docgraph.console`, by name), the studies under
+The scripts, the console entry point (:mod:`docgraph.cli.console`, by name), the studies under
 ``benchmarks/`` and the tests use these modules; nothing else under ``docgraph/`` imports
 them.
 """

@@ -33,22 +33,22 @@ from torch import Tensor
 from torch.profiler import ProfilerActivity, profile
 from torch_geometric.data import Batch
 
-from docgraph.arguments import SWITCHES
-from docgraph.atomic import atomic_write_json
-from docgraph.batching import collate
+from docgraph.batching.loader import collate
+from docgraph.cli.arguments import SWITCHES
 from docgraph.config import TrainConfig
 from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
-from docgraph.determinism import set_deterministic
 from docgraph.graph import GraphConfig, documents_to_graphs
-from docgraph.inference import predict_graphs
-from docgraph.machine import cpu_model, peak_rss_mib, resolve_device
 from docgraph.model import GCDoc, GCDocConfig
-from docgraph.model_dir import build_model
 from docgraph.nn.cross_sentence import sentence_windows
 from docgraph.nn.gather import gather_rows
 from docgraph.nn.relation import relation_loss
+from docgraph.persistence.atomic import atomic_write_json
+from docgraph.persistence.model_dir import build_model
+from docgraph.runtime.determinism import set_deterministic
+from docgraph.runtime.machine import cpu_model, peak_rss_mib, resolve_device
+from docgraph.tagging.inference import predict_graphs
 from docgraph.tools.batches import select_batch_indices, select_batches
 from docgraph.tools.core_scaling import SETTINGS, ScalingOptions, format_scaling, run_scaling
 from docgraph.tools.operator_counts import (
@@ -56,7 +56,7 @@ from docgraph.tools.operator_counts import (
     format_counts,
     run_operator_counts,
 )
-from docgraph.training import clip_groups, make_optimizer, training_step
+from docgraph.training.loop import clip_groups, make_optimizer, training_step
 
 BACKWARD_FACTOR = 2.0
 #: GCDoc's training GFLOP/s at one thread over the machine's one-thread matmul GFLOP/s
@@ -264,7 +264,7 @@ def time_interleaved(
 
 
 def training_pass(model: GCDoc, batches: Sequence[Batch], warmup: int) -> Callable[[], object]:
-    """A closure running one training step per batch (:func:`~docgraph.training.
+    """A closure running one training step per batch (:func:`~docgraph.training.loop.
     training_step`: loss per sentence, Adam, no clipping), after ``warmup`` warm-up steps."""
     model.train()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -734,7 +734,7 @@ def profile_step(model: GCDoc, optimizer: torch.optim.Optimizer, groups: list, b
                  clip_norm: float, device: torch.device, top: int = 12) -> dict[str, Any]:
     """Where one training step's time goes (``--step-speed --profile``).
 
-    One profiled :func:`~docgraph.training.training_step` on ``batch`` (after the timed
+    One profiled :func:`~docgraph.training.loop.training_step` on ``batch`` (after the timed
     steps, so warm): on CUDA the kernels it launched, their summed device time against the
     step's wall time (the fraction of the step the GPU is busy) and the ``top`` kernels by
     time; on a CPU the ``top`` operators by self CPU time. Then each component's forward +
@@ -799,13 +799,13 @@ def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
 
     For every token budget, the first ``warmup + steps`` batches of the training sampler's
     shuffled epoch are collated once, with their plans, onto ``device``; each model then runs
-    ``warmup`` untimed and ``steps`` timed training steps (:func:`~docgraph.training.
+    ``warmup`` untimed and ``steps`` timed training steps (:func:`~docgraph.training.loop.
     training_step`: forward, backward, clipping, fused Adam), the device synchronised before
     and after. The epoch estimate is the training split's tokens over the measured tokens/s.
-    Tagging: :func:`~docgraph.inference.predict_graphs` over the whole dev split (8000-token
+    Tagging: :func:`~docgraph.tagging.inference.predict_graphs` over the whole dev split (8000-token
     batches), timed end to end. With ``profiled``, each row also holds
     :func:`profile_step` of one more batch; with ``deterministic``, everything runs under
-    :func:`~docgraph.determinism.set_deterministic` (its cost on a GPU); ``precision``
+    :func:`~docgraph.runtime.determinism.set_deterministic` (its cost on a GPU); ``precision``
     is both models' :attr:`~docgraph.model.GCDocConfig.precision`.
     """
     if deterministic:

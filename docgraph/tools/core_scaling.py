@@ -9,7 +9,7 @@ Three settings are measured, each in fresh processes, on the *same* list of batc
   by :class:`~torch.nn.parallel.DistributedDataParallel` -- exactly what
   ``scripts/train.py`` does with ``--processes 2`` (the global batch keeps its token budget).
   For tagging, each process tags its half of the documents (as
-  :func:`~docgraph.inference.evaluate_sharded` does).
+  :func:`~docgraph.tagging.inference.evaluate_sharded` does).
 
 The speed-up of a setting is its tokens/s over the ``1 thread`` tokens/s of the same model,
 on the same tokens. The target of issue 12 is a speed-up of at least
@@ -33,13 +33,13 @@ from torch_geometric.data import Batch
 
 from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
-from docgraph.distributed import spawn
 from docgraph.graph import GraphConfig, documents_to_graphs
-from docgraph.machine import peak_rss_mib
 from docgraph.model import GCDocConfig, GCDocOutput
-from docgraph.model_dir import build_model
+from docgraph.persistence.model_dir import build_model
+from docgraph.runtime.machine import peak_rss_mib
 from docgraph.tools.batches import select_batch_indices, split_batch
-from docgraph.training import training_step
+from docgraph.training.distributed import spawn
+from docgraph.training.loop import training_step
 
 SPEEDUP_TARGET = 1.8
 
@@ -108,7 +108,7 @@ class LossScaled(nn.Module):
     """``network`` with the loss of its output multiplied by ``weight``.
 
     A DDP process without a share of a batch steps through
-    :func:`~docgraph.training.training_step` with ``LossScaled(network, 0.0)`` on a real batch:
+    :func:`~docgraph.training.loop.training_step` with ``LossScaled(network, 0.0)`` on a real batch:
     it joins the gradient all-reduce with zero gradients, so DDP's collective calls stay
     matched and the other processes' gradients are averaged as in training.
     """

@@ -47,15 +47,15 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.profiler import ProfilerActivity, profile
 
-from docgraph.batching import collate
+from docgraph.batching.loader import collate
 from docgraph.config import TrainConfig
 from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.model import GCDocConfig
-from docgraph.model_dir import build_model
+from docgraph.persistence.model_dir import build_model
 from docgraph.tools.batches import select_batch_indices
-from docgraph.training import clip_groups, make_optimizer, training_step
+from docgraph.training.loop import clip_groups, make_optimizer, training_step
 
 __all__ = [
     "SYNCHRONISING",
@@ -294,8 +294,8 @@ class OperatorCountOptions:
 def run_operator_counts(options: OperatorCountOptions, command: str = "") -> dict[str, Any]:
     """Count the operators of one training step and one tagging step of the BiLSTM-CRF and
     GCDoc (the paper's settings) on real batches of each size, as the trainer runs them
-    (:func:`~docgraph.batching.collate` with the host-side plan, then
-    :func:`~docgraph.training.training_step` with clipping and the fused Adam of the presets;
+    (:func:`~docgraph.batching.loader.collate` with the host-side plan, then
+    :func:`~docgraph.training.loop.training_step` with clipping and the fused Adam of the presets;
     tagging is :meth:`~docgraph.model.GCDoc.predict`). The counted batch of each budget is
     the longest of the first 20 of the training sampler's shuffled epoch
     (:func:`~docgraph.tools.batches.select_batch_indices`)."""

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from docgraph.arguments import fail
+from docgraph.cli.arguments import fail
 from docgraph.data.document import Document
 from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import DATASETS, load_dataset

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from docgraph.arguments import add_mc_seed_argument, check_tagging_arguments, fail
+from docgraph.cli.arguments import add_mc_seed_argument, check_tagging_arguments, fail
 from docgraph.data.registry import DATASETS
 
 
@@ -90,12 +90,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         fail(str(err))
 
-    from docgraph.checkpoint import CheckpointError
     from docgraph.data.errors import CorpusFormatError
     from docgraph.data.registry import load_dataset
-    from docgraph.machine import resolve_device
-    from docgraph.model_dir import load_model_dir
-    from docgraph.splits import prepare_split
+    from docgraph.graph.splits import prepare_split
+    from docgraph.persistence.checkpoint import CheckpointError
+    from docgraph.persistence.model_dir import load_model_dir
+    from docgraph.runtime.machine import resolve_device
     from docgraph.viz import (
         draw_document_graph,
         format_edge_table,
@@ -134,8 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                           f"({', '.join(words)}); --max-words 0 draws all, --word W one word")
             draw_document_graph(graphs[0], args.out, word=words, layout=args.layout)
         if args.html is not None:
-            from docgraph.atomic import atomic_write_text
-            from docgraph.html_view import to_html
+            from docgraph.persistence.atomic import atomic_write_text
+            from docgraph.viz.html import to_html
 
             graph_module = model.document_graph
             pruned = graph_module is not None and graph_module.uncertainty is not None

@@ -1,6 +1,6 @@
 """Run directories read and classified: what each run is, how it ended and what it ran on.
 
-A run directory holds ``metrics.json`` (see :func:`docgraph.experiment.run_experiment`),
+A run directory holds ``metrics.json`` (see :func:`docgraph.training.experiment.run_experiment`),
 ``command.txt``, ``train_log.jsonl`` and ``config.json``. Runs are grouped by configuration
 name: the run directory name minus a trailing ``-s<seed>`` / ``seed-<n>`` (a directory named
 just ``seed-<n>`` takes its parent's name).

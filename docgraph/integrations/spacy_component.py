@@ -14,17 +14,17 @@ Example::
 What the component reads: the Doc's tokens as the pipeline made them (whitespace tokens are
 skipped: the model never saw one) and its sentence boundaries (a sentencizer, parser or
 senter). A Doc without boundaries is split with docgraph's own rules
-(:func:`docgraph.tokenize.sentence_spans` on ``doc.text``, each token in the sentence its first
+(:func:`docgraph.data.tokenize.sentence_spans` on ``doc.text``, each token in the sentence its first
 character falls in); the component logs that once and records it on every Doc as
 ``doc._.docgraph_sentence_source`` (``"doc"`` or ``"docgraph"``).
 
-How it tags, as ``scripts/predict.py`` does (:mod:`docgraph.tag_stream`): a Doc longer than
+How it tags, as ``scripts/predict.py`` does (:mod:`docgraph.tagging.stream`): a Doc longer than
 ``max_doc_tokens`` is tagged in chunks of whole sentences packed greedily in order
 (:func:`docgraph.graph.split_long_documents`; a longer sentence in pieces of ``max_doc_tokens``
 tokens), each chunk a document of its own for the model; the chunks of many Docs
 (``nlp.pipe``) are batched by the tagging token budget
-(:func:`docgraph.tag_stream.batch_tokens`) on the model's device, a group of about
-:data:`~docgraph.tag_stream.GROUP_TOKENS` tokens at a time; ``mc_seed`` is the tagging seed of
+(:func:`docgraph.tagging.stream.batch_tokens`) on the model's device, a group of about
+:data:`~docgraph.tagging.stream.GROUP_TOKENS` tokens at a time; ``mc_seed`` is the tagging seed of
 the Monte-Carlo masks. A Doc's tags depend on its tokens, sentences and the seed only: the
 same alone, in any batch or in spaCy's processes (``nlp.pipe(n_process=N)``).
 
@@ -44,7 +44,7 @@ What it writes (``doc._.docgraph`` holds plain lists, so Docs keep it through
   target; ``None`` for a model without a graph (a BiLSTM-CRF);
 * ``token._.docgraph_neighbours``: the ``(token, weight)`` pairs sending messages to a token;
 * ``doc._.docgraph_graph()``: the annotated :class:`networkx.DiGraph` of
-  :func:`docgraph.viz.to_networkx`, so :func:`docgraph.html_view.to_html` takes such Docs.
+  :func:`docgraph.viz.to_networkx`, so :func:`docgraph.viz.html.to_html` takes such Docs.
 
 Importing this module is cheap (spaCy imports every ``spacy_factories`` entry point on
 creating any pipeline): torch and the model code load when a component is created.
@@ -69,10 +69,10 @@ from spacy.tokens import Doc, Span, Token
 from spacy.training import Example
 from spacy.util import minibatch
 
-from docgraph.arguments import DEFAULT_MAX_DOC_TOKENS
-from docgraph.atomic import atomic_write_json
+from docgraph.cli.arguments import DEFAULT_MAX_DOC_TOKENS
 from docgraph.data.tags import entity_type, spans
-from docgraph.tokenize import sentence_spans
+from docgraph.data.tokenize import sentence_spans
+from docgraph.persistence.atomic import atomic_write_json
 
 __all__ = ["FACTORY", "DocgraphNER", "DocgraphSpacyError", "make_docgraph_ner",
            "register_extensions"]
@@ -154,7 +154,7 @@ def doc_graph(doc: Doc) -> nx.DiGraph:
     model read (numbered from 0, whitespace tokens left out), with ``word``, ``sentence``,
     ``position``, ``pred_tag``/``pred_type`` and, where the model has them, ``uncertainty``
     and ``pruned``; one edge per graph edge with ``r_ij`` and ``pruned``. Graph attributes
-    ``threshold`` and ``has_graph`` tell :func:`docgraph.html_view.to_html` about the model.
+    ``threshold`` and ``has_graph`` tell :func:`docgraph.viz.html.to_html` about the model.
 
     Raises:
         DocgraphSpacyError: The Doc was not tagged by a ``docgraph_ner`` component.
@@ -315,7 +315,8 @@ def label_clash(ours: Iterable[str], theirs: Iterable[str]) -> list[str]:
 
 @contextlib.contextmanager
 def _tagging_seed(seed: int, device: Any) -> Iterator[None]:
-    """Torch's random streams seeded as :func:`docgraph.inference.predict_graphs` seeds them,
+    """Torch's random streams seeded as :func:`docgraph.tagging.inference.predict_graphs` seeds
+    them,
     and restored afterwards."""
     import torch
 
@@ -348,13 +349,13 @@ class DocgraphNER(Pipe):
         overwrite_ents: Replace the Doc's existing entities with ours; ``False``: keep them
             and add ours where they overlap none.
         batch_tokens: Token budget of a batch (default: ``predict.py``'s,
-            :func:`docgraph.tag_stream.batch_tokens`).
+            :func:`docgraph.tagging.stream.batch_tokens`).
         mc_seed: Tagging seed of the Monte-Carlo masks (``predict.py --mc-seed``).
         device: ``"auto"`` (a GPU when there is one), ``"cpu"`` or ``"cuda"``.
         threshold: Prune the graph at this uncertainty threshold instead of the trained one.
         max_doc_tokens: Tag Docs in chunks of at most this many tokens (default: the model's
             ``max_doc_tokens``, else ``predict.py``'s
-            :data:`~docgraph.arguments.DEFAULT_MAX_DOC_TOKENS`); ``0``: whole Docs.
+            :data:`~docgraph.cli.arguments.DEFAULT_MAX_DOC_TOKENS`); ``0``: whole Docs.
 
     Raises:
         DocgraphSpacyError: The model directory is missing or not ours, an argument is out of
@@ -372,11 +373,11 @@ class DocgraphNER(Pipe):
                 raise DocgraphSpacyError(f"docgraph_ner: {key} must be >= {least}, got {value}")
         self.name = name
         self.model_path = check_model_dir(model)
-        from docgraph.checkpoint import CheckpointError
-        from docgraph.machine import resolve_device
-        from docgraph.tag_stream import ONEDNN_CACHE
-        from docgraph.tag_stream import batch_tokens as tagging_batch_tokens
-        from docgraph.tagger import Tagger
+        from docgraph.persistence.checkpoint import CheckpointError
+        from docgraph.runtime.machine import resolve_device
+        from docgraph.tagging.stream import ONEDNN_CACHE
+        from docgraph.tagging.stream import batch_tokens as tagging_batch_tokens
+        from docgraph.tagging.tagger import Tagger
 
         # read by oneDNN when it first runs: bounded memory over many Docs, as predict.py
         os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", ONEDNN_CACHE)
@@ -446,9 +447,9 @@ class DocgraphNER(Pipe):
                 error_handler(self.name, self, docs, err)
 
     def annotate(self, docs: Sequence[Doc]) -> None:
-        """Tag ``docs`` in place, a group of about :data:`~docgraph.tag_stream.GROUP_TOKENS`
+        """Tag ``docs`` in place, a group of about :data:`~docgraph.tagging.stream.GROUP_TOKENS`
         tokens at a time."""
-        from docgraph.tag_stream import GROUP_TOKENS
+        from docgraph.tagging.stream import GROUP_TOKENS
 
         if os.getpid() != self._pid:
             self._forked()
@@ -500,11 +501,11 @@ class DocgraphNER(Pipe):
         by the token budget (one forward pass a batch: the tags of
         :meth:`~docgraph.model.GCDoc.predict`, with the uncertainty, pruning and edge weights
         of the same pass)."""
-        from docgraph.batching import iterate_batches
+        from docgraph.batching.loader import iterate_batches
         from docgraph.data.document import make_document
         from docgraph.data.tags import bioes_to_iob2
         from docgraph.graph import TokenBudgetBatchSampler
-        from docgraph.splits import prepare_split
+        from docgraph.graph.splits import prepare_split
 
         if not chunks:
             return []

@@ -329,7 +329,7 @@ def _marks_legend(graphs: Sequence[nx.DiGraph], has_graph: bool) -> str:
 
 def _as_graph(item: Any) -> nx.DiGraph:
     """An annotated graph, or the graph of a spaCy Doc tagged by the ``docgraph_ner``
-    component (its ``doc._.docgraph_graph()``, :mod:`docgraph.spacy_component`)."""
+    component (its ``doc._.docgraph_graph()``, :mod:`docgraph.integrations.spacy_component`)."""
     if isinstance(item, nx.DiGraph):
         return item
     method = getattr(getattr(item, "_", None), "docgraph_graph", None)

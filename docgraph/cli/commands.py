@@ -1,6 +1,6 @@
 """What the scripts do once their arguments are parsed and checked.
 
-:mod:`docgraph.cli` parses and checks the command line with :mod:`docgraph.arguments`, which
+:mod:`docgraph.cli` parses and checks the command line with :mod:`docgraph.cli.arguments`, which
 does not import torch (a bad flag is rejected in a fraction of a second), and imports this
 module, which imports torch and the library, only then; :func:`train`, :func:`evaluate` and
 :func:`predict` do the work.
@@ -21,8 +21,7 @@ from typing import Any
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from docgraph import distributed
-from docgraph.arguments import (
+from docgraph.cli.arguments import (
     DEFAULT_MAX_DOC_TOKENS,
     SWITCHES,
     VALUE_FLAGS,
@@ -32,32 +31,29 @@ from docgraph.arguments import (
     is_tty,
     setup_logging,
 )
-from docgraph.atomic import atomic_write
-from docgraph.checkpoint import CheckpointError, atomic_write_json, atomic_write_text
 from docgraph.config import ExperimentConfig, apply_overrides
 from docgraph.data.conll import looks_like_conll, read_conll, read_text, write_conll
 from docgraph.data.document import Document
 from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import dataset_files, load_dataset
-from docgraph.experiment import (
-    interrupted_message,
-    prepare_in_parts,
-    run_experiment,
-    run_seeds,
-)
 from docgraph.graph import split_long_documents
-from docgraph.html_view import page_title
-from docgraph.inference import evaluate as evaluate_split
-from docgraph.inference import predict_in_processes, score_predictions, split_consistency
-from docgraph.machine import resolve_device
+from docgraph.graph.splits import PreparedSplit
 from docgraph.metrics import format_table
-from docgraph.model_dir import (
+from docgraph.persistence.atomic import atomic_write
+from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, atomic_write_text
+from docgraph.persistence.model_dir import (
     ModelOverrides,
     check_model_memory,
     load_model_weights,
     read_model_dir,
 )
-from docgraph.prediction_io import (
+from docgraph.presets import load_toml
+from docgraph.runtime.machine import resolve_device
+from docgraph.runtime.progress import ProgressSettings, is_main_process
+from docgraph.runtime.progress import configure as configure_progress
+from docgraph.tagging.inference import evaluate as evaluate_split
+from docgraph.tagging.inference import predict_in_processes, score_predictions, split_consistency
+from docgraph.tagging.prediction_io import (
     ProgressReport,
     ReadOptions,
     check_inputs,
@@ -65,14 +61,18 @@ from docgraph.prediction_io import (
     format_chunk,
     read_chunks,
 )
-from docgraph.presets import load_toml
-from docgraph.progress import ProgressSettings, is_main_process
-from docgraph.progress import configure as configure_progress
-from docgraph.splits import PreparedSplit
-from docgraph.tag_stream import tag_chunks
-from docgraph.tagger import Tagger, as_document
-from docgraph.training import TrainingError
+from docgraph.tagging.stream import tag_chunks
+from docgraph.tagging.tagger import Tagger, as_document
+from docgraph.training import distributed
+from docgraph.training.experiment import (
+    interrupted_message,
+    prepare_in_parts,
+    run_experiment,
+    run_seeds,
+)
+from docgraph.training.loop import TrainingError
 from docgraph.validation import check_processes
+from docgraph.viz.html import page_title
 
 #: The exceptions that end training with a one-line error instead of a traceback.
 TRAIN_ERRORS: tuple[type[BaseException], ...] = (
@@ -141,7 +141,8 @@ def _train_exit_code(err: BaseException) -> int:
 
 def _spawned_train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
                    settings: ProgressSettings) -> None:
-    """One process of :func:`docgraph.distributed.spawn`: train, or exit with a clean error."""
+    """One process of :func:`docgraph.training.distributed.spawn`: train, or exit with a clean
+    error."""
 
     try:
         _train(config, seeds, resume, settings)
@@ -222,7 +223,7 @@ def train(args: argparse.Namespace) -> int:
 def evaluate(args: argparse.Namespace) -> int:
     """``scripts/evaluate.py`` with its parsed arguments (:func:`docgraph.cli.evaluate_main`).
 
-    Building the graphs and tagging show their progress (:mod:`docgraph.progress`; none with
+    Building the graphs and tagging show their progress (:mod:`docgraph.runtime.progress`; none with
     ``--quiet``).
     """
     setup_logging(args.quiet)
@@ -315,7 +316,8 @@ def predict(args: argparse.Namespace) -> int:
     """``scripts/predict.py`` with its parsed arguments (:func:`docgraph.cli.predict_main`).
 
     JSON lines and CoNLL are written as the input is tagged, a few thousand tokens at a time
-    (:mod:`docgraph.prediction_io`, :mod:`docgraph.tag_stream`); the HTML page is built whole.
+    (:mod:`docgraph.tagging.prediction_io`, :mod:`docgraph.tagging.stream`); the HTML page is built
+    whole.
     """
     setup_logging(quiet=True)
     try:

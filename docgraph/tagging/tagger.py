@@ -21,15 +21,15 @@ from docgraph.config import ExperimentConfig
 from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document, make_document
 from docgraph.data.tags import spans
+from docgraph.data.tokenize import text_to_sentences
 from docgraph.data.vocab import Vocabularies
-from docgraph.distributed import min_tagging_tokens, tagging_processes
 from docgraph.graph import split_long_documents
-from docgraph.html_view import to_html
-from docgraph.inference import predict_graphs, predict_in_processes
+from docgraph.graph.splits import prepare_split
 from docgraph.model import GCDoc
-from docgraph.model_dir import ModelOverrides, load_model_dir
-from docgraph.splits import prepare_split
-from docgraph.tokenize import text_to_sentences
+from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
+from docgraph.tagging.inference import predict_graphs, predict_in_processes
+from docgraph.training.distributed import min_tagging_tokens, tagging_processes
+from docgraph.viz.html import to_html
 
 DocumentInput = str | Sequence[Sequence[str]] | Document
 
@@ -53,7 +53,7 @@ class Entity:
 def as_document(item: DocumentInput, doc_id: str, tokenized: bool = False) -> Document:
     """Turn raw text, a list of token lists or a :class:`Document` into a :class:`Document`.
 
-    Raw text goes through :func:`docgraph.tokenize.text_to_sentences`; with
+    Raw text goes through :func:`docgraph.data.tokenize.text_to_sentences`; with
     ``tokenized=True`` a string is read as one sentence per line, tokens split on whitespace.
     """
     if isinstance(item, Document):
@@ -131,10 +131,10 @@ class Tagger:
             processes: CPU processes to tag in, each loading the model from :attr:`path`
                 (a tagger made by :meth:`load`); ``0``: automatic (one per core, at most 2,
                 when each gets enough tokens to win back its start-up, see
-                :func:`~docgraph.distributed.min_tagging_tokens`).
+                :func:`~docgraph.training.distributed.min_tagging_tokens`).
                 A document's tags are the same in any number of processes, alone or among
                 others: its Monte-Carlo masks and sampled neighbours are its own (see
-                :func:`~docgraph.inference.predict_graphs`).
+                :func:`~docgraph.tagging.inference.predict_graphs`).
             mc_seed: The tagging seed of the Monte-Carlo dropout masks that prune the
                 document graph (``evaluate.py --mc-seed``); other seeds show the model's
                 Monte-Carlo noise.
@@ -154,7 +154,7 @@ class Tagger:
     def _tag_documents(self, docs: list[Document], processes: int = 1, mc_seed: int = 0
                        ) -> list[list[list[str]]]:
         """Tags of :meth:`tag` for documents already made :class:`Document` objects, in
-        ``processes`` CPU processes (:func:`~docgraph.inference.predict_in_processes`)."""
+        ``processes`` CPU processes (:func:`~docgraph.tagging.inference.predict_in_processes`)."""
         # Tag unlabelled copies under positional ids: gold tags of Document inputs (possibly
         # with types the model does not know) are ignored, and documents sharing an id (two
         # input files with the same name) are never merged. Empty sentences are left out.
@@ -182,7 +182,7 @@ class Tagger:
     def to_html(self, documents: Sequence[DocumentInput], tokenized: bool = False,
                 title: str = "docgraph", mc_seed: int = 0) -> str:
         """An interactive HTML page of the documents as the model sees them
-        (:func:`docgraph.html_view.to_html`): predicted entities, and, for :class:`Document`
+        (:func:`docgraph.viz.html.to_html`): predicted entities, and, for :class:`Document`
         inputs with gold tags, the errors; each token's repeats with their learnt edge weights
         and pruning. Raw strings are tokenised as by :meth:`tag`; empty sentences are left out.
         ``mc_seed`` is the tagging seed of :meth:`tag`: the page shows the tags it gives.
@@ -193,7 +193,7 @@ class Tagger:
                 for d in docs]
         docs = [d for d in docs if d.sentences]
         prepared = prepare_split(docs, self.vocabs, self.config, lm_encoder=self.lm_encoder)
-        from docgraph.viz import inspect_documents  # matplotlib: only for the page
+        from docgraph.viz.inspect import inspect_documents  # matplotlib: only for the page
 
         graphs = inspect_documents(self.model, prepared.graphs, prepared.documents, self.vocabs,
                                    self.config.train.eval_batch_tokens, mc_seed)

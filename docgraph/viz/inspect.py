@@ -43,12 +43,12 @@ from matplotlib.lines import Line2D
 from torch import Tensor
 from torch_geometric.data import Batch
 
-from docgraph.atomic import atomic_write
 from docgraph.data.document import Document
 from docgraph.data.tags import bioes_to_iob2, entity_type
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import DocumentGraph, TokenBudgetBatchSampler
-from docgraph.html_view import entity_colour
+from docgraph.persistence.atomic import atomic_write
+from docgraph.viz.html import entity_colour
 
 __all__ = [
     "draw_document_graph",
@@ -279,7 +279,7 @@ def inspect_documents(
 
 # ---------------------------------------------------------------------------- drawing
 def _type_colours(types: Iterable[str]) -> dict[str, str]:
-    """Fill colour of each type: the HTML view's (:func:`~docgraph.html_view.entity_colour`,
+    """Fill colour of each type: the HTML view's (:func:`~docgraph.viz.html.entity_colour`,
     the same in every figure and page), grey for ``O``."""
     colours = {t: entity_colour(t) for t in set(types) - {"O"}}
     colours["O"] = _O_COLOUR

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from docgraph.atomic import (  # noqa: F401 - re-exported for callers
+from docgraph.persistence.atomic import (  # noqa: F401 - re-exported for callers
     atomic_write,
     atomic_write_bytes,
     atomic_write_json,

@@ -1,14 +1,15 @@
-"""Tagging a stream of chunks (:mod:`docgraph.prediction_io`) in bounded memory, for
+"""Tagging a stream of chunks (:mod:`docgraph.tagging.prediction_io`) in bounded memory, for
 ``scripts/predict.py``.
 
 Chunks are gathered into groups of about :data:`GROUP_TOKENS` tokens; each group's graphs are
 built, tagged and dropped before the next group is read (:func:`tag_chunks`). With several CPU
 processes the groups go to a pool of processes that each load the model once and stay for the
 whole input, at most two groups per process in flight. The number of processes is chosen as
-:meth:`~docgraph.tagger.Tagger.tag` chooses it
-(:func:`~docgraph.distributed.tagging_processes`), on the tokens read so far: the input is
+:meth:`~docgraph.tagging.tagger.Tagger.tag` chooses it
+(:func:`~docgraph.training.distributed.tagging_processes`), on the tokens read so far: the input is
 read ahead only until it is long enough to be worth a second process. A chunk's tags are those
-:meth:`~docgraph.tagger.Tagger.tag` gives the same tokens as one document: they depend on the
+:meth:`~docgraph.tagging.tagger.Tagger.tag` gives the same tokens as one document: they depend on
+the
 chunk alone (its Monte-Carlo masks and sampled neighbours are keyed by its content), not on
 its group or on the processes.
 """
@@ -31,20 +32,20 @@ from docgraph.config import ExperimentConfig
 from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document, make_document
 from docgraph.data.vocab import Vocabularies
-from docgraph.distributed import (
+from docgraph.graph.splits import prepare_split
+from docgraph.model import GCDoc
+from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
+from docgraph.tagging.inference import predict_graphs
+from docgraph.tagging.prediction_io import Chunk
+from docgraph.training.distributed import (
     WorkerError,
     contiguous_shards,
     min_tagging_tokens,
     tagging_processes,
 )
-from docgraph.inference import predict_graphs
-from docgraph.model import GCDoc
-from docgraph.model_dir import ModelOverrides, load_model_dir
-from docgraph.prediction_io import Chunk
-from docgraph.splits import prepare_split
 
 if TYPE_CHECKING:  # not imported at run time: the tagging processes do not need it
-    from docgraph.tagger import Tagger
+    from docgraph.tagging.tagger import Tagger
 
 GROUP_TOKENS = 20_000
 """Tokens gathered before a group is tagged: enough to fill the evaluation batches
@@ -157,9 +158,9 @@ def tag_chunks(chunks: Iterable[Chunk], tagger: Tagger, processes: int = 0,
     """Tag chunks as they come, in input order, holding a few groups of them at a time.
 
     Args:
-        chunks: The chunks (e.g. :func:`~docgraph.prediction_io.read_chunks`), read lazily.
-        tagger: The model; its :attr:`~docgraph.tagger.Tagger.path` for the processes.
-        processes: CPU processes, as :meth:`Tagger.tag <docgraph.tagger.Tagger.tag>`
+        chunks: The chunks (e.g. :func:`~docgraph.tagging.prediction_io.read_chunks`), read lazily.
+        tagger: The model; its :attr:`~docgraph.tagging.tagger.Tagger.path` for the processes.
+        processes: CPU processes, as :meth:`Tagger.tag <docgraph.tagging.tagger.Tagger.tag>`
             (``0``: automatic, on the tokens read so far).
         mc_seed: The tagging seed of the Monte-Carlo masks.
         group_tokens: Tokens per group.

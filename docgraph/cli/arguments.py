@@ -2,7 +2,7 @@
 :class:`~docgraph.config.ExperimentConfig`, and their checks.
 
 Nothing here imports torch, so that a script's arguments are parsed and checked in a fraction
-of a second (:mod:`docgraph.cli`) before :mod:`docgraph.commands` does the work.
+of a second (:mod:`docgraph.cli`) before :mod:`docgraph.cli.commands` does the work.
 
 Precedence: built-in defaults < the TOML preset (``--config FILE``, or ``configs/<dataset>.toml``
 when it exists) < command-line flags.
@@ -253,7 +253,7 @@ def non_negative_float(value: str) -> float:
 
 
 def add_progress_arguments(p: argparse.ArgumentParser) -> None:
-    """``--quiet`` and ``--progress-interval`` (:mod:`docgraph.progress`)."""
+    """``--quiet`` and ``--progress-interval`` (:mod:`docgraph.runtime.progress`)."""
     p.add_argument("--quiet", action="store_true",
                    help="no progress and no log lines on the terminal, warnings only")
     p.add_argument("--progress-interval", type=non_negative_float, default=30.0,

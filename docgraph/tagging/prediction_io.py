@@ -6,7 +6,7 @@ Reading (:func:`read_chunks`). A file is CoNLL columns or raw text (``--input-fo
 
 * Raw text is split into documents (``--documents``): the whole file (default), its
   paragraphs (separated by blank lines) or its lines. A document is split into sentences and
-  tokens by :mod:`docgraph.tokenize` (or, with ``--tokenized``, one sentence per line and
+  tokens by :mod:`docgraph.data.tokenize` (or, with ``--tokenized``, one sentence per line and
   tokens separated by whitespace); every token keeps its span of the text.
 * A CoNLL file's documents are its ``-DOCSTART-`` documents; its tokens have no offsets.
 
@@ -45,10 +45,10 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from docgraph.arguments import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS, UsageError
+from docgraph.cli.arguments import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS, UsageError
 from docgraph.data.conll import looks_like_conll, read_conll, read_text
 from docgraph.data.tags import spans as tag_spans
-from docgraph.tokenize import Span, paragraph_spans, text_to_sentence_spans
+from docgraph.data.tokenize import Span, paragraph_spans, text_to_sentence_spans
 
 log = logging.getLogger(__name__)
 

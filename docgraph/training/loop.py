@@ -2,8 +2,9 @@
 resume, over one process or a data-parallel group.
 
 :class:`Trainer` trains a :class:`~docgraph.model.GCDoc` on prepared splits
-(:mod:`docgraph.splits`) and keeps the best model by dev F1 in its run directory
-(:func:`~docgraph.model_dir.save_model_dir`); :func:`~docgraph.experiment.run_experiment`
+(:mod:`docgraph.graph.splits`) and keeps the best model by dev F1 in its run directory
+(:func:`~docgraph.persistence.model_dir.save_model_dir`);
+:func:`~docgraph.training.experiment.run_experiment`
 builds everything a run needs and calls it.
 """
 
@@ -26,18 +27,18 @@ import torch.distributed as dist
 from torch import Tensor, nn
 from torch_geometric.data import Batch
 
-from docgraph.batching import iterate_batches
-from docgraph.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from docgraph.batching.loader import iterate_batches
 from docgraph.config import ExperimentConfig, TrainConfig
 from docgraph.data.vocab import Vocabularies
-from docgraph.distributed import is_main_process, world_and_rank
 from docgraph.graph import TokenBudgetBatchSampler
-from docgraph.inference import evaluate_sharded
-from docgraph.machine import peak_rss_mib, resolve_device
+from docgraph.graph.splits import PreparedSplit
 from docgraph.model import GCDoc
-from docgraph.model_dir import save_model_dir, weights_mismatch
-from docgraph.progress import Progress
-from docgraph.splits import PreparedSplit
+from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from docgraph.persistence.model_dir import save_model_dir, weights_mismatch
+from docgraph.runtime.machine import peak_rss_mib, resolve_device
+from docgraph.runtime.progress import Progress
+from docgraph.tagging.inference import evaluate_sharded
+from docgraph.training.distributed import is_main_process, world_and_rank
 
 log = logging.getLogger("docgraph")
 
@@ -70,7 +71,7 @@ def training_step(network: nn.Module, optimizer: torch.optim.Optimizer, batch: B
     Args:
         network: The model, or its DDP wrapper.
         optimizer: Its optimizer.
-        batch: A batch (with its plan, :func:`~docgraph.batching.collate`).
+        batch: A batch (with its plan, :func:`~docgraph.batching.loader.collate`).
         clip: Parameter groups whose gradient norms are clipped apart (:func:`clip_groups`).
         clip_norm: Clipping threshold (0: none).
         loss_reduction: ``"sentence_mean"`` (divide by the batch's sentences) or ``"sum"``.
@@ -215,7 +216,7 @@ class Trainer:
         dev: Development split (model selection).
         output_dir: Run directory.
         progress: Show the progress of every epoch and dev evaluation
-            (:class:`~docgraph.progress.Progress`: a bar on a terminal, a line every few
+            (:class:`~docgraph.runtime.progress.Progress`: a bar on a terminal, a line every few
             seconds otherwise).
         on_epoch_end: Optional callback receiving each epoch's log record.
     """

@@ -2,7 +2,7 @@
 
 A batch is a :class:`~torch_geometric.data.Batch` of
 :class:`~docgraph.graph.DocumentGraph` objects carrying the model's host-side plan
-(:func:`~docgraph.batch_plan.plan_batch`) as ``batch.plan``, so that no step reads a shape back
+(:func:`~docgraph.batching.plan.plan_batch`) as ``batch.plan``, so that no step reads a shape back
 from the device. Training and tagging both iterate their batches here.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import torch
 from torch_geometric.data import Batch
 
-from docgraph.batch_plan import buckets_for, plan_batch
+from docgraph.batching.plan import buckets_for, plan_batch
 from docgraph.graph import DocumentGraph
 from docgraph.model import GCDoc
 

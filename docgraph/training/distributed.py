@@ -23,7 +23,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from docgraph import progress as _progress
+from docgraph.runtime import progress as _progress
 from docgraph.validation import available_cores
 
 #: Seconds the processes of :func:`spawn` get to stop by themselves after Ctrl-C (they save
@@ -228,8 +228,8 @@ def map_in_processes(fn: Callable[..., Any], arguments: Sequence[tuple], threads
         fn: The function.
         arguments: One tuple of arguments per call.
         threads: Intra-op threads of each process.
-        progress: Shows the sum of the counts of every :class:`~docgraph.progress.Progress`
-            of the processes, polled twice a second (:func:`docgraph.progress.report_to`).
+        progress: Shows the sum of the counts of every :class:`~docgraph.runtime.progress.Progress`
+            of the processes, polled twice a second (:func:`docgraph.runtime.progress.report_to`).
 
     Raises:
         WorkerError: A process died without raising (e.g. killed for memory).

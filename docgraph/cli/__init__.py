@@ -2,7 +2,8 @@
 
 ``scripts/train.py``, ``evaluate.py`` and ``predict.py`` call :func:`train_main`,
 :func:`evaluate_main` and :func:`predict_main`. The arguments are parsed and checked by
-:mod:`docgraph.arguments`, which does not import torch; :mod:`docgraph.commands`, which does,
+:mod:`docgraph.cli.arguments`, which does not import torch; :mod:`docgraph.cli.commands`, which
+does,
 is imported only then, so a bad flag is answered in a fraction of a second.
 """
 
@@ -12,7 +13,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
-from docgraph.arguments import (
+from docgraph.cli.arguments import (
     check_arguments,
     check_tagging_arguments,
     evaluate_parser,
@@ -23,16 +24,16 @@ from docgraph.arguments import (
 
 
 def _commands() -> ModuleType:
-    """:mod:`docgraph.commands`, imported only once the arguments passed (it loads torch and
+    """:mod:`docgraph.cli.commands`, imported only once the arguments passed (it loads torch and
     PyG): the one import inside a function here, and why it is there."""
-    from docgraph import commands
+    from docgraph.cli import commands
 
     return commands
 
 
 def train_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``scripts/train.py``: every argument is checked before torch is imported
-    (:func:`check_arguments`), then :func:`docgraph.commands.train` runs."""
+    (:func:`check_arguments`), then :func:`docgraph.cli.commands.train` runs."""
     args = train_parser().parse_args(argv)
     try:
         check_arguments(args)
@@ -42,7 +43,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
 
 
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``scripts/evaluate.py`` (:func:`docgraph.commands.evaluate`); its paths
+    """Entry point of ``scripts/evaluate.py`` (:func:`docgraph.cli.commands.evaluate`); its paths
     are checked before torch is imported (:func:`check_tagging_arguments`)."""
     args = evaluate_parser().parse_args(argv)
     _check(check_tagging_arguments, args)
@@ -50,7 +51,7 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
 
 
 def predict_main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``scripts/predict.py`` (:func:`docgraph.commands.predict`); its paths
+    """Entry point of ``scripts/predict.py`` (:func:`docgraph.cli.commands.predict`); its paths
     are checked before torch is imported (:func:`check_tagging_arguments`)."""
     args = predict_parser().parse_args(argv)
     _check(check_tagging_arguments, args)

@@ -2,8 +2,8 @@
 
 The one step from :class:`~docgraph.data.document.Document` objects (strings) to the
 :class:`~docgraph.graph.DocumentGraph` objects (ids and edges) the model reads, shared by
-training (:mod:`docgraph.experiment`), tagging (:mod:`docgraph.inference`,
-:class:`~docgraph.tagger.Tagger`) and the tools.
+training (:mod:`docgraph.training.experiment`), tagging (:mod:`docgraph.tagging.inference`,
+:class:`~docgraph.tagging.tagger.Tagger`) and the tools.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def prepare_run_split(
     """Split ``split`` of a trained run's data set, prepared as the run prepared it.
 
     Args:
-        config: The run's configuration (from :func:`~docgraph.model_dir.load_model_dir`).
+        config: The run's configuration (from
+        :func:`~docgraph.persistence.model_dir.load_model_dir`).
         vocabs: The run's vocabularies.
         split: ``"train"``, ``"dev"`` or ``"test"``.
         data_dir: Corpus directory (default: the run's, else ``DOCGRAPH_DATA_DIR``).

@@ -1,7 +1,7 @@
 """Experiments: a training run from a configuration to its run directory, and runs over seeds.
 
 :func:`run_experiment` loads the corpus, builds the vocabularies, the pretrained vectors and
-(with ``--lm``) the contextual features, trains with :class:`~docgraph.training.Trainer`,
+(with ``--lm``) the contextual features, trains with :class:`~docgraph.training.loop.Trainer`,
 selects on dev, scores dev and test once, and writes ``metrics.json`` and
 ``learning_curve.png`` beside the model directory the trainer keeps.
 """
@@ -22,22 +22,22 @@ import torch.distributed as dist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from docgraph.atomic import atomic_write
-from docgraph.checkpoint import CheckpointError, atomic_write_json, load_checkpoint
 from docgraph.config import ExperimentConfig
 from docgraph.data.contextual import ContextualEncoder, cached_features, lm_record
 from docgraph.data.document import Document
 from docgraph.data.registry import get_spec, load_dataset, resolve_data_dir
 from docgraph.data.vocab import Vocabularies
-from docgraph.determinism import set_deterministic
-from docgraph.distributed import is_main_process
-from docgraph.inference import evaluate, split_consistency
-from docgraph.machine import cpu_model, resolve_device
-from docgraph.model_dir import build_model, check_model_memory, load_model_weights
-from docgraph.progress import Progress, Stages, log_to_file
-from docgraph.progress import settings as progress_settings
-from docgraph.splits import PreparedSplit, build_vocabularies, prepare_split
-from docgraph.training import Trainer, seed_everything, stop_reason, training_threads
+from docgraph.graph.splits import PreparedSplit, build_vocabularies, prepare_split
+from docgraph.persistence.atomic import atomic_write
+from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, load_checkpoint
+from docgraph.persistence.model_dir import build_model, check_model_memory, load_model_weights
+from docgraph.runtime.determinism import set_deterministic
+from docgraph.runtime.machine import cpu_model, resolve_device
+from docgraph.runtime.progress import Progress, Stages, log_to_file
+from docgraph.runtime.progress import settings as progress_settings
+from docgraph.tagging.inference import evaluate, split_consistency
+from docgraph.training.distributed import is_main_process
+from docgraph.training.loop import Trainer, seed_everything, stop_reason, training_threads
 
 log = logging.getLogger("docgraph")
 
@@ -71,9 +71,9 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
                    ) -> dict[str, Any]:
     """Train, select on dev, evaluate once on test, and write the run directory.
 
-    Every stage is timed and logged (:class:`~docgraph.progress.Stages`), and the run's log
+    Every stage is timed and logged (:class:`~docgraph.runtime.progress.Stages`), and the run's log
     lines are kept in ``train.log`` in the run directory; with ``progress`` the long stages
-    (graphs, epochs, tagging) show their progress (:class:`~docgraph.progress.Progress`).
+    (graphs, epochs, tagging) show their progress (:class:`~docgraph.runtime.progress.Progress`).
     A run that fails or is interrupted before its first checkpoint leaves no run directory
     it created behind.
 
@@ -233,7 +233,7 @@ GRAPH_PART_TOKENS = 50_000
 def prepare_in_parts(documents: Sequence[Document], vocabs: Vocabularies,
                      config: ExperimentConfig, lm_features: Any = None,
                      progress: str | None = None) -> PreparedSplit:
-    """:func:`~docgraph.splits.prepare_split` over consecutive parts of about
+    """:func:`~docgraph.graph.splits.prepare_split` over consecutive parts of about
     :data:`GRAPH_PART_TOKENS` tokens, its progress shown under the name ``progress``; the
     same result (every document's graph depends on that document alone, and the rows of
     ``lm_features`` follow the documents' tokens)."""

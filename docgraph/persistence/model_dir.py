@@ -5,9 +5,9 @@ atomically, read with ``weights_only=True``), ``config.json`` (the full
 :class:`~docgraph.config.ExperimentConfig`), ``vocab.json`` and, for a model trained with
 contextual features, ``lm.json`` (where its language model is, and the hash of its files).
 A *run directory* additionally holds ``last.pt`` (the resumable state) and ``train_log.jsonl``
-(both written by :class:`~docgraph.training.Trainer`), ``metrics.json``,
+(both written by :class:`~docgraph.training.loop.Trainer`), ``metrics.json``,
 ``learning_curve.png`` and ``train.log`` (the run's log lines with their times: stages,
-progress, epochs; :func:`~docgraph.experiment.run_experiment`).
+progress, epochs; :func:`~docgraph.training.experiment.run_experiment`).
 """
 
 from __future__ import annotations
@@ -21,17 +21,17 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from docgraph.checkpoint import (
+from docgraph.config import ExperimentConfig
+from docgraph.data.contextual import LanguageModelError, check_lm_record
+from docgraph.data.vocab import Vocab, Vocabularies, label_types
+from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks
+from docgraph.persistence.checkpoint import (
     CheckpointError,
     atomic_write_json,
     load_checkpoint,
     save_checkpoint,
 )
-from docgraph.config import ExperimentConfig
-from docgraph.data.contextual import LanguageModelError, check_lm_record
-from docgraph.data.vocab import Vocab, Vocabularies, label_types
-from docgraph.machine import available_memory
-from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks
+from docgraph.runtime.machine import available_memory
 
 #: The size fields of :class:`~docgraph.model.GCDocConfig` and how a user sets them.
 SIZE_FIELDS: dict[str, str] = {
@@ -50,7 +50,8 @@ class ModelOverrides:
     """What a user may change about a trained model when loading it to tag.
 
     Every way of loading a model to tag (:func:`load_model_dir`, the tagging processes of
-    :func:`~docgraph.inference.predict_in_processes`, :meth:`~docgraph.tagger.Tagger.load`)
+    :func:`~docgraph.tagging.inference.predict_in_processes`,
+    :meth:`~docgraph.tagging.tagger.Tagger.load`)
     takes one of these, so an override reaches every process.
 
     Args:
@@ -149,7 +150,7 @@ def check_model_memory(config: GCDocConfig, optimizer: str = "sgd", momentum: fl
         processes: Processes of the run.
         device: Where it trains.
         vocabs: Its vocabularies (default: the smallest, which counts all but the embeddings).
-        available: Bytes available (default: :func:`~docgraph.machine.available_memory`).
+        available: Bytes available (default: :func:`~docgraph.runtime.machine.available_memory`).
     """
     device = torch.device(device)
     available = available_memory(device) if available is None else available

@@ -3,8 +3,8 @@ several CPU processes, or sharded over a training run's process group.
 
 :func:`predict_graphs` is the one loop that turns a model's Viterbi label ids into IOB2 tags;
 :func:`predict_in_processes` is the one multi-process tagging path (``evaluate.py`` and
-:meth:`~docgraph.tagger.Tagger.tag` use it), carrying every
-:class:`~docgraph.model_dir.ModelOverrides` into its processes.
+:meth:`~docgraph.tagging.tagger.Tagger.tag` use it), carrying every
+:class:`~docgraph.persistence.model_dir.ModelOverrides` into its processes.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from docgraph.batching import iterate_batches
+from docgraph.batching.loader import iterate_batches
 from docgraph.data.document import Document
 from docgraph.data.tags import bioes_to_iob2
 from docgraph.data.vocab import Vocabularies
-from docgraph.distributed import contiguous_shards, map_document_shards, world_and_rank
 from docgraph.graph import DocumentGraph, TokenBudgetBatchSampler
+from docgraph.graph.splits import PreparedSplit, prepare_split
 from docgraph.metrics import DocumentConsistency, Scores, document_consistency, score
 from docgraph.model import GCDoc
-from docgraph.model_dir import ModelOverrides, load_model_dir, unwrap
-from docgraph.progress import Progress
-from docgraph.splits import PreparedSplit, prepare_split
+from docgraph.persistence.model_dir import ModelOverrides, load_model_dir, unwrap
+from docgraph.runtime.progress import Progress
+from docgraph.training.distributed import contiguous_shards, map_document_shards, world_and_rank
 
 
 @torch.no_grad()
@@ -44,7 +44,7 @@ def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabu
     tags then depend on the batches).
 
     ``progress`` (e.g. ``"tagging dev"``) shows the tagged tokens under that name
-    (:class:`~docgraph.progress.Progress`); ``None`` shows nothing.
+    (:class:`~docgraph.runtime.progress.Progress`); ``None`` shows nothing.
     """
     model = unwrap(model)
     device = torch.device(device)
@@ -92,7 +92,7 @@ def predict_documents(documents: Sequence[Document], model_dir: str | Path,
     """Load a model directory and tag ``documents`` on the CPU, as :func:`evaluate` does.
 
     ``overrides`` (e.g. another pruning threshold) are applied to the loaded model
-    (:class:`~docgraph.model_dir.ModelOverrides`); ``seed`` is the tagging seed of the
+    (:class:`~docgraph.persistence.model_dir.ModelOverrides`); ``seed`` is the tagging seed of the
     Monte-Carlo masks and ``progress`` the name its progress is shown under
     (:func:`predict_graphs`).
 
@@ -112,13 +112,13 @@ def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
                          seed: int = 0, progress: str | None = None
                          ) -> list[list[list[str]]]:
     """:func:`predict_documents` with the documents shared out over ``processes`` CPU
-    processes (:func:`~docgraph.distributed.map_document_shards`: consecutive runs of
+    processes (:func:`~docgraph.training.distributed.map_document_shards`: consecutive runs of
     documents with about equal numbers of tokens).
 
     Every document draws its Monte-Carlo dropout masks and its sampled graph neighbours from
     generators of its own (keyed by the document and the seeds), so the tags are those of one
     process, whatever the number of processes. This is the one multi-process tagging path:
-    ``evaluate.py`` and :meth:`~docgraph.tagger.Tagger.tag` both go through it.
+    ``evaluate.py`` and :meth:`~docgraph.tagging.tagger.Tagger.tag` both go through it.
 
     ``progress`` (e.g. ``"tagging test"``) shows the tokens tagged by all the processes
     together under that name; ``None`` shows nothing.

@@ -1,0 +1,1 @@
+"""Batches of document graphs: token-budget sampling, host-side plans, collation and prefetching."""

@@ -1,0 +1,1 @@
+"""docgraph inside other libraries (spaCy)."""

@@ -1,0 +1,1 @@
+"""What a run leaves on disk: atomic writes, checkpoints, model directories."""

@@ -1,0 +1,1 @@
+"""The process a run lives in: the machine, progress reporting, deterministic kernels."""

@@ -1,0 +1,1 @@
+"""Tagging with a trained model: the Tagger, evaluation, streams of raw text and their outputs."""

@@ -1,0 +1,1 @@
+"""Training: the loop, runs of one or several seeds, data-parallel processes."""
