@@ -16,13 +16,14 @@ Every switch of :class:`GCDocConfig` removes one component, so the paper's ablat
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 from torch_geometric.data import Batch
 
 from docgraph.batching.plan import BatchPlan, buckets_for, plan_batch
+from docgraph.config.model import SAVED_WITHOUT, GCDocConfig
 from docgraph.nn import (
     CharEncoder,
     CRFDecoder,
@@ -32,160 +33,9 @@ from docgraph.nn import (
 )
 from docgraph.nn.document_graph import DocumentGraphPlan
 from docgraph.nn.gather import gather_rows
-from docgraph.validation import check_field
 
-
-@dataclass
-class GCDocConfig:
-    """Hyper-parameters and module switches of :class:`GCDoc`.
-
-    The defaults are the paper's ("Network Training"); the choices the paper leaves open are
-    marked *(ours)*.
-
-    Args:
-        word_dim: Word embedding size; must equal the size of the pretrained vectors when
-            they are given (:func:`~docgraph.training.experiment.run_experiment` sets it from them).
-        freeze_embeddings: Keep the word embeddings fixed at their initial (pretrained) values
-            instead of fine-tuning them as the paper does (*ours*, off by default).
-        char_dim: Character embedding size (30).
-        char_hidden: Character BiLSTM hidden size per direction (50).
-        hidden: Word-level context BiLSTM hidden size per direction (200).
-        sent_dim: Sentence representation size :math:`d_s` of the cross-sentence module (300).
-        window: Number :math:`k` of previous / next sentences (2); 0 disables the module.
-        use_previous: Use the previous-sentence window (Table VII).
-        use_next: Use the next-sentence window (Table VII).
-        cross_sentence: Enable the cross-sentence module.
-        graph: Enable the document graph module (:class:`~docgraph.nn.DocumentGraphModule`).
-        pruning: Prune neighbours in the uncertainty set *Drop* (Eq. (23)).
-        edge_weights: Weight messages by the relation scores :math:`r_{ij}` (Eq. (28))
-            and train the selective auxiliary classifier (Eq. (27)).
-        num_samples: Monte-Carlo dropout passes :math:`T` (8, *ours*; the paper does not say).
-        threshold: Uncertainty threshold :math:`\\mathcal{T}` (0.5, the paper's). Measured on
-            CoNLL-2003 (3 seeds each, docs/design.md): trained at 1.5 GCDoc had the best dev
-            and test F1 of our configurations; at 0.5 the pruning drops about 30% of the
-            entity tokens, and repeated mentions are typed less consistently than without
-            pruning.
-        uncertainty_hidden: Hidden size per direction of the uncertainty tagger's BiLSTM
-            (100, *ours*).
-        detach_uncertainty_input: Feed the uncertainty tagger a detached copy of the token
-            embeddings so its loss does not steer the shared embeddings (*ours*).
-        theta: Weight :math:`\\theta` of the auxiliary loss (0.1).
-        dropout: Dropout on the input and output of the BiLSTMs (0.5).
-        isolated: What the graph layer does with a token that has no neighbour at all:
-            ``"identity"`` (unchanged; the paper's graph holds only recurrent tokens) or
-            ``"gate"`` (goes through the gate with :math:`a_i = 0`).
-        constrained_decoding: Forbid invalid BIOES transitions in Viterbi decoding (*ours*,
-            off by default as in the paper).
-        window_encoding: How the cross-sentence windows are encoded (*ours*): ``"concat"``
-            (paper: the :math:`k` sentences of a window read as one sequence) or
-            ``"per_sentence"`` (faster approximation: each sentence read once, windows
-            mean-pooled from per-sentence sums; see
-            :class:`~docgraph.nn.CrossSentenceEncoder`).
-        mc_dropout: What the Monte-Carlo passes of the uncertainty tagger re-sample (*ours*):
-            ``"full"`` (paper: input dropout, BiLSTM and output dropout, :math:`T` times) or
-            ``"output"`` (faster approximation: one BiLSTM pass, only the output dropout and
-            the dense layer :math:`T` times; see :class:`~docgraph.nn.UncertaintyTagger`).
-        relation_labels: Targets :math:`y_{ij}` of the selective auxiliary classifier (*ours*;
-            the paper's "same entity category" leaves non-entities open, see
-            :func:`~docgraph.nn.relation.relation_targets`): ``"entity"`` (default: O--O
-            edges are left out of :math:`\\mathcal{L}_a`; two entity tokens of the same type
-            are a positive, an entity--O edge or two different types a negative) or
-            ``"type"`` (``O`` is a type, so O--O edges -- 88% of CoNLL-2003 dev's edges --
-            are positives; the earlier behaviour, which configurations saved without this key
-            keep). The edge weights :math:`r_{ij}` still weight every edge, O--O ones
-            included. Why ``"entity"`` is the default: ``docs/design.md``.
-        unpruned_epochs: Cold-start warm-up (*ours*): the first ``unpruned_epochs`` training
-            epochs run the graph layer unpruned (no *Drop* set, every neighbour sends its
-            message) while the uncertainty tagger still trains on its loss; pruning starts at
-            epoch ``unpruned_epochs + 1``. The trainer applies it with
-            :meth:`GCDoc.set_epoch`; ``0`` (default) prunes from the first epoch, as the paper.
-        lm_dim: Size of the contextual word features ``batch.lm`` of a frozen language model
-            (paper, "Network Training": BERT states as additional embeddings; see
-            :mod:`docgraph.data.contextual`); 0 uses none.
-            :func:`~docgraph.training.experiment.run_experiment` sets it from the features. They
-            join
-            the input of the context BiLSTM only, :math:`x_i = [w_i; c_i; s'_c; lm_i]`, after
-            the same input dropout; the cross-sentence encoder and the uncertainty tagger keep
-            reading :math:`[w_i; c_i]` as in the paper: the sentence representations and the
-            pruning signal stay those of the paper's modules, and their cost does not grow
-            with :math:`H`.
-        precision: ``"fp32"`` (default) or ``"bf16"`` *(ours, opt-in)*: run the forward pass
-            under :func:`torch.autocast` with bfloat16, where PyTorch casts the matrix products
-            (linear layers, and the LSTMs where the backend's autocast covers them) to bf16
-            and keeps reductions, softmax and the CRF (float64 inside) in float32; the
-            emission scores are float32 again. Meant for GPUs with bf16 tensor cores;
-            ``benchmarks/gpu/kit.sh`` measures its speed against fp32. Weights stay float32.
-    """
-
-    word_dim: int = 50
-    freeze_embeddings: bool = False
-    char_dim: int = 30
-    char_hidden: int = 50
-    hidden: int = 200
-    sent_dim: int = 300
-    window: int = 2
-    use_previous: bool = True
-    use_next: bool = True
-    cross_sentence: bool = True
-    graph: bool = True
-    pruning: bool = True
-    edge_weights: bool = True
-    num_samples: int = 8
-    threshold: float = 0.5
-    uncertainty_hidden: int = 100
-    detach_uncertainty_input: bool = True
-    theta: float = 0.1
-    dropout: float = 0.5
-    isolated: str = "identity"
-    constrained_decoding: bool = False
-    window_encoding: str = "concat"
-    mc_dropout: str = "full"
-    relation_labels: str = "entity"
-    unpruned_epochs: int = 0
-    lm_dim: int = 0
-    precision: str = "fp32"
-
-    def __post_init__(self) -> None:
-        for f in fields(self):  # the rules of docgraph.validation
-            check_field("model", f.name, getattr(self, f.name))
-
-    @property
-    def uses_cross_sentence(self) -> bool:
-        """Whether the cross-sentence module is active."""
-        return self.cross_sentence and self.window > 0
-
-    @property
-    def uses_uncertainty(self) -> bool:
-        """Whether the uncertainty sub-module is built."""
-        return self.graph and self.pruning
-
-    @property
-    def uses_relation(self) -> bool:
-        """Whether the selective auxiliary classifier is built."""
-        return self.graph and self.edge_weights
-
-    @classmethod
-    def baseline(cls, **kwargs: object) -> GCDocConfig:
-        """The plain BiLSTM-CRF baseline: no cross-sentence module, no document graph."""
-        return cls(cross_sentence=False, graph=False, **kwargs)  # type: ignore[arg-type]
-
-    def to_dict(self) -> dict:
-        """A JSON-serialisable copy."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, values: dict) -> GCDocConfig:
-        """Build from a dictionary, rejecting unknown keys; keys a saved configuration lacks
-        take their values from before the key existed (:data:`SAVED_WITHOUT`)."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown model configuration keys: {', '.join(unknown)}")
-        return cls(**{**SAVED_WITHOUT, **values})
-
-
-#: What a saved model configuration without these keys meant (their defaults changed since).
-SAVED_WITHOUT: dict[str, object] = {"relation_labels": "type"}
+__all__ = ["MOVED_TO_DOCUMENT_GRAPH", "SAVED_WITHOUT", "GCDoc", "GCDocConfig", "GCDocOutput",
+           "bioes_transition_masks", "upgrade_state_dict_key"]
 
 #: GCDoc's children that moved into its :class:`~docgraph.nn.DocumentGraphModule` (child
 #: ``document_graph``); state dicts saved before keep their keys ``uncertainty.*``,
@@ -537,21 +387,6 @@ class GCDoc(nn.Module):
             return self.forward(batch, compute_loss=False, mc_seed=mc_seed)
         finally:
             self.train(was_training)
-
-    def set_threshold(self, threshold: float) -> None:
-        """Prune with uncertainty threshold ``threshold`` from now on, e.g. to tag with a trained
-        model at another threshold than it was trained with (a value above ``ln C`` prunes
-        nothing).
-
-        Raises:
-            ValueError: If the model does not prune its document graph.
-        """
-        tagger = None if self.document_graph is None else self.document_graph.uncertainty
-        if tagger is None:
-            raise ValueError("this model does not prune its document graph (trained without "
-                             "pruning or without the graph)")
-        tagger.threshold = float(threshold)
-        self.config = replace(self.config, threshold=float(threshold))
 
     def extra_repr(self) -> str:
         c = self.config

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 
 import pytest
 import torch
@@ -137,8 +138,9 @@ def _pruning_model(sample_vocabs, graphs) -> GCDoc:
                                     char_dim=5, uncertainty_hidden=6, num_samples=3),
                         sample_vocabs).eval()
     u = model.inspect(Batch.from_data_list(graphs)).uncertainty
-    model.set_threshold(float(u.median()))
-    return model
+    pruning = build_model(replace(model.config, threshold=float(u.median())), sample_vocabs)
+    pruning.load_state_dict(model.state_dict())
+    return pruning.eval()
 
 
 def test_tags_do_not_depend_on_the_batch(sample_splits, sample_vocabs):

@@ -307,7 +307,7 @@ def test_seeds_in_two_processes_write_one_summary(tmp_path):
 
 def test_evaluate_threshold_override(model_dir, tmp_path, capsys):
     from docgraph.graph.splits import prepare_run_split
-    from docgraph.persistence.model_dir import load_model_dir
+    from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
     from docgraph.tagging.inference import evaluate
 
     assert evaluate_main(["--model", str(model_dir), "--split", "dev", "--threshold", "100",
@@ -316,8 +316,9 @@ def test_evaluate_threshold_override(model_dir, tmp_path, capsys):
     assert payload["threshold"] == 100.0  # the override is recorded beside the scores
     written = payload["dev"]
     # reference: the same model with nothing pruned (no token's entropy exceeds 100)
-    model, vocabs, config = load_model_dir(model_dir)
-    model.set_threshold(100.0)
+    model, vocabs, config = load_model_dir(model_dir, overrides=ModelOverrides(threshold=100.0))
+    assert model.config.threshold == config.model.threshold == 100.0  # one copy
+    assert model.document_graph.uncertainty.threshold == 100.0
     prepared = prepare_run_split(config, vocabs, "dev")
     scores, _ = evaluate(model, prepared, vocabs, config.train.eval_batch_tokens)
     assert written["f1"] == pytest.approx(scores.f1)

@@ -273,10 +273,9 @@ def test_gcdoc_has_one_document_graph_child(sample_vocabs):
     assert _gcdoc(sample_vocabs, 0, graph=False).document_graph is None
     assert _gcdoc(sample_vocabs, 0, pruning=False).document_graph.uncertainty is None
     assert _gcdoc(sample_vocabs, 0, edge_weights=False).document_graph.relation is None
-    model.set_threshold(1.5)
+    # the module is built from the configuration: one value of the threshold
+    model = _gcdoc(sample_vocabs, 0, threshold=1.5)
     assert model.document_graph.uncertainty.threshold == 1.5 and model.config.threshold == 1.5
-    with pytest.raises(ValueError, match="does not prune"):
-        _gcdoc(sample_vocabs, 0, pruning=False).set_threshold(1.0)
 
 
 def test_upgrade_state_dict_key():

@@ -1,8 +1,8 @@
 """The house rules of the package's import graph (docs/design.md, "Code layout").
 
-Every ``import`` of a ``docgraph`` module counts, at the top of a file or inside a function
-(an import hidden in a function is still a dependency); only imports under
-``if TYPE_CHECKING:`` are left out, as they never run.
+Every ``import`` of a ``docgraph`` module counts: at the top of a file, inside a function (an
+import hidden in a function is still a dependency) and under ``if TYPE_CHECKING:`` (a type a
+module names is a dependency of its meaning, and a circle hidden there is still a circle).
 """
 
 from __future__ import annotations
@@ -23,12 +23,6 @@ def module_name(path: Path, package: Path = PACKAGE) -> str:
     return ".".join(parts)
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
 def imported_modules(path: Path, known: set[str], package_dir: Path = PACKAGE) -> set[str]:
     """The ``docgraph`` modules that ``path`` imports (``from docgraph import x`` names the
     module ``docgraph.x`` when that is a module, the package otherwise)."""
@@ -38,10 +32,6 @@ def imported_modules(path: Path, known: set[str], package_dir: Path = PACKAGE) -
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.split(".")[0] == "docgraph")
         elif isinstance(node, ast.ImportFrom):
@@ -77,7 +67,7 @@ def _edges_from(graph: nx.DiGraph, prefix: str) -> list[tuple[str, str]]:
     return [(a, b) for a, b in graph.edges if a == prefix or a.startswith(prefix + ".")]
 
 
-def test_the_parser_sees_imports_in_functions_and_skips_type_checking(tmp_path):
+def test_the_parser_sees_imports_in_functions_and_under_type_checking(tmp_path):
     package = tmp_path / "docgraph"
     package.mkdir()
     for name in ("__init__", "a", "b", "c"):
@@ -88,7 +78,7 @@ def test_the_parser_sees_imports_in_functions_and_skips_type_checking(tmp_path):
         "def f():\n    from docgraph import b\n    return b\n")
     (package / "b.py").write_text("import docgraph.c\nfrom . import a\n")
     known = {"docgraph", "docgraph.a", "docgraph.b", "docgraph.c"}
-    assert imported_modules(package / "a.py", known, package) == {"docgraph.b"}
+    assert imported_modules(package / "a.py", known, package) == {"docgraph.b", "docgraph.c"}
     assert imported_modules(package / "b.py", known, package) == {"docgraph.c", "docgraph.a"}
 
 
@@ -99,15 +89,16 @@ def test_no_import_cycles(graph):
 
 def test_nn_knows_only_tensors(graph):
     """``docgraph.nn`` never imports files, vocabularies or tag names (``data``), nor the
-    model, the trainer or any other module above it."""
+    model, the trainer or any other module above it; its defaults are the declared ones of
+    the (torch-free) model configuration."""
     outside = [(a, b) for a, b in _edges_from(graph, "docgraph.nn")
-               if not b.startswith("docgraph.nn")]
+               if not b.startswith(("docgraph.nn", "docgraph.config.model"))]
     assert not outside, outside
 
 
 def test_data_knows_no_model(graph):
     """``docgraph.data`` knows files and strings: it imports nothing of the model side."""
-    allowed = ("docgraph.data", "docgraph.persistence.atomic")
+    allowed = ("docgraph.data", "docgraph.persistence.atomic", "docgraph.config")
     outside = [(a, b) for a, b in _edges_from(graph, "docgraph.data")
                if not b.startswith(allowed)]
     assert not outside, outside
@@ -122,14 +113,24 @@ def test_the_library_never_imports_its_tools(graph):
 def test_argument_checking_stays_free_of_torch_modules(graph):
     """What ``scripts/*.py`` import before the arguments are checked reaches no module that
     loads torch: only ``cli``'s deferred ``commands`` does."""
-    torch_free = {"docgraph.cli.arguments", "docgraph.presets", "docgraph.validation",
-                  "docgraph.persistence.atomic"}
-    torch_free |= {m for m in graph if m.startswith("docgraph.data")}
+    torch_free = {"docgraph.cli.arguments", "docgraph.persistence.atomic"}
+    torch_free |= {m for m in graph if m.startswith(("docgraph.data", "docgraph.config"))}
     for module in torch_free:
         reached = nx.descendants(graph, module)
         assert reached <= torch_free | {"docgraph"}, (module, reached - torch_free)
     assert set(graph.successors("docgraph.cli")) == {"docgraph.cli.arguments",
                                                      "docgraph.cli.commands"}
+
+
+def test_configuration_is_torch_free():
+    import subprocess
+    import sys
+
+    code = ("import sys, docgraph.config, docgraph.cli.arguments; "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_tagging_does_not_import_matplotlib():

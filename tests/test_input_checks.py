@@ -13,7 +13,8 @@ import pytest
 from conftest import ROOT, TINY_MODEL, script_env, tiny_config
 
 from docgraph.cli import evaluate_main, predict_main, train_main
-from docgraph.config import ExperimentConfig, apply_overrides
+from docgraph.config import ConfigError, ExperimentConfig, apply_overrides, check_processes
+from docgraph.config.fields import available_cores
 from docgraph.data.errors import DataNotFoundError
 from docgraph.data.registry import dataset_files, resolve_data_dir, sample_data_dir
 from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint
@@ -24,7 +25,6 @@ from docgraph.persistence.model_dir import (
     load_model_dir,
     parameter_count,
 )
-from docgraph.validation import ConfigError, available_cores, check_processes
 
 
 def _one_line_error(main, argv, capsys) -> str:

@@ -7,10 +7,10 @@ import torch
 from conftest import TINY_MODEL
 
 from docgraph.batching.loader import collate
+from docgraph.config import ConfigError
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.model import GCDocConfig
 from docgraph.persistence.model_dir import build_model
-from docgraph.validation import ConfigError
 
 
 def test_bf16_forward_is_close_to_fp32_and_keeps_float32_emissions_and_weights(

@@ -9,7 +9,8 @@ from dataclasses import fields
 import pytest
 from conftest import ROOT, script_env
 
-from docgraph.validation import RULES, ConfigError, check_field, check_values
+from docgraph.config import ConfigError, check_values, section_settings
+from docgraph.config.fields import check_field
 
 BAD_FLAGS = [
     ("--window", "-2", "an integer >= 0"),
@@ -28,26 +29,24 @@ BAD_FLAGS = [
 
 
 def test_rules_cover_every_field_of_every_configuration():
-    from docgraph.config import ExperimentConfig, TrainConfig
-    from docgraph.graph import GraphConfig
-    from docgraph.model import GCDocConfig
+    from docgraph.config import ExperimentConfig, GCDocConfig, GraphConfig, TrainConfig
 
     for section, cls in (("model", GCDocConfig), ("graph", GraphConfig),
                          ("train", TrainConfig)):
-        assert set(RULES[section]) == {f.name for f in fields(cls)}, section
+        assert set(section_settings(section)) == {f.name for f in fields(cls)}, section
     top = {f.name for f in fields(ExperimentConfig)} - {"model", "graph", "train"}
-    assert set(RULES[""]) == top
-    # the choices the modules define are the ones the rules allow (validation.py imports no torch)
+    assert set(section_settings("")) == top
+    # the choices the modules define are the ones the declarations allow (config/ has no torch)
     from docgraph.nn.cross_sentence import WINDOW_ENCODINGS
     from docgraph.nn.relation import RELATION_LABELS
     from docgraph.nn.uncertainty import MC_DROPOUT_MODES
 
-    model = RULES["model"]
-    assert model["window_encoding"].choices == WINDOW_ENCODINGS
-    assert model["mc_dropout"].choices == MC_DROPOUT_MODES
-    assert set(model["relation_labels"].choices) == set(RELATION_LABELS)
+    model = section_settings("model")
+    assert model["window_encoding"].rule.choices == WINDOW_ENCODINGS
+    assert model["mc_dropout"].rule.choices == MC_DROPOUT_MODES
+    assert set(model["relation_labels"].rule.choices) == set(RELATION_LABELS)
     for preset in sorted((ROOT / "configs").glob("*.toml")):
-        from docgraph.presets import load_toml
+        from docgraph.config import load_toml
 
         check_values(load_toml(preset), str(preset))  # the shipped presets are valid
 
@@ -95,6 +94,90 @@ def test_the_python_api_checks_the_same_rules():
     ("model", "isolated", "gate", "Gate"),
 ])
 def test_check_field_types(section, key, good, bad):
-    check_field(section, key, good)
+    setting = section_settings(section)[key]
+    check_field(setting, good, key)
     with pytest.raises(ConfigError, match=key):
-        check_field(section, key, bad)
+        check_field(setting, bad, key)
+
+
+def test_flags_switches_and_help_come_from_the_declarations():
+    from docgraph.cli.arguments import SWITCHES, VALUE_FLAGS, train_parser
+
+    declared = {s.flag for section in ("", "model", "graph", "train")
+                for s in section_settings(section).values() if s.flag}
+    assert set(VALUE_FLAGS) == declared
+    assert VALUE_FLAGS["--samples"][:2] == ("model", "num_samples")
+    assert VALUE_FLAGS["--seed"][:2] == ("", "seed")
+    assert SWITCHES["--no-graph"] == {"model": {"graph": False}}
+    assert SWITCHES["--lm-pack"] == {"": {"lm_pack": True}}
+    assert SWITCHES["--baseline"] == {"model": {"cross_sentence": False, "graph": False}}
+    text = train_parser().format_help()
+    # the help of a flag says what it does, what it accepts and the built-in default
+    assert "[model] threshold: uncertainty threshold for pruning (a number >= 0; default" \
+        in " ".join(text.split())
+    for flag in (*VALUE_FLAGS, *SWITCHES):
+        assert flag in text
+
+
+def test_a_new_field_is_a_flag_a_toml_key_and_a_checked_value():
+    """Declaring a field is all it takes: the check, the TOML key and the message."""
+    from dataclasses import dataclass
+
+    from docgraph.config.fields import check_config, integer, settings_of
+
+    @dataclass
+    class Section:
+        depth: int = integer(3, low=1, flag="--depth", help="layers")
+
+        def __post_init__(self) -> None:
+            check_config(self, "toy")
+
+    assert Section().depth == 3
+    with pytest.raises(ConfigError, match=r"\[toy\] depth = 0: expected an integer >= 1"):
+        Section(depth=0)
+    (name, setting), = settings_of(Section)
+    assert (name, setting.flag, setting.help) == ("depth", "--depth", "layers")
+
+
+def test_nn_defaults_are_the_configuration_defaults():
+    import inspect
+
+    from docgraph.config import GCDocConfig
+    from docgraph.nn import CharEncoder, CrossSentenceEncoder, DocumentGraphModule
+    from docgraph.nn.uncertainty import UncertaintyTagger
+
+    config = GCDocConfig()
+    module = inspect.signature(DocumentGraphModule).parameters
+    for name in ("threshold", "num_samples", "dropout", "uncertainty_hidden", "mc_dropout",
+                 "relation_labels", "isolated", "pruning", "edge_weights"):
+        assert module[name].default == getattr(config, name), name
+    tagger = inspect.signature(UncertaintyTagger).parameters
+    assert tagger["threshold"].default == config.threshold
+    assert tagger["hidden_channels"].default == config.uncertainty_hidden
+    cross = inspect.signature(CrossSentenceEncoder).parameters
+    assert (cross["sent_channels"].default, cross["window"].default) == (
+        config.sent_dim, config.window)
+    chars = inspect.signature(CharEncoder).parameters
+    assert (chars["char_dim"].default, chars["hidden_channels"].default) == (
+        config.char_dim, config.char_hidden)
+
+
+@pytest.mark.parametrize("tool", ["evaluate", "predict"])
+@pytest.mark.parametrize("value,expected", [("-1", "a number >= 0"), ("nan", "a number >= 0")])
+def test_tagging_threshold_is_checked_by_the_training_rule(tool, value, expected, tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    for name in ("config.json", "vocab.json", "model.pt"):
+        (model / name).write_text("{}")
+    (tmp_path / "in.txt").write_text("Hello .\n")
+    entry = {"evaluate": "evaluate_main", "predict": "predict_main",
+             "visualize": "visualize_main"}[tool]
+    extra = ["in.txt"] if tool == "predict" else []
+    code = (f"import sys\nfrom docgraph.cli import {entry}\n"
+            f"try:\n    {entry}(['--model', {str(model)!r}, '--threshold', {value!r}, "
+            f"*{extra!r}])\n"
+            "except SystemExit as exit:\n    print(exit.code, 'torch' in sys.modules)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=script_env(), cwd=tmp_path, timeout=60)
+    assert res.stdout.split() == ["2", "False"], res.stdout + res.stderr
+    assert "--threshold = " in res.stderr and expected in res.stderr

@@ -16,20 +16,17 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from itertools import pairwise
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch
 
+from docgraph.config.model import GCDocConfig
 from docgraph.nn.cross_sentence import window_plan, window_segments
 from docgraph.nn.gather import csr_segments
 from docgraph.nn.layout import DEFAULT_BUCKETS, CharPlan, SequenceLayout, WindowPlan, char_plan
 from docgraph.nn.uncertainty import MonteCarloKeys
-
-if TYPE_CHECKING:  # the model imports this module
-    from docgraph.model import GCDocConfig
 
 __all__ = ["BatchPlan", "buckets_for", "monte_carlo_keys", "plan_batch"]
 

@@ -15,81 +15,108 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import Any, NoReturn
 
+from docgraph.config.experiment import SECTIONS, ExperimentConfig, check_values, section_settings
+from docgraph.config.fields import Setting, check_field, check_processes
+from docgraph.config.presets import load_toml, preset_path
 from docgraph.data.registry import DATASETS, dataset_files
-from docgraph.presets import load_toml, preset_path
-from docgraph.validation import check_field, check_processes, check_values
 
-#: The value flags of ``train.py``: flag -> (config section, key, type, help).
-VALUE_FLAGS: dict[str, tuple[str | None, str, Callable[[str], Any], str]] = {
-    "--window": ("model", "window", int, "cross-sentence window k (0 disables the module)"),
-    "--samples": ("model", "num_samples", int, "Monte-Carlo dropout passes T"),
-    "--threshold": ("model", "threshold", float, "uncertainty threshold for pruning"),
-    "--theta": ("model", "theta", float, "weight of the auxiliary relation loss"),
-    "--hidden": ("model", "hidden", int, "word BiLSTM hidden size per direction"),
-    "--char-hidden": ("model", "char_hidden", int, "character BiLSTM hidden size per direction"),
-    "--char-dim": ("model", "char_dim", int, "character embedding size"),
-    "--sent-dim": ("model", "sent_dim", int, "sentence representation size d_s"),
-    "--uncertainty-hidden": ("model", "uncertainty_hidden", int,
-                             "uncertainty tagger hidden size per direction"),
-    "--dropout": ("model", "dropout", float, "dropout on BiLSTM inputs and outputs"),
-    "--isolated": ("model", "isolated", str, "graph layer on tokens without neighbours: "
-                   "identity|gate"),
-    "--window-encoding": ("model", "window_encoding", str, "cross-sentence windows: "
-                          "concat (paper) | per_sentence (faster approximation)"),
-    "--mc-dropout": ("model", "mc_dropout", str, "Monte-Carlo dropout passes: "
-                     "full (paper) | output (faster approximation, one BiLSTM pass)"),
-    "--relation-labels": ("model", "relation_labels", str,
-                          "positives of the auxiliary classifier: type (O is a type, paper) | "
-                          "entity (O-O edges left out of L_a)"),
-    "--unpruned-epochs": ("model", "unpruned_epochs", int,
-                          "warm-up: the first N epochs run the graph unpruned"),
-    "--precision": ("model", "precision", str,
-                    "fp32 | bf16 (autocast of the forward pass, for GPUs; opt-in)"),
-    "--neighbours": ("graph", "max_neighbours", int,
-                     "neighbours p sampled per token (0 keeps all)"),
-    "--graph-seed": ("graph", "seed", int, "seed of the neighbour sampling"),
-    "--max-doc-tokens": ("graph", "max_doc_tokens", int,
-                         "split longer documents into chunks of whole sentences"),
-    "--epochs": ("train", "epochs", int, "maximum number of epochs"),
-    "--patience": ("train", "patience", int, "early-stopping patience in epochs"),
-    "--optimizer": ("train", "optimizer", str, "sgd (paper) or adam"),
-    "--lr": ("train", "lr", float, "learning rate"),
-    "--momentum": ("train", "momentum", float, "SGD momentum"),
-    "--weight-decay": ("train", "weight_decay", float, "L2 regularisation"),
-    "--clip-norm": ("train", "clip_norm", float, "gradient clipping norm (0 disables)"),
-    "--lr-schedule": ("train", "lr_schedule", str, "none|inverse|cosine"),
-    "--lr-decay": ("train", "lr_decay", float, "decay of the inverse schedule"),
-    "--batch-tokens": ("train", "batch_tokens", int, "token budget of a training batch"),
-    "--eval-batch-tokens": ("train", "eval_batch_tokens", int, "token budget when evaluating"),
-    "--loss-reduction": ("train", "loss_reduction", str, "sum|sentence_mean"),
-    "--threads": ("train", "threads", int,
-                  "torch intra-op threads (0: one per CPU process; torch default on CUDA)"),
-    "--processes": ("train", "processes", int,
-                    "training processes on a CPU, at most one per core (0: one per core, at "
-                    "most 2; 1: one process)"),
-    "--max-minutes": ("train", "max_minutes", float,
-                      "wall-clock budget: start no epoch that would end past it (0: no limit)"),
-}
-
-#: The switches of ``train.py``: flag -> the configuration values it sets.
-SWITCHES: dict[str, dict[str, dict[str, Any]]] = {
-    "--no-cross-sentence": {"model": {"cross_sentence": False}},
-    "--no-graph": {"model": {"graph": False}},
-    "--no-pruning": {"model": {"pruning": False}},
-    "--no-edge-weights": {"model": {"edge_weights": False}},
-    "--previous-only": {"model": {"use_next": False}},
-    "--next-only": {"model": {"use_previous": False}},
+#: Switches of ``train.py`` that set several fields at once (the others are declared with
+#: their field, :func:`docgraph.config.fields.switch`).
+COMBINED_SWITCHES: dict[str, dict[str, dict[str, Any]]] = {
     "--current-sentence-only": {"model": {"use_previous": False, "use_next": False}},
     "--baseline": {"model": {"cross_sentence": False, "graph": False}},
-    "--constrained-decoding": {"model": {"constrained_decoding": True}},
-    "--attach-uncertainty-input": {"model": {"detach_uncertainty_input": False}},
     "--fast": {"model": {"window_encoding": "per_sentence", "mc_dropout": "output"}},
-    "--freeze-embeddings": {"model": {"freeze_embeddings": True}},
-    "--deterministic": {"train": {"deterministic": True}},
 }
+
+
+@dataclass(frozen=True)
+class ValueFlag:
+    """A value flag of ``train.py``: the field it sets and that field's declaration."""
+
+    section: str
+    key: str
+    setting: Setting
+
+    @property
+    def dest(self) -> str:
+        """The ``argparse`` attribute of the flag."""
+        return flag_dest(self.setting.flag or "")
+
+
+def flag_dest(flag: str) -> str:
+    """``"--lm-context"`` -> ``"lm_context"``."""
+    return flag.lstrip("-").replace("-", "_")
+
+
+def value_flags() -> dict[str, ValueFlag]:
+    """Every value flag declared by a configuration field: flag -> :class:`ValueFlag`."""
+    return {setting.flag: ValueFlag(section, key, setting)
+            for section in ("", *SECTIONS)
+            for key, setting in section_settings(section).items() if setting.flag}
+
+
+def switches() -> dict[str, dict[str, dict[str, Any]]]:
+    """Every switch of ``train.py``: flag -> the values it sets, nested like a preset."""
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for section in ("", *SECTIONS):
+        for key, setting in section_settings(section).items():
+            for flag, value in setting.switches.items():
+                found[flag] = {section: {key: value}} if section else {"": {key: value}}
+    return {**found, **COMBINED_SWITCHES}
+
+
+#: The value flags of ``train.py``: flag -> (config section, ``""`` for the top level, key,
+#: type, help); generated from the fields' declarations.
+VALUE_FLAGS: dict[str, tuple[str, str, Callable[[str], Any], str]] = {
+    flag: (f.section, f.key, f.setting.parse, f.setting.help) for flag, f in value_flags().items()}
+
+#: The switches of ``train.py``: flag -> the configuration values it sets.
+SWITCHES: dict[str, dict[str, dict[str, Any]]] = switches()
+
+
+def flag_help(setting: Setting, default: Any) -> str:
+    """``--help`` of a flag: what it does, what it accepts and its built-in default."""
+    parts = [] if setting.rule.kind is str and not setting.rule.choices else [
+        setting.rule.describe()]
+    if default is not None:
+        parts.append(f"default {_toml(default)}")
+    return f"{setting.help} ({'; '.join(parts)})" if parts else setting.help
+
+
+def flag_metavar(setting: Setting) -> str:
+    """How ``--help`` names a flag's value: the declared metavar, the choices, ``N`` or ``X``."""
+    if setting.metavar:
+        return setting.metavar
+    if setting.rule.choices:
+        return "{" + ",".join(setting.rule.choices) + "}"
+    return {int: "N", float: "X"}.get(setting.rule.kind, "TEXT")
+
+
+def switch_help(values: dict[str, dict[str, Any]]) -> str:
+    """``--help`` of a switch: the field's help when it sets one, and what it sets."""
+    settings = [(section, key, value) for section, kv in values.items()
+                for key, value in kv.items()]
+    where = ", ".join(f"{f'[{s}] ' if s else ''}{k} = {_toml(v)}" for s, k, v in settings)
+    if len(settings) == 1:
+        section, key, _ = settings[0]
+        return f"{section_settings(section)[key].help} (sets {where})"
+    return f"sets {where}"
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _default_of(section: str, key: str) -> Any:
+    cls = {"": ExperimentConfig, **SECTIONS}[section]
+    found = next(f for f in fields(cls) if f.name == key)
+    return found.default if found.default is not MISSING else None
 
 
 class UsageError(ValueError):
@@ -123,29 +150,21 @@ def train_parser() -> argparse.ArgumentParser:
     add_data_arguments(p)
     p.add_argument("--output-dir", default=None, help="run directory (default: runs/<dataset>)")
     p.add_argument("--config", default=None, help="TOML preset (default: configs/<dataset>.toml)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="random seed of the run (default: the preset's, else 1)")
     p.add_argument("--seeds", type=int, nargs="+", default=None,
                    help="run once per seed and summarise test F1 as mean ± std")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None,
-                   help="where to train (default: auto, a GPU when there is one)")
-    p.add_argument("--embeddings", default=None, help="glove-6b-50d | none | PATH to vectors")
-    p.add_argument("--lm", default=None, metavar="PATH",
-                   help="Hugging Face encoder directory: add its frozen states as contextual "
-                   "word features (pip install 'docgraph[lm]')")
-    p.add_argument("--lm-context", type=int, default=None, metavar="N",
-                   help="subwords of same-document context on each side of a sentence for "
-                   "--lm (default 64; 0: sentence alone)")
-    p.add_argument("--lm-pack", action="store_true", default=None,
-                   help="encode consecutive sentences of a document in shared --lm windows "
-                   "(each keeps at least --lm-context subwords per side; several times faster)")
     p.add_argument("--resume", metavar="DIR", default=None,
                    help="continue the interrupted run in DIR from its last checkpoint")
     add_progress_arguments(p)
-    for flag, (_, _, kind, help_) in VALUE_FLAGS.items():
-        p.add_argument(flag, type=kind, default=None, help=help_)
+    settings = p.add_argument_group(
+        "settings", "each sets one field of the configuration (TOML key in brackets); the "
+        "defaults shown are the built-in ones, which a preset may change")
+    for flag, value_flag in value_flags().items():
+        section, key, setting = value_flag.section, value_flag.key, value_flag.setting
+        key_name = f"[{section}] {key}" if section else key
+        settings.add_argument(flag, type=setting.parse, default=None, metavar=flag_metavar(setting),
+                              help=f"{key_name}: {flag_help(setting, _default_of(section, key))}")
     for flag, values in SWITCHES.items():
-        p.add_argument(flag, action="store_true", help=f"set {values}")
+        settings.add_argument(flag, action="store_true", help=switch_help(values))
     return p
 
 
@@ -164,16 +183,12 @@ def check_arguments(args: argparse.Namespace) -> None:
         UsageError: For a ``--config`` file that does not exist.
         DataNotFoundError: ``--data-dir`` (with ``--dataset``) holds no corpus.
     """
-    for flag, (section, key, _, _) in VALUE_FLAGS.items():
-        value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
+    for flag, value_flag in value_flags().items():
+        value = getattr(args, value_flag.dest, None)
         if value is not None:
-            check_field(section or "", key, value, flag)
-    for key in ("seed", "lm_context"):
-        value = getattr(args, key, None)
-        if value is not None:
-            check_field("", key, value, "--" + key.replace("_", "-"))
+            check_field(value_flag.setting, value, flag)
     for seed in getattr(args, "seeds", None) or ():
-        check_field("", "seed", seed, "--seeds")
+        check_field(section_settings("")["seed"], seed, "--seeds")
     if getattr(args, "processes", None):
         check_processes(args.processes, "--processes")
     if getattr(args, "data_dir", None) is not None and getattr(args, "dataset", None):
@@ -215,10 +230,7 @@ def evaluate_parser() -> argparse.ArgumentParser:
                         "(default: the model directory)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where to tag (default: auto, a GPU when there is one)")
-    p.add_argument("--threshold", type=float, default=None,
-                   help="uncertainty threshold to prune the document graph with, instead of "
-                        "the one the model was trained with (a value above ln(#labels), e.g. "
-                        "100, prunes nothing)")
+    add_threshold_argument(p)
     add_mc_seed_argument(p)
     add_lm_argument(p)
     add_processes_argument(p)
@@ -289,13 +301,16 @@ def check_input_file(path: str, flag: str | None = None) -> None:
 def check_tagging_arguments(args: argparse.Namespace) -> None:
     """The paths and counts of ``evaluate.py``, ``predict.py`` and ``visualize.py``, checked
     before torch is imported: the model directory, input files (``--data``, ``predict.py``'s
-    inputs), ``--data-dir``, ``--output-dir`` and ``--processes`` (at most the cores).
+    inputs), ``--data-dir``, ``--output-dir``, ``--processes`` (at most the cores) and the
+    configuration values they override (``--threshold``, by the rule of ``[model] threshold``).
 
     Raises:
         UsageError: For the first argument that cannot work, naming it.
         ConfigError: For more ``--processes`` than cores.
     """
     check_model_dir(args.model)
+    if getattr(args, "threshold", None) is not None:
+        check_field(section_settings("model")["threshold"], args.threshold, "--threshold")
     if getattr(args, "data", None) is not None:
         check_input_file(args.data, "--data")
     for name in getattr(args, "inputs", None) or ():
@@ -317,6 +332,16 @@ def add_mc_seed_argument(p: argparse.ArgumentParser) -> None:
                         "document graph (default: 0; each document's masks come from it and "
                         "the document, so its tags do not depend on the batch or the "
                         "processes; other seeds show the model's Monte-Carlo noise)")
+
+
+def add_threshold_argument(p: argparse.ArgumentParser) -> None:
+    """``--threshold`` of the tagging tools: the model's ``[model] threshold`` for this run,
+    checked by the rule of that field (:func:`check_tagging_arguments`)."""
+    rule = section_settings("model")["threshold"].rule
+    p.add_argument("--threshold", type=float, default=None,
+                   help="uncertainty threshold to prune the document graph with, instead of "
+                        f"the one the model was trained with ({rule.describe()}; a value above "
+                        "ln(#labels), e.g. 100, prunes nothing)")
 
 
 def add_lm_argument(p: argparse.ArgumentParser) -> None:
@@ -379,9 +404,7 @@ def predict_parser() -> argparse.ArgumentParser:
                         "of N tokens); memory grows with N, not with the input (default: the "
                         f"model's, else {DEFAULT_MAX_DOC_TOKENS})")
     p.add_argument("--output", default=None, help="output file (default: stdout)")
-    p.add_argument("--threshold", type=float, default=None,
-                   help="uncertainty threshold to prune the document graph with, instead of "
-                        "the trained one (as evaluate.py --threshold)")
+    add_threshold_argument(p)
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where to tag (default: auto, a GPU when there is one)")
     add_mc_seed_argument(p)

@@ -24,14 +24,15 @@ import torch.multiprocessing as mp
 from docgraph.cli.arguments import (
     DEFAULT_MAX_DOC_TOKENS,
     SWITCHES,
-    VALUE_FLAGS,
     UsageError,
     chosen_preset,
     fail,
+    flag_dest,
     is_tty,
     setup_logging,
+    value_flags,
 )
-from docgraph.config import ExperimentConfig, apply_overrides
+from docgraph.config import ExperimentConfig, apply_overrides, check_processes, load_toml
 from docgraph.data.conll import looks_like_conll, read_conll, read_text, write_conll
 from docgraph.data.document import Document
 from docgraph.data.errors import CorpusFormatError
@@ -47,7 +48,6 @@ from docgraph.persistence.model_dir import (
     load_model_weights,
     read_model_dir,
 )
-from docgraph.presets import load_toml
 from docgraph.runtime.machine import resolve_device
 from docgraph.runtime.progress import ProgressSettings, is_main_process
 from docgraph.runtime.progress import configure as configure_progress
@@ -71,7 +71,6 @@ from docgraph.training.experiment import (
     run_seeds,
 )
 from docgraph.training.loop import TrainingError
-from docgraph.validation import check_processes
 from docgraph.viz.html import page_title
 
 #: The exceptions that end training with a one-line error instead of a traceback.
@@ -93,19 +92,23 @@ def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = N
             if args.dataset and config.dataset != args.dataset:
                 config = apply_overrides(config, {"dataset": args.dataset})
     overrides: dict[str, Any] = {}
-    for key in ("data_dir", "output_dir", "seed", "device", "embeddings", "lm", "lm_context",
-                "lm_pack"):
+    for key in ("data_dir", "output_dir"):
         value = getattr(args, key, None)
         if value is not None:
             overrides[key] = value
-    for flag, (section, key, _, _) in VALUE_FLAGS.items():
-        value = getattr(args, flag.lstrip("-").replace("-", "_"))
+
+    def put(section: str, key: str, value: Any) -> None:
+        (overrides.setdefault(section, {}) if section else overrides)[key] = value
+
+    for value_flag in value_flags().values():
+        value = getattr(args, value_flag.dest)
         if value is not None:
-            overrides.setdefault(section, {})[key] = value
+            put(value_flag.section, value_flag.key, value)
     for flag, values in SWITCHES.items():
-        if getattr(args, flag.lstrip("-").replace("-", "_")):
+        if getattr(args, flag_dest(flag)):
             for section, kv in values.items():
-                overrides.setdefault(section, {}).update(kv)
+                for key, value in kv.items():
+                    put(section, key, value)
     if args.resume is not None:
         overrides["output_dir"] = args.resume
     return apply_overrides(config, overrides, where="command line")

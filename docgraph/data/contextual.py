@@ -53,7 +53,7 @@ import numpy as np
 from docgraph.data.document import Document
 from docgraph.persistence.atomic import atomic_write, atomic_write_json
 
-if TYPE_CHECKING:  # the configuration imports the model side, which data/ never does
+if TYPE_CHECKING:
     from docgraph.config import ExperimentConfig
 
 log = logging.getLogger("docgraph")

@@ -20,7 +20,7 @@ import math
 import string
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -28,10 +28,10 @@ from torch.utils.data import Sampler
 from torch_geometric.data import Data
 from torch_geometric.loader import DataLoader
 
+from docgraph.config.graph import GraphConfig
 from docgraph.data.document import Document
 from docgraph.data.tags import iob2_to_bioes
 from docgraph.data.vocab import Vocab, Vocabularies
-from docgraph.validation import check_field
 
 PUNCTUATION: frozenset[str] = frozenset(string.punctuation) | frozenset(
     {"``", "''", "--", "...", "-LRB-", "-RRB-", "-LSB-", "-RSB-", "-LCB-", "-RCB-"}
@@ -42,56 +42,6 @@ UNLABELLED_TAGS: frozenset[str] = frozenset({"", "_"})
 """Tags that mark a token without a gold label; a document whose tags are all such is unlabelled."""
 
 _EMPTY_EDGES = torch.empty(2, 0, dtype=torch.long)
-
-
-@dataclass
-class GraphConfig:
-    """How documents become graphs.
-
-    Args:
-        max_neighbours: ``p``, the most neighbours a node receives messages from (sampled
-            uniformly without replacement); ``0`` or ``None`` keeps all of them.
-        seed: Seed of the neighbour sampling in :func:`documents_to_graphs`. ``None`` (the
-            default) means "the run's seed": :meth:`resolve` (called by
-            :meth:`docgraph.config.ExperimentConfig.graph_config`) fills it in, so runs with
-            different seeds sample different edges; an explicit value pins the sampling across
-            runs. A graph built from an unresolved ``None`` uses ``0`` (the fixed seed of
-            earlier versions).
-        lowercase: Compare words case-insensitively when connecting tokens (the paper's choice).
-        skip_tokens: Words (exact or lowercased form) that get no edges, e.g.
-            :data:`PUNCTUATION`; empty by default, as in the paper.
-        max_word_len: Characters kept per token in ``chars``.
-        max_doc_tokens: Documents longer than this are split into chunks of whole sentences,
-            losing the edges between chunks; ``None`` never splits.
-    """
-
-    max_neighbours: int | None = 5
-    seed: int | None = None
-    lowercase: bool = True
-    skip_tokens: frozenset[str] = field(default_factory=frozenset)
-    max_word_len: int = 20
-    max_doc_tokens: int | None = None
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            check_field("graph", f.name, getattr(self, f.name))
-        self.skip_tokens = frozenset(self.skip_tokens)
-
-    def resolve(self, run_seed: int) -> GraphConfig:
-        """A copy whose ``seed`` is ``run_seed`` when it is ``None`` (unchanged otherwise).
-
-        Args:
-            run_seed: The seed of the run (:attr:`docgraph.config.ExperimentConfig.seed`).
-
-        Returns:
-            A new :class:`GraphConfig` with an integer ``seed``.
-        """
-        return replace(self, seed=run_seed if self.seed is None else self.seed)
-
-    @property
-    def sampling_seed(self) -> int:
-        """The seed :func:`documents_to_graphs` uses: ``seed``, or ``0`` when unresolved."""
-        return 0 if self.seed is None else self.seed
 
 
 def _floyd_offsets(m: np.ndarray, p: int, u: np.ndarray) -> np.ndarray:

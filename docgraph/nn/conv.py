@@ -12,6 +12,7 @@ from torch import Tensor
 from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.typing import OptTensor
 
+from docgraph.config.model import GCDocConfig
 from docgraph.nn.gather import gather_rows, segment_sum
 
 
@@ -99,7 +100,7 @@ class DocGraphConv(MessagePassing):
         self,
         channels: int,
         bias: bool = True,
-        isolated: str = "identity",
+        isolated: str = GCDocConfig.isolated,
         gate_bias: bool = False,
         **kwargs,
     ) -> None:

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from docgraph.config.model import GCDocConfig
 from docgraph.nn.gather import gather_rows
 from docgraph.nn.layout import (
     CharPlan,
@@ -308,8 +309,8 @@ class CharEncoder(torch.nn.Module):
     def __init__(
         self,
         num_chars: int,
-        char_dim: int = 30,
-        hidden_channels: int = 50,
+        char_dim: int = GCDocConfig.char_dim,
+        hidden_channels: int = GCDocConfig.char_hidden,
         padding_idx: int = 0,
         unique: bool = True,
     ) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from docgraph.config import ExperimentConfig
+from docgraph.config import ExperimentConfig, apply_overrides, section_settings
 from docgraph.data.contextual import LanguageModelError, check_lm_record
 from docgraph.data.vocab import Vocab, Vocabularies, label_types
 from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks
@@ -33,12 +33,13 @@ from docgraph.persistence.checkpoint import (
 )
 from docgraph.runtime.machine import available_memory
 
-#: The size fields of :class:`~docgraph.model.GCDocConfig` and how a user sets them.
+_SIZES = ("hidden", "char_hidden", "char_dim", "sent_dim", "uncertainty_hidden", "word_dim",
+          "lm_dim")
+
+#: The size fields of :class:`~docgraph.config.GCDocConfig` and how a user sets them: their
+#: flag (:mod:`docgraph.config.fields`), else their TOML key.
 SIZE_FIELDS: dict[str, str] = {
-    "hidden": "--hidden", "char_hidden": "--char-hidden", "char_dim": "--char-dim",
-    "sent_dim": "--sent-dim", "uncertainty_hidden": "--uncertainty-hidden",
-    "word_dim": "[model] word_dim", "lm_dim": "[model] lm_dim",
-}
+    name: section_settings("model")[name].flag or f"[model] {name}" for name in _SIZES}
 
 
 class ModelSizeError(ValueError):
@@ -58,8 +59,8 @@ class ModelOverrides:
         lm: Where the language model the model was trained with now is, when it was moved
             (its files must be the same).
         threshold: Prune the document graph at this uncertainty threshold instead of the
-            trained one (:meth:`~docgraph.model.GCDoc.set_threshold`; a value above
-            ``ln C``, e.g. 100, prunes nothing).
+            trained one (a value above ``ln C``, e.g. 100, prunes nothing); applied to the
+            configuration before the model is built (:meth:`apply`).
     """
 
     lm: str | Path | None = None
@@ -72,6 +73,16 @@ class ModelOverrides:
             raise ValueError(f"threshold {self.threshold}: {directory}: this model does not "
                              "prune its document graph (trained without pruning or without "
                              "the graph)")
+
+    def apply(self, config: ExperimentConfig) -> ExperimentConfig:
+        """``config`` with the threshold override applied (checked by the rule of
+        ``[model] threshold``); the model is then built from it, so the configuration is the
+        one copy of every setting at run time. ``lm`` is applied by :func:`read_model_dir`,
+        once the language model's files are checked."""
+        if self.threshold is None:
+            return config
+        return apply_overrides(config, {"model": {"threshold": float(self.threshold)}},
+                               where="tagging override")
 
 
 def build_model(
@@ -243,7 +254,7 @@ def read_model_dir(directory: str | Path, overrides: ModelOverrides | None = Non
             raise CheckpointError(str(err)) from None
         config = replace(config, lm=str(lm_dir))
     overrides.check(config, directory)
-    return config, vocabs
+    return overrides.apply(config), vocabs
 
 
 def load_model_dir(directory: str | Path, map_location: str | torch.device = "cpu",
@@ -267,12 +278,15 @@ def load_model_weights(directory: str | Path, config: ExperimentConfig, vocabs: 
                        overrides: ModelOverrides | None = None) -> GCDoc:
     """The model of a directory whose configuration and vocabularies :func:`read_model_dir`
     already read (without reading them, or hashing a language model, again), in eval mode,
-    with the threshold of ``overrides`` applied.
+    built from ``config`` with ``overrides`` applied (:meth:`ModelOverrides.apply`; a
+    configuration from :func:`read_model_dir` has them already).
 
     Raises:
         CheckpointError: ``model.pt`` is missing, corrupt or does not fit the configuration.
     """
     directory = Path(directory)
+    if overrides is not None:
+        config = overrides.apply(config)
     model = build_model(config.model, vocabs)
     state = load_checkpoint(directory / "model.pt", map_location)
     if not isinstance(state.get("model"), Mapping):
@@ -285,8 +299,6 @@ def load_model_weights(directory: str | Path, config: ExperimentConfig, vocabs: 
         model.load_state_dict(state["model"])
     except (RuntimeError, KeyError) as err:
         raise CheckpointError(f"{directory / 'model.pt'}: weights do not fit ({err})") from err
-    if overrides is not None and overrides.threshold is not None:
-        model.set_threshold(overrides.threshold)
     model.eval()
     return model.to(map_location)
 

@@ -23,8 +23,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from docgraph.config.fields import available_cores
 from docgraph.runtime import progress as _progress
-from docgraph.validation import available_cores
 
 #: Seconds the processes of :func:`spawn` get to stop by themselves after Ctrl-C (they save
 #: nothing half-written: every file is written atomically) before they are terminated.

@@ -1,0 +1,191 @@
+"""The configuration of a training run: :class:`ExperimentConfig` and its sections, their
+TOML form and overrides; torch-free.
+
+A preset (``configs/<dataset>.toml``) has top-level keys of :class:`ExperimentConfig` and the
+tables ``[model]`` (:class:`~docgraph.config.model.GCDocConfig`), ``[graph]``
+(:class:`~docgraph.config.graph.GraphConfig`) and ``[train]``
+(:class:`~docgraph.config.train.TrainConfig`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from docgraph.config.fields import (
+    ConfigError,
+    Setting,
+    check_config,
+    check_field,
+    choice,
+    integer,
+    settings_of,
+    switch,
+    text,
+)
+from docgraph.config.graph import GraphConfig
+from docgraph.config.model import SAVED_WITHOUT, GCDocConfig
+from docgraph.config.train import TrainConfig
+
+__all__ = ["DATASET_NAMES", "SECTIONS", "ExperimentConfig", "apply_overrides", "check_values",
+           "section_settings"]
+
+#: The corpora :func:`~docgraph.data.registry.load_dataset` reads (the registry checks it).
+DATASET_NAMES = ("sample", "conll03", "ontonotes", "column")
+
+
+@dataclass
+class ExperimentConfig:
+    """Everything a training run needs.
+
+    Args:
+        dataset: ``"sample"``, ``"conll03"``, ``"ontonotes"`` or ``"column"``.
+        data_dir: Directory of the corpus files (``None``: the dataset's default).
+        embeddings: ``"glove-6b-50d"``, ``"none"`` or a path to a GloVe/word2vec text file.
+        output_dir: Where the model, logs and metrics go.
+        seed: Random seed of the run.
+        device: ``"auto"``, ``"cpu"`` or ``"cuda"``.
+        lm: Directory of a Hugging Face encoder whose frozen states are added as contextual
+            word features (:mod:`docgraph.data.contextual`); ``None`` uses none.
+        lm_context: Subwords of same-document context on each side of a sentence (FLERT);
+            0 encodes every sentence alone.
+        lm_pooling: ``"mean"`` of a word's subword states or its ``"first"`` subword's.
+        lm_layers: Mean of this many last hidden layers.
+        lm_pack: Encode consecutive sentences of a document in shared windows (several times
+            fewer subwords to encode; each sentence keeps at least ``lm_context`` subwords of
+            context per side). Off by default: the committed +LM results (all but the
+            ``-lm-pack-`` runs) used one window per sentence.
+        lm_cache_dir: Where the features of the corpus splits are cached (``None``:
+            ``$DOCGRAPH_CACHE_DIR/lm`` or ``~/.cache/docgraph/lm``).
+        model: Model hyper-parameters.
+        graph: Document-graph construction.
+        train: Optimisation.
+    """
+
+    dataset: str = choice("sample", DATASET_NAMES, help="corpus")
+    data_dir: str | None = text(None, optional=True, help="corpus directory")
+    embeddings: str = text("glove-6b-50d", flag="--embeddings", metavar="NAME|PATH",
+                           help="glove-6b-50d | none | PATH to GloVe/word2vec vectors")
+    output_dir: str = text("runs/sample", help="run directory")
+    seed: int = integer(1, low=0, flag="--seed", help="random seed of the run")
+    device: str = choice("auto", ("auto", "cpu", "cuda"), flag="--device",
+                         help="where to train (auto: a GPU when there is one)")
+    lm: str | None = text(None, optional=True, flag="--lm", metavar="PATH",
+                          help="Hugging Face encoder directory: add its frozen states as "
+                               "contextual word features (pip install 'docgraph[lm]')")
+    lm_context: int = integer(64, low=0, flag="--lm-context", metavar="N",
+                              help="subwords of same-document context on each side of a "
+                                   "sentence for --lm (0: sentence alone)")
+    lm_pooling: str = choice("mean", ("mean", "first"), help="subword pooling of --lm")
+    lm_layers: int = integer(4, low=1, help="mean of this many last hidden layers of --lm")
+    lm_pack: bool = switch(False, help="encode consecutive sentences in shared --lm windows",
+                           switches={"--lm-pack": True})
+    lm_cache_dir: str | None = text(None, optional=True, help="cache of the --lm features")
+    model: GCDocConfig = field(default_factory=GCDocConfig)
+    graph: GraphConfig = field(default_factory=GraphConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def __post_init__(self) -> None:
+        check_config(self, "")
+
+    def graph_config(self) -> GraphConfig:
+        """The effective graph configuration of the run.
+
+        ``graph.seed = None`` (the default) becomes the run's :attr:`seed`, so every seed of an
+        experiment samples its own neighbours; an explicit ``graph.seed`` (e.g. ``0``, stored in
+        the ``config.json`` of runs made before this option) is kept. Build the graphs of a run
+        from this, not from :attr:`graph`.
+
+        Returns:
+            :attr:`graph` with its ``seed`` resolved (a new object; ``self`` is unchanged).
+        """
+        return self.graph.resolve(self.seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable copy (frozensets become sorted lists)."""
+        out = asdict(self)
+        for key, value in out["graph"].items():
+            if isinstance(value, (set, frozenset)):
+                out["graph"][key] = sorted(value)
+        return out
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> ExperimentConfig:
+        """Build from a dictionary such as one read from TOML or ``metrics.json``."""
+        return apply_overrides(cls(), values)
+
+    @classmethod
+    def from_saved(cls, values: dict[str, Any]) -> ExperimentConfig:
+        """Build from a run's ``config.json``: model keys it lacks keep the meaning they had
+        when it was written (:data:`docgraph.model.SAVED_WITHOUT`), not today's defaults."""
+        model = values.get("model")
+        if isinstance(model, dict):
+            values = {**values, "model": {**SAVED_WITHOUT, **model}}
+        return cls.from_dict(values)
+
+
+
+#: The tables of a preset: name -> configuration class.
+SECTIONS: dict[str, type] = {"model": GCDocConfig, "graph": GraphConfig, "train": TrainConfig}
+
+_CLASSES: dict[str, type] = {"": ExperimentConfig, **SECTIONS}
+
+
+def section_settings(section: str) -> dict[str, Setting]:
+    """The declared fields of one section (``""``: the top level) by name."""
+    return {name: setting for name, setting in settings_of(_CLASSES[section])}
+
+
+def check_values(values: Mapping[str, Any], where: str = "config") -> None:
+    """Check a nested mapping of configuration values (as in a TOML preset) against the
+    fields' declarations, naming ``where``, the section, the key, the value and what is
+    allowed.
+
+    Unknown keys are left to the caller (which names the keys it knows); a section that is not
+    a table is an error here.
+
+    Raises:
+        ConfigError: For the first value its field does not accept.
+    """
+    top = section_settings("")
+    for key, value in values.items():
+        if key in SECTIONS:
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"{where}: [{key}] must be a table, not {value!r}")
+            inner = section_settings(key)
+            for name, inner_value in value.items():
+                if name in inner:
+                    check_field(inner[name], inner_value, f"{where} [{key}] {name}")
+        elif key in top:
+            check_field(top[key], value, f"{where} {key}")
+
+
+def _coerce(cls: type, values: Mapping[str, Any], where: str) -> dict[str, Any]:
+    known = {f.name for f in fields(cls)}
+    unknown = [key for key in values if key not in known]
+    if unknown:
+        raise ValueError(f"{where}: unknown key {unknown[0]!r} (expected one of {sorted(known)})")
+    return {key: frozenset(value) if key == "skip_tokens" and value is not None else value
+            for key, value in values.items()}
+
+
+def apply_overrides(config: ExperimentConfig, values: Mapping[str, Any], where: str = "config"
+                    ) -> ExperimentConfig:
+    """Return a copy of ``config`` with ``values`` (nested like the TOML file) applied.
+
+    Every value is checked first (:func:`check_values`), naming ``where``.
+    """
+    check_values(values, where)
+    top = _coerce(ExperimentConfig, {k: v for k, v in values.items() if k not in SECTIONS},
+                  where)
+    sections = {}
+    for name, cls in SECTIONS.items():
+        current = getattr(config, name)
+        if name in values:
+            if not isinstance(values[name], Mapping):
+                raise ValueError(f"{where}: [{name}] must be a table")
+            sections[name] = replace(current, **_coerce(cls, values[name], f"{where} [{name}]"))
+        else:
+            sections[name] = replace(current)
+    return replace(config, **top, **sections)

@@ -1,0 +1,90 @@
+"""Optimisation settings of a training run; torch-free."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from docgraph.config.fields import check_config, choice, integer, number, switch
+
+__all__ = ["TrainConfig"]
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation settings.
+
+    The paper trains with mini-batch SGD (learning rate 0.01, L2 1e-8, gradient clipping at
+    norm 5) and early stopping on dev F1; that is the default here. ``batch_tokens`` forms
+    batches of whole documents by a token budget (the paper's "batch size 20" does not say of
+    what). ``loss_reduction="sum"`` uses the summed losses of the paper's equations;
+    ``"sentence_mean"`` divides them by the number of sentences of the batch.
+
+    Args:
+        epochs: Maximum number of epochs.
+        patience: Early stopping: epochs without a dev F1 improvement before stopping.
+        optimizer: ``"sgd"`` or ``"adam"``.
+        lr: Learning rate.
+        momentum: SGD momentum.
+        weight_decay: L2 regularisation.
+        clip_norm: Gradient clipping threshold (0 disables).
+        lr_schedule: ``"none"``, ``"inverse"`` (``lr / (1 + lr_decay * epoch)``, as in Ma and
+            Hovy 2016) or ``"cosine"`` (over ``epochs``).
+        lr_decay: Decay rate of the ``"inverse"`` schedule.
+        batch_tokens: Token budget of a training batch.
+        eval_batch_tokens: Token budget of an evaluation batch.
+        loss_reduction: ``"sum"`` or ``"sentence_mean"``.
+        threads: Torch intra-op threads. 0 (automatic): one thread for a single training
+            process on a CPU (measured faster than two, and safe beside other jobs), the cores
+            shared out between the processes of a multi-process run, torch's default on CUDA.
+        processes: Training processes of ``scripts/train.py`` on a CPU (data-parallel, gloo):
+            0 (default) chooses one per core, at most 2 (see
+            :func:`docgraph.training.distributed.default_processes`); 1 trains in one process. The
+            ``batch_tokens`` budget is the *global* batch: each of :math:`P` processes takes
+            batches of ``batch_tokens / P`` tokens and DDP averages the gradients, so the
+            optimisation matches one process up to the batch composition. ``torchrun`` and
+            :func:`~docgraph.training.experiment.run_experiment` ignore this field.
+        max_minutes: Wall-clock budget of the training loop in minutes (0: no limit). No epoch
+            starts that would end past it, judging by the length of the last epoch (training,
+            dev evaluation and checkpoint); the first epoch always runs. The best model so far
+            is then evaluated as usual.
+        deterministic: Ask PyTorch, cuBLAS and cuDNN for deterministic kernels
+            (:func:`~docgraph.runtime.determinism.set_deterministic`), so that two CUDA runs with
+            one
+            seed give bitwise-equal weights. Every operator of a step is deterministic on
+            CUDA already; this pins the libraries' own choices (cuBLAS workspaces, atomic
+            fast paths). No effect on a CPU, where runs are reproducible anyway.
+    """
+
+    epochs: int = integer(50, low=1, flag="--epochs", help="maximum number of epochs")
+    patience: int = integer(8, low=1, flag="--patience", help="early-stopping patience in epochs")
+    optimizer: str = choice("sgd", ("sgd", "adam"), flag="--optimizer", help="sgd (paper) or adam")
+    lr: float = number(0.01, low=0.0, low_open=True, flag="--lr", help="learning rate")
+    momentum: float = number(0.0, low=0.0, high=1.0, high_open=True, flag="--momentum",
+                             help="SGD momentum")
+    weight_decay: float = number(1e-8, low=0.0, flag="--weight-decay", help="L2 regularisation")
+    clip_norm: float = number(5.0, low=0.0, flag="--clip-norm",
+                              help="gradient clipping norm (0 disables)")
+    lr_schedule: str = choice("none", ("none", "inverse", "cosine"), flag="--lr-schedule",
+                              help="learning-rate schedule")
+    lr_decay: float = number(0.05, low=0.0, flag="--lr-decay",
+                             help="decay of the inverse schedule")
+    batch_tokens: int = integer(2000, low=1, flag="--batch-tokens",
+                                help="token budget of a training batch")
+    eval_batch_tokens: int = integer(8000, low=1, flag="--eval-batch-tokens",
+                                     help="token budget when evaluating")
+    loss_reduction: str = choice("sum", ("sum", "sentence_mean"), flag="--loss-reduction",
+                                 help="sum (paper) or the mean over the sentences of a batch")
+    threads: int = integer(0, low=0, flag="--threads",
+                           help="torch intra-op threads (0: one per CPU process; torch default "
+                                "on CUDA)")
+    processes: int = integer(0, low=0, flag="--processes",
+                             help="training processes on a CPU, at most one per core (0: one "
+                                  "per core, at most 2; 1: one process)")
+    max_minutes: float = number(0.0, low=0.0, flag="--max-minutes",
+                                help="wall-clock budget: start no epoch that would end past it "
+                                     "(0: no limit)")
+    deterministic: bool = switch(False, help="deterministic kernels on CUDA",
+                                 switches={"--deterministic": True})
+
+    def __post_init__(self) -> None:
+        check_config(self, "train")
