@@ -138,8 +138,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "next_start, next_len, prev_start, prev_len = window_segments(",
            ("tests/test_window_order.py",),
            "the batch plan's previous and next cross-sentence windows swapped"),
-    Mutant("config-accepts-negative-window", "docgraph/validation.py",
-           '"window": _int(0),', '"window": _int(None),',
+    Mutant("config-accepts-negative-window", "docgraph/config/model.py",
+           'window: int = integer(2, low=0,', 'window: int = integer(2, low=None,',
            ("tests/test_validation.py",), "--window -2 accepted"),
 )
 
