@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
-# Issue 30 in ONE call of the device tool (a ~15-minute GPU slot): smoke test, the speed table
-# of both models at 4000/16000/32000-token batches with dev tagging, then OntoNotes GCDoc and
-# BiLSTM-CRF trained side by side to convergence under a wall-clock budget, and the run
+# The lean training steps (committed 2026-11-27) measured in ONE call on a CUDA machine (about
+# 15 minutes of GPU time, what a GPU machine was available for at a time then): smoke test, the
+# speed table of both models at 4000/16000/32000-token batches with dev tagging, then OntoNotes
+# GCDoc and BiLSTM-CRF trained side by side to convergence under a wall-clock budget, and the run
 # directories (without weights) packed into $OUT. Rehearsed on the CPU with the sample corpus:
 #
 #   REHEARSAL=1 bash benchmarks/gpu/lean.sh 300
 #
-# On the device (after `python benchmarks/gpu/prepare_carry.py --data-dir ../shared/data
-# --out .devcarry`; carry .devcarry):
+# On an offline GPU machine (after `python benchmarks/gpu/prepare_carry.py --data-dir
+# ../shared/data --out .devcarry`; copy .devcarry along with the repository):
 #
 #   bash benchmarks/gpu/lean.sh 540        # HARD_STOP seconds after the start
 #
 # RUNS chooses the training jobs (name|flags, ';'-separated); the default trains the faithful
 # GCDoc and the BiLSTM-CRF on OntoNotes at the preset (4000 tokens, lr 0.002) and at 16000
 # tokens, seed 1, so one call says which converges faster to the same dev F1. The 16000-token
-# learning rates come from converged CoNLL-2003 BiLSTM-CRF runs on the CPU
-# (benchmarks/results/runs/conll03/conll03-baseline-bt16000-*): lr 0.008 converged in 18 epochs
-# (dev 93.18), lr 0.004 in 32 (dev 93.75), the preset in 24-27 (dev 93.17-93.36). GCDoc gets
-# lr 0.004 (at 1000-token batches a doubled lr hurt it, docs/design.md).
+# learning rates come from converged CoNLL-2003 BiLSTM-CRF runs on the CPU (2026-11-27, 2-core
+# AMD EPYC, benchmarks/results/runs/conll03/conll03-baseline-bt16000-*): lr 0.008 converged in
+# 18 epochs (dev 93.18), lr 0.004 in 32 (dev 93.75), the preset in 24-27 (dev 93.17-93.36).
+# GCDoc gets lr 0.004 (at 1000-token batches a doubled lr hurt the BiLSTM-CRF, the one model
+# swept there, 2026-11-26 on an H200; docs/experiments.md).
 set -u
 # shellcheck source=benchmarks/gpu/jobs.sh
 source "$(dirname "$0")/jobs.sh"
@@ -46,14 +48,14 @@ else
 fi
 python3 -c "import torch, torch_geometric as g; print('torch', torch.__version__, 'pyg', g.__version__)"
 
-# 1. smoke: one epoch of the sample corpus on the device (fails fast on a broken setup)
+# 1. smoke: one epoch of the sample corpus on the GPU (fails fast on a broken setup)
 if ! timeout 120 python3 scripts/train.py --dataset sample --device "$DEVICE" --epochs 1 --quiet \
     --embeddings none --threads 1 --output-dir /tmp/lean-smoke > logs/lean-smoke.log 2>&1; then
   echo "SMOKE FAILED"; tail -30 logs/lean-smoke.log; exit 1
 fi
 echo "smoke ok after $(( $(date +%s) - START )) s"
 
-# 2. the speed table (training steps at each budget, dev tagging), on the device alone
+# 2. the speed table (training steps at each budget, dev tagging), on the GPU alone
 # shellcheck disable=SC2086
 timeout 240 python3 scripts/benchmark.py --step-speed $SPEED --device "$DEVICE" \
   --out "$OUT/step-speed.json" 2>&1 | grep -v USDT | tee logs/lean-speed.log

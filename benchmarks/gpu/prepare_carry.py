@@ -1,10 +1,10 @@
 """Pack what a GPU machine without network access needs into one folder (``.devcarry/``).
 
-The device machine has PyTorch and PyG but not pytorch-crf, seqeval or the GloVe package, and
-cannot download anything. This copies the corpora, the pure-Python packages, and a GloVe 6B 50d
-subset holding every row that a word of the corpora can look up (exact, lowercase, lowercase with
-digits normalised) -- so vocabularies and initial embeddings are identical to using the full
-table, at a fraction of its size.
+An offline GPU machine as used from 2026-11-26 on has PyTorch and PyG but not pytorch-crf,
+seqeval or the GloVe package, and cannot download anything. This copies the corpora, the
+pure-Python packages, and a GloVe 6B 50d subset holding every row that a word of the corpora
+can look up (exact, lowercase, lowercase with digits normalised) -- so vocabularies and initial
+embeddings are identical to using the full table, at a fraction of its size.
 
 Usage::
 

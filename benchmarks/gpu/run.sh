@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs on the lent GPU machine (device tool) from the repository root, with .devcarry/ (made by
-# benchmarks/gpu/prepare_carry.py) carried along. Trains every run of JOBS below side by side on
+# Runs on an offline GPU machine (any CUDA machine) from the repository root, with .devcarry/ (made
+# by benchmarks/gpu/prepare_carry.py) copied along. Trains every run of JOBS below side by side on
 # one GPU, each process with one CPU thread (THREADS), under a wall-clock budget, then packs the run
 # directories (without weights) into $OUT/gpu-runs.tgz.
 #
@@ -38,35 +38,43 @@ fi
 GLOVE=$C/glove.6B.50d.subset.txt.gz
 CONLL="--dataset conll03 --data-dir $C/data/conll2003"
 ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
-# JOBSET=main: seeds, OntoNotes and the baseline sweep (first call, 2026-11-26);
-# JOBSET=bt2000: the larger batch that won the sweep, on GCDoc too (second call);
+# The job set names are only names; the dates, machines and commits say when each ran.
+# JOBSET=main: seeds, OntoNotes and the baseline sweep (run 2026-11-26 on an H200; runs
+# committed in 1ef0cee and bcb5c8d);
+# JOBSET=bt2000: the larger batch that won the sweep, on GCDoc too (run 2026-11-26 on an H200
+# after main; runs in 1ef0cee, bcb5c8d and 7374846);
 # JOBSET=preset: 3 seeds of both models with the presets (4000-token batches), fine-tuned and
-# frozen embeddings, and OntoNotes at 4000 and 8000 tokens per batch (third call, session 3);
-# JOBSET=onto-large (not yet run): OntoNotes with 16000/32000-token batches, where a GPU epoch
-# costs little more than at 4000, so more epochs fit the budget; lr scaled up to keep pace.
-# JOBSET=issue13 (session 4): after the issue-13 fixes (tagger clipped apart, graph seed from the
-# run seed), 3 seeds each of GCDoc, GCDoc with entity-only relation labels, GCDoc with a 2-epoch
-# unpruned warm-up and the frozen-embedding baseline, and one seed of the Table 4/5 ablations; up
-# to 60 epochs so that early stopping, not the epoch cap, ends every run.
-# JOBSET=issue15 (prepared in session 5, not yet run): the paper's Table 6 rows and Fig. 4 window
-# sizes on CoNLL-2003, 3 seeds each (18 runs side by side; GCDoc epochs stay ~12 s on an H100 at
-# that concurrency); give it >= 10 minutes so that early stopping (patience 6) can fire.
-# JOBSET=issue13c (prepared in session 5, run in session 10 on an H200 with SMOKE=0 and 570 s, all
-# 7 runs converged but lr 0.001, resumed to convergence in a second call): the plain-mean graph
-# (best dev in Table 5) over 3 seeds and GCDoc's own small sweep (lr 0.001/0.004, dropout
-# 0.3/0.4), one seed each.
-# JOBSET=onto-alone (prepared in session 10, not yet run): issue 12's GPU clause, the faithful
-# OntoNotes GCDoc as ONE process with the whole GPU, to convergence. Alone on an H200 a default
-# (4000-token) epoch took 81 s, so ~20 epochs need ~27 min, more than one session's device time;
+# frozen embeddings, and OntoNotes at 4000 and 8000 tokens per batch (run 2026-11-26 on an H200;
+# runs in 69704e1);
+# JOBSET=onto-large (added in a261cab, 2026-11-26; not run): OntoNotes with 16000/32000-token
+# batches, where a GPU epoch costs little more than at 4000, so more epochs fit the budget; lr
+# scaled up to keep pace.
+# JOBSET=issue13 (run 2026-11-26 on an H100, 16 runs side by side; runs in 8f4b479): after the
+# fixes of 4f65f20 and d5b1751 (tagger clipped apart, graph seed from the run seed), 3 seeds each
+# of GCDoc, GCDoc with entity-only relation labels, GCDoc with a 2-epoch unpruned warm-up and the
+# frozen-embedding baseline, and one seed of the Table 4/5 ablations; up to 60 epochs so that
+# early stopping, not the epoch cap, ends every run.
+# JOBSET=issue15 (added in cc4eb7d, 2026-11-26; not run on a GPU): the paper's Table 6 rows and
+# Fig. 4 window sizes on CoNLL-2003, 3 seeds each (18 runs side by side; GCDoc epochs stay ~12 s
+# on an H100 at that concurrency); give it >= 10 minutes so that early stopping (patience 6) can
+# fire.
+# JOBSET=issue13c (added in cc4eb7d, 2026-11-26; run 2026-11-27 on an H200 with SMOKE=0 and
+# 570 s, runs in abd5d80; all 7 runs converged but lr 0.001, resumed to convergence in a second
+# call): the plain-mean graph (best dev in Table 5) over 3 seeds and GCDoc's own small sweep
+# (lr 0.001/0.004, dropout 0.3/0.4), one seed each.
+# JOBSET=onto-alone (added in 94222d3, 2026-11-27; not run): the faithful OntoNotes GCDoc as ONE
+# process with the whole GPU, to convergence (the GPU target for OntoNotes). Alone on an H200 a
+# default (4000-token) epoch took 81 s (2026-11-27, ontonotes-gcdoc-alone-1epoch-h200-s1), so
+# ~20 epochs need ~27 min, more than the 15 minutes of GPU time available at a time then;
 # 16000-token batches (lr 0.004) cut the epoch count per pass. Run with THREADS=8 and the longest
-# HARD_STOP the call allows; a budget-stopped run resumes in a second call on the same warm
-# machine (its checkpoints stay there, they are not packed) with
+# HARD_STOP the call allows; a budget-stopped run resumes in a second call on the same machine
+# while it is still up (its checkpoints stay there, they are not packed) with
 #   python3 scripts/train.py --resume runs/gpu/ontonotes-gcdoc-alone-bt16000-s1 --max-minutes M
 # and its wall time is the sum of the calls' training loops (train_log.jsonl).
-# JOBSET=issue13d (prepared in session 10, run in session 11 on an H200 with SMOKE=0 and 565 s;
-# 7 of 9 converged, two threshold-1.0 seeds budget-stopped; the resume call came after the
-# machine's 30 s idle release, so it got a fresh machine without the checkpoints -- resume in
-# the very next call or not at all): does GCDoc keep the plain mean's document
+# JOBSET=issue13d (added in 9861d76; run 2026-11-27 on an H200 with SMOKE=0 and 565 s, runs in
+# 7cc2b85; 7 of 9 converged, two threshold-1.0 seeds budget-stopped; the resume call came after
+# the idle machine had been released, so it got a fresh machine without the checkpoints --
+# resume in the very next call or not at all): does GCDoc keep the plain mean's document
 # consistency when pruning spares the entity tokens? (At the paper's threshold 0.5 the pruning
 # removes 30% of entity tokens, benchmarks/results/measurements/edge-weights/.) 3 seeds each of the thresholds
 # 1.0 and 1.5 and of the edge-weighted graph without pruning; give it >= 9 minutes.
@@ -119,8 +127,8 @@ elif [ "${JOBSET:-main}" = issue13 ]; then
     "conll03-graphpruned-bt4000-s1|$CONLL --seed 1 $E --no-edge-weights"
   )
 elif [ "${JOBSET:-main}" = issue13b ]; then
-  # second call (machine still warm): the main configurations cut by issue13's budget, rerun
-  # five at a time so that early stopping can fire
+  # run right after issue13 on the same H100 (2026-11-26, runs in 8f4b479): the main
+  # configurations that issue13's budget cut, rerun five at a time so that early stopping can fire
   E="--epochs 60"
   JOBS=(
     "conll03-gcdoc-v2-bt4000-s2|$CONLL --seed 2 $E"
