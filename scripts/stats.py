@@ -1,9 +1,9 @@
 """``python scripts/stats.py --help`` (or ``docgraph stats``): corpus and document-graph
-statistics; see :mod:`docgraph.tools.stats`."""
+statistics; see :func:`docgraph.cli.commands.stats`."""
 
 import sys
 
-from docgraph.tools.stats import main
+from docgraph.cli import stats_main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(stats_main())

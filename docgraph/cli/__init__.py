@@ -1,10 +1,11 @@
 """The scripts' entry points: parse and check the arguments, then run the command.
 
-``scripts/train.py``, ``evaluate.py`` and ``predict.py`` call :func:`train_main`,
-:func:`evaluate_main` and :func:`predict_main`. The arguments are parsed and checked by
-:mod:`docgraph.cli.arguments`, which does not import torch; :mod:`docgraph.cli.commands`, which
-does,
-is imported only then, so a bad flag is answered in a fraction of a second.
+``scripts/train.py``, ``evaluate.py``, ``predict.py``, ``visualize.py`` and ``stats.py`` (and
+``docgraph <command>``, :mod:`docgraph.cli.console`) call :func:`train_main`,
+:func:`evaluate_main`, :func:`predict_main`, :func:`visualize_main` and :func:`stats_main`. The
+arguments are parsed and checked by :mod:`docgraph.cli.arguments`, which does not import torch;
+:mod:`docgraph.cli.commands`, which does, is imported only then, so a bad flag is answered in a
+fraction of a second.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from types import ModuleType
 
 from docgraph.cli.arguments import (
     check_arguments,
+    check_stats_arguments,
     check_tagging_arguments,
     evaluate_parser,
     fail,
     predict_parser,
+    stats_parser,
     train_parser,
 )
 
@@ -56,6 +59,13 @@ def predict_main(argv: Sequence[str] | None = None) -> int:
     args = predict_parser().parse_args(argv)
     _check(check_tagging_arguments, args)
     return _commands().predict(args)
+
+
+def stats_main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``scripts/stats.py`` (:func:`docgraph.cli.commands.stats`)."""
+    args = stats_parser().parse_args(argv)
+    _check(check_stats_arguments, args)
+    return _commands().stats(args)
 
 
 def _check(check: Callable[[argparse.Namespace], None], args: argparse.Namespace) -> None:

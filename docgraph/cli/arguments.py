@@ -412,3 +412,37 @@ def predict_parser() -> argparse.ArgumentParser:
     add_processes_argument(p)
     add_progress_arguments(p)
     return p
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A parser whose errors are one ``error: ...`` line on stderr (exit status 2), for the
+    tools whose output is meant to be read by other programs (``stats.py``, ``visualize.py``)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``error: message`` and exit with status 2."""
+        fail(message)
+
+
+def stats_parser() -> argparse.ArgumentParser:
+    """The parser of ``scripts/stats.py`` (``docgraph stats``)."""
+    p = OneLineParser(prog="stats.py",
+                                description="Corpus and document-graph statistics, split by "
+                                            "split.")
+    p.add_argument("--dataset", required=True, choices=tuple(DATASETS), help="corpus")
+    p.add_argument("--data-dir", default=None,
+                   help="corpus directory (default: $DOCGRAPH_DATA_DIR/<dataset>)")
+    p.add_argument("--json", action="store_true", help="print one JSON object by split")
+    p.add_argument("--neighbours", type=positive_int, default=5, metavar="P",
+                   help="sampled neighbours p per token (default: 5)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed (default: 0)")
+    return p
+
+
+def check_stats_arguments(args: argparse.Namespace) -> None:
+    """``--data-dir`` of ``stats.py`` holds the dataset's files (checked before torch loads).
+
+    Raises:
+        DataNotFoundError: It does not.
+    """
+    if args.data_dir is not None:
+        dataset_files(args.dataset, args.data_dir)

@@ -34,25 +34,19 @@ from docgraph.cli.arguments import (
 )
 from docgraph.config import ExperimentConfig, apply_overrides, check_processes, load_toml
 from docgraph.data.conll import looks_like_conll, read_conll, read_text, write_conll
+from docgraph.data.contextual import LanguageModelError
 from docgraph.data.document import Document
 from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import dataset_files, load_dataset
-from docgraph.graph import split_long_documents
-from docgraph.graph.splits import PreparedSplit
+from docgraph.data.stats import GRAPH_KEYS, corpus_statistics, format_statistics
+from docgraph.graph import graph_statistics
 from docgraph.metrics import format_table
 from docgraph.persistence.atomic import atomic_write
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, atomic_write_text
-from docgraph.persistence.model_dir import (
-    ModelOverrides,
-    check_model_memory,
-    load_model_weights,
-    read_model_dir,
-)
+from docgraph.persistence.model_dir import check_model_memory
 from docgraph.runtime.machine import resolve_device
 from docgraph.runtime.progress import ProgressSettings, is_main_process
 from docgraph.runtime.progress import configure as configure_progress
-from docgraph.tagging.inference import evaluate as evaluate_split
-from docgraph.tagging.inference import predict_in_processes, score_predictions, split_consistency
 from docgraph.tagging.prediction_io import (
     ProgressReport,
     ReadOptions,
@@ -66,7 +60,6 @@ from docgraph.tagging.tagger import Tagger, as_document
 from docgraph.training import distributed
 from docgraph.training.experiment import (
     interrupted_message,
-    prepare_in_parts,
     run_experiment,
     run_seeds,
 )
@@ -224,21 +217,25 @@ def train(args: argparse.Namespace) -> int:
 
 
 def evaluate(args: argparse.Namespace) -> int:
-    """``scripts/evaluate.py`` with its parsed arguments (:func:`docgraph.cli.evaluate_main`).
+    """``scripts/evaluate.py`` with its parsed arguments (:func:`docgraph.cli.evaluate_main`):
+    the model's :meth:`Tagger.evaluate <docgraph.tagging.tagger.Tagger.evaluate>` on a split
+    of its corpus or a CoNLL file, printed and written to ``<name>_metrics.json`` and
+    ``<name>_predictions.conll``.
 
-    Building the graphs and tagging show their progress (:mod:`docgraph.runtime.progress`; none with
-    ``--quiet``).
+    Building the graphs and tagging show their progress (:mod:`docgraph.runtime.progress`; none
+    with ``--quiet``).
     """
     setup_logging(args.quiet)
     configure_progress(enabled=not args.quiet, interval=args.progress_interval, tty=is_tty())
-    tagging = None if args.quiet else "tagging"
     try:
         device = resolve_device(args.device)
-        overrides = ModelOverrides(lm=args.lm, threshold=args.threshold)
         try:
-            config, vocabs = read_model_dir(args.model, overrides)
+            tagger = Tagger.load(args.model, device, lm=args.lm, threshold=args.threshold)
+        except LanguageModelError:
+            raise
         except ValueError as err:  # the threshold of a model that does not prune
             raise UsageError(f"--{err}") from None
+        config = tagger.config
         if args.data:
             if not Path(args.data).exists():
                 raise UsageError(f"--data {args.data}: file not found")
@@ -249,31 +246,16 @@ def evaluate(args: argparse.Namespace) -> int:
                 config.data_dir if dataset == config.dataset else None)
             name = args.split
             documents = load_dataset(dataset, data_dir, splits=(args.split,))[args.split]
-        processes = distributed.tagging_processes(
-            sum(d.num_tokens for d in documents), device, args.processes,
-            min_tokens=distributed.min_tagging_tokens(config.model.graph,
-                                                      config.model.cross_sentence))
-        if processes > 1:  # the processes load the model; this one only scores
+        processes = tagger.processes_for(documents, args.processes)
+        if processes > 1:
             logging.getLogger("docgraph").info(
                 "tagging in %d processes (--processes 1: one process)", processes)
-            prepared = PreparedSplit(
-                split_long_documents(documents, config.graph.max_doc_tokens), [])
-            predictions = predict_in_processes(args.model, documents, processes, overrides,
-                                               args.mc_seed, progress=tagging and
-                                               f"tagging {name}")
-            scores = score_predictions(prepared, predictions)
-        else:
-            model = load_model_weights(args.model, config, vocabs, device, overrides)
-            prepared = prepare_in_parts(documents, vocabs, config,
-                                        progress=tagging and f"building graphs ({name})")
-            scores, predictions = evaluate_split(model, prepared, vocabs,
-                                                 config.train.eval_batch_tokens, device,
-                                                 seed=args.mc_seed,
-                                                 progress=tagging and f"tagging {name}")
-        consistency = split_consistency(prepared, predictions)
+        result = tagger.evaluate(documents, processes, args.mc_seed,
+                                 progress=None if args.quiet else name)
     except (ValueError, FileNotFoundError, distributed.WorkerError, CheckpointError,
             CorpusFormatError) as err:
         fail(str(err))
+    scores, consistency = result.scores, result.consistency
     out_dir = Path(args.output_dir or args.model)
     print(format_table(scores, title=f"{name} ({len(documents)} documents)"))
     print(f"document consistency: F1 on mentions with a recurring word "
@@ -286,7 +268,7 @@ def evaluate(args: argparse.Namespace) -> int:
         override["mc_seed"] = args.mc_seed
     atomic_write_json(out_dir / f"{name}_metrics.json",
                       {name: scores.to_dict(), "consistency": consistency.to_dict(), **override})
-    write_conll(out_dir / f"{name}_predictions.conll", prepared.documents, predictions)
+    write_conll(out_dir / f"{name}_predictions.conll", result.documents, result.predictions)
     print(f"wrote {out_dir / f'{name}_metrics.json'} and {out_dir / f'{name}_predictions.conll'}")
     return 0
 
@@ -366,3 +348,22 @@ def _stream_predictions(tagger: Tagger, args: argparse.Namespace, paths: list[Pa
                 progress.update(chunk)
         finally:
             progress.close()
+
+
+def stats(args: argparse.Namespace) -> int:
+    """``scripts/stats.py`` with its parsed arguments (:func:`docgraph.cli.stats_main`):
+    corpus statistics and the size of the document graphs, split by split."""
+    try:
+        data = load_dataset(args.dataset, args.data_dir)
+        found = {}
+        for split, documents in data.items():
+            graphs = graph_statistics(documents, max_neighbours=args.neighbours, seed=args.seed)
+            found[split] = {**corpus_statistics(documents),
+                            **{key: graphs[key] for key in GRAPH_KEYS}}
+    except (ValueError, FileNotFoundError, CorpusFormatError) as err:
+        fail(str(err))
+    if args.json:
+        print(json.dumps(found, indent=2))
+    else:
+        print("\n".join(format_statistics(split, values) for split, values in found.items()))
+    return 0

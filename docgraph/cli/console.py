@@ -21,7 +21,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "predict": ("docgraph.cli", "predict_main", "tag CoNLL or raw text files"),
     "visualize": ("docgraph.tools.visualize", "main",
                   "HTML view, graph drawing or noisiest edges of a trained model"),
-    "stats": ("docgraph.tools.stats", "main", "corpus and document-graph statistics"),
+    "stats": ("docgraph.cli", "stats_main", "corpus and document-graph statistics"),
     "benchmark": ("docgraph.tools.benchmark", "main", "speed, operator counts, profiles"),
     "report": ("docgraph.tools.report", "main", "results tables and the README's blocks"),
 }

@@ -52,3 +52,29 @@ def corpus_statistics(documents: Iterable[Document]) -> dict[str, Any]:
         "parts": len(docs),
         "source_documents": len({source_document_id(d.doc_id) for d in docs}),
     }
+
+
+#: The document-graph sizes ``docgraph stats`` adds to :func:`corpus_statistics`
+#: (:func:`docgraph.graph.graph_statistics`).
+GRAPH_KEYS = ("recurrent_tokens", "edges_all", "edges_sampled")
+
+
+def format_statistics(split: str, stats: dict[str, Any]) -> str:
+    """Human-readable lines for one split: :func:`corpus_statistics` and the
+    :data:`GRAPH_KEYS`, one quantity per line."""
+    lines = [f"[{split}]"]
+    labels = {
+        "documents": "documents/parts",  # the graph unit: an OntoNotes part, a CoNLL document
+        "source_documents": "source documents",
+        "sentences": "sentences",
+        "tokens": "tokens",
+    }
+    for key, label in labels.items():
+        lines.append(f"  {label:<18}{stats[key]:>10,}")
+    total = sum(stats["entities"].values())
+    lines.append(f"  {'entities':<18}{total:>10,}")
+    for typ, count in stats["entities"].items():
+        lines.append(f"    {typ:<16}{count:>10,}")
+    for key in GRAPH_KEYS:
+        lines.append(f"  {key:<18}{stats[key]:>10,}")
+    return "\n".join(lines)

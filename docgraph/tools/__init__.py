@@ -10,8 +10,6 @@
   (``scripts/benchmark.py --ops``);
 * :mod:`docgraph.tools.report`: the results tables, the README's generated blocks and Fig. 4
   from run directories (``scripts/report.py``);
-* :mod:`docgraph.tools.visualize`, :mod:`docgraph.tools.stats`: ``docgraph visualize`` and
-  ``docgraph stats`` (``scripts/visualize.py``, ``scripts/stats.py``).
 
 The scripts, the console entry point (:mod:`docgraph.cli.console`, by name), the studies under
 ``benchmarks/`` and the tests use these modules; nothing else under ``docgraph/`` imports
