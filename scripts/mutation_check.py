@@ -85,7 +85,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "attn = scores.softmax(dim=1) * avail.to(scores.dtype)",
            "attn = scores.softmax(dim=0) * avail.to(scores.dtype)",
            ("tests/test_cross_sentence.py",), "attention normalised over sentences"),
-    Mutant("graph-case-sensitive", "docgraph/graph/__init__.py",
+    Mutant("graph-case-sensitive", "docgraph/graph/build.py",
            "keys = [w.lower() for w in words] if lowercase else list(words)",
            "keys = list(words)",
            ("tests/test_graph.py",), "recurrence edges ignore the lowercase setting"),

@@ -1,4 +1,5 @@
-"""Tests of docgraph.graph: recurrence edges, document graphs, chunking and batching."""
+"""Tests of :mod:`docgraph.graph.build` (recurrence edges, document graphs, their batching by
+PyG) and of the chunking of long documents they are built from (:mod:`docgraph.data.chunking`)."""
 
 from __future__ import annotations
 
@@ -10,19 +11,17 @@ import pytest
 import torch
 from torch_geometric.data import Batch
 
+from docgraph.config.graph import GraphConfig
+from docgraph.data.chunking import split_long_documents
 from docgraph.data.document import make_document
 from docgraph.data.vocab import Vocabularies
-from docgraph.graph import (
+from docgraph.graph.build import (
     PUNCTUATION,
     DocumentGraph,
-    GraphConfig,
-    TokenBudgetBatchSampler,
     document_to_graph,
     documents_to_graphs,
     graph_statistics,
-    make_loader,
     recurrence_edges,
-    split_long_documents,
 )
 
 
@@ -229,61 +228,6 @@ def test_split_long_documents():
     assert graphs[2].edge_index.shape[1] == 20
 
 
-def test_token_budget_sampler():
-    rng = random.Random(0)
-    lengths = [rng.randint(1, 60) for _ in range(200)] + [500]
-    for shuffle in (False, True):
-        sampler = TokenBudgetBatchSampler(lengths, 100, shuffle=shuffle, seed=1)
-        batches = list(sampler)
-        assert len(batches) == len(sampler)
-        flat = sorted(i for b in batches for i in b)
-        assert flat == list(range(len(lengths)))
-        for b in batches:
-            assert sum(lengths[i] for i in b) <= 100 or b == [200]
-    plain = list(TokenBudgetBatchSampler(lengths, 100, shuffle=False))
-    assert [i for b in plain for i in b] == list(range(len(lengths)))
-    s = TokenBudgetBatchSampler(lengths, 100, seed=1)
-    s.set_epoch(0)
-    e0 = list(s)
-    s.set_epoch(1)
-    e1 = list(s)
-    s.set_epoch(0)
-    assert list(s) == e0 and e0 != e1
-
-
-def test_token_budget_sampler_ddp():
-    lengths = [5] * 37
-    for replicas in (2, 3, 4):
-        shards = [
-            list(TokenBudgetBatchSampler(lengths, 10, seed=0, num_replicas=replicas, rank=r))
-            for r in range(replicas)
-        ]
-        assert len({len(s) for s in shards}) == 1
-        covered = {i for s in shards for b in s for i in b}
-        assert covered == set(range(37))
-    # an evenly divisible number of batches: disjoint shards
-    even = [
-        list(TokenBudgetBatchSampler([5] * 40, 10, seed=0, num_replicas=4, rank=r))
-        for r in range(4)
-    ]
-    sets = [{i for b in s for i in b} for s in even]
-    assert all(a.isdisjoint(b) for a, b in itertools.combinations(sets, 2))
-    assert len({len(s) for s in even}) == 1
-
-
-def test_make_loader_batches():
-    docs = make_docs() * 3
-    graphs = documents_to_graphs(docs, Vocabularies.build(docs), GraphConfig())
-    loader = make_loader(graphs, max_tokens=20, shuffle=True, seed=0)
-    loader.batch_sampler.set_epoch(1)
-    seen = 0
-    for batch in loader:
-        assert batch.num_nodes <= 20
-        assert batch.token_sentence.max() < batch.sent_len.numel()
-        seen += batch.num_graphs
-    assert seen == len(graphs)
-
-
 def test_graph_seed_defaults_to_the_run_seed():
     from docgraph.config import ExperimentConfig
 
@@ -321,3 +265,17 @@ def test_run_seed_changes_the_sampled_edges_unless_pinned():
     # An unresolved None samples like seed 0 (the former fixed default).
     assert same([g.edge_index for g in documents_to_graphs(docs, vocabs, GraphConfig())],
                 edges(ExperimentConfig(seed=1, graph=pinned)))
+
+
+def test_the_package_exports_what_it_always_exported():
+    import docgraph.graph
+    from docgraph.batching.sampler import TokenBudgetBatchSampler
+
+    assert set(docgraph.graph.__all__) == {
+        "PUNCTUATION", "UNLABELLED_TAGS", "CharIdTable", "DocumentGraph", "GraphConfig",
+        "TokenBudgetBatchSampler", "attach_token_features", "document_generator",
+        "document_to_graph", "documents_to_graphs", "graph_statistics", "recurrence_edges",
+        "split_long_documents"}
+    assert docgraph.graph.split_long_documents is split_long_documents
+    assert docgraph.graph.TokenBudgetBatchSampler is TokenBudgetBatchSampler
+    assert docgraph.graph.GraphConfig is GraphConfig

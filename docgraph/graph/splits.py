@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from torch import Tensor
 
 from docgraph.config import ExperimentConfig
+from docgraph.data.chunking import split_long_documents
 from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document
 from docgraph.data.embeddings import (
@@ -23,12 +24,7 @@ from docgraph.data.embeddings import (
 )
 from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
-from docgraph.graph import (
-    DocumentGraph,
-    attach_token_features,
-    documents_to_graphs,
-    split_long_documents,
-)
+from docgraph.graph.build import DocumentGraph, attach_token_features, documents_to_graphs
 
 
 @dataclass

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from torch_geometric.data import Batch
 
-from docgraph.graph import TokenBudgetBatchSampler
+from docgraph.batching.sampler import TokenBudgetBatchSampler
 
 
 def select_batch_indices(lengths: Sequence[int], batch_tokens: int, count: int, seed: int

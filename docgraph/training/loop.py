@@ -28,9 +28,9 @@ from torch import Tensor, nn
 from torch_geometric.data import Batch
 
 from docgraph.batching.loader import iterate_batches
+from docgraph.batching.sampler import TokenBudgetBatchSampler
 from docgraph.config import ExperimentConfig, TrainConfig
 from docgraph.data.vocab import Vocabularies
-from docgraph.graph import TokenBudgetBatchSampler
 from docgraph.graph.splits import PreparedSplit
 from docgraph.model import GCDoc
 from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
