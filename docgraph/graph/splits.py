@@ -15,13 +15,13 @@ from torch import Tensor
 
 from docgraph.config import ExperimentConfig
 from docgraph.data.chunking import split_long_documents
-from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document
 from docgraph.data.embeddings import (
     build_embedding_matrix,
     load_embeddings,
     words_with_vectors,
 )
+from docgraph.data.lm_encoder import ContextualEncoder
 from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.build import DocumentGraph, attach_token_features, documents_to_graphs

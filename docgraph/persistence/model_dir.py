@@ -22,7 +22,7 @@ import torch
 from torch import Tensor, nn
 
 from docgraph.config import ExperimentConfig, apply_overrides, section_settings
-from docgraph.data.contextual import LanguageModelError, check_lm_record
+from docgraph.data.lm_fingerprints import LanguageModelError
 from docgraph.data.vocab import Vocab, Vocabularies, label_types
 from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks
 from docgraph.persistence.checkpoint import (
@@ -31,6 +31,7 @@ from docgraph.persistence.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
+from docgraph.persistence.lm_record import check_lm_record
 from docgraph.runtime.machine import available_memory
 
 _SIZES = ("hidden", "char_hidden", "char_dim", "sent_dim", "uncertainty_hidden", "word_dim",

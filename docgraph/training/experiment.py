@@ -23,13 +23,14 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from docgraph.config import ExperimentConfig
-from docgraph.data.contextual import ContextualEncoder, cached_features, lm_record
+from docgraph.data.contextual import ContextualEncoder, cached_features
 from docgraph.data.document import Document
 from docgraph.data.registry import get_spec, load_dataset, resolve_data_dir
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit, build_vocabularies, prepare_split
 from docgraph.persistence.atomic import atomic_write
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, load_checkpoint
+from docgraph.persistence.lm_record import lm_record
 from docgraph.persistence.model_dir import build_model, check_model_memory, load_model_weights
 from docgraph.runtime.determinism import set_deterministic
 from docgraph.runtime.machine import cpu_model, resolve_device
