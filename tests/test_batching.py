@@ -5,7 +5,12 @@ from __future__ import annotations
 import itertools
 import random
 
+import pytest
+import torch
+from conftest import TINY_MODEL
+
 from docgraph.batching.sampler import TokenBudgetBatchSampler
+from docgraph.model import GCDocConfig
 
 
 def test_token_budget_sampler():
@@ -48,3 +53,24 @@ def test_token_budget_sampler_ddp():
     sets = [{i for b in s for i in b} for s in even]
     assert all(a.isdisjoint(b) for a, b in itertools.combinations(sets, 2))
     assert len({len(s) for s in even}) == 1
+
+
+def test_prefetched_batches_equal_the_plain_ones_and_errors_reach_the_loop(sample_splits,
+                                                                          sample_vocabs):
+    from docgraph.batching.loader import iterate_batches
+    from docgraph.graph import GraphConfig, TokenBudgetBatchSampler, documents_to_graphs
+    from docgraph.persistence.model_dir import build_model
+
+    graphs = documents_to_graphs(sample_splits["train"], sample_vocabs, GraphConfig())
+    model = build_model(GCDocConfig(**TINY_MODEL), sample_vocabs)
+    sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs], 800, seed=3)
+    plain = list(iterate_batches(graphs, sampler, torch.device("cpu"), model))
+    ahead = list(iterate_batches(graphs, sampler, torch.device("cpu"), model, prefetch=2))
+    assert [i for i, _ in plain] == [i for i, _ in ahead] and len(plain) > 2
+    for (_, a), (_, b) in zip(plain, ahead):
+        assert torch.equal(a.word, b.word) and b.plan.fits(model.config)
+        assert b.plan.sentences.buckets[0].forward_index.equal(
+            a.plan.sentences.buckets[0].forward_index)
+    broken = [[0], [10**6]]  # the second batch names a graph that does not exist
+    with pytest.raises(IndexError):
+        list(iterate_batches(graphs, broken, torch.device("cpu"), model, prefetch=1))
