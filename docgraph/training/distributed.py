@@ -4,7 +4,7 @@ On a CPU machine the LSTMs that dominate GCDoc's cost parallelise poorly over in
 threads (their time steps are sequential, their matrix products small), so ``scripts/train.py``
 uses every core by running one single-threaded process per core, each on its own share of
 every batch, with gradients averaged by :class:`~torch.nn.parallel.DistributedDataParallel`
-(see :func:`default_processes` and the measurements in ``docs/design.md``).
+(see :func:`default_processes` and ``docs/experiments.md``, "Both cores").
 """
 
 from __future__ import annotations
@@ -102,6 +102,11 @@ def _worker(rank: int, world: int, port: int, threads: int,
     dist.init_process_group("gloo", rank=rank, world_size=world, timeout=COLLECTIVE_TIMEOUT)
     try:
         fn(*args)
+        # Leave together: the first process hosts the group's store, and one that tore the
+        # group down while another still talked to it could end that one with a C++ abort at
+        # exit ("terminate called without an active exception"). After a failure there is no
+        # waiting: the parent stops the other processes.
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
@@ -148,8 +153,8 @@ class WorkerError(RuntimeError):
 MIN_TOKENS_PER_TAGGING_PROCESS = 20_000
 """Automatic tagging shares a GCDoc model's input out over several processes only when each
 gets at least this many tokens: a process costs a few seconds to start (importing torch,
-loading the model), which a smaller share does not win back (measurements in
-``docs/design.md``)."""
+loading the model), which a smaller share does not win back (``docs/experiments.md``,
+"Tagging on both cores")."""
 
 BASELINE_MIN_TOKENS_PER_TAGGING_PROCESS = 160_000
 """The same for a model without graph and cross-sentence module (the BiLSTM-CRF), which tags

@@ -449,7 +449,8 @@ def training_threads(requested: int, device: torch.device, distributed: bool = F
 
     An explicit count (``requested > 0``) wins. Otherwise one process on a CPU gets one thread:
     two intra-op threads were slower than one for both models, and a second job on the other
-    core made a two-thread run 10-20x slower (``docs/design.md``, "Both cores"). Processes of a
+    core made a two-thread run about 85x slower (``docs/experiments.md``, "Both cores" and
+    "One thread per CPU process"). Processes of a
     distributed run have their threads set when they are spawned.
     """
     if requested > 0:
