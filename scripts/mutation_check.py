@@ -10,6 +10,7 @@ survivor is either killed by a new test or explained there.
     python scripts/mutation_check.py                 # all mutants, prints a table
     python scripts/mutation_check.py --report docs/mutation.md
     python scripts/mutation_check.py --only crf-no-end-transitions
+    python scripts/mutation_check.py --check-targets  # every mutant still applies (fast)
 """
 
 from __future__ import annotations
@@ -178,11 +179,38 @@ def run_mutant(mutant: Mutant, scratch: Path, python: str) -> tuple[str, float, 
     return "error", seconds, f"pytest exit {res.returncode}: {lines[-1] if lines else ''}"
 
 
+def target_problems(mutants: tuple[Mutant, ...] = MUTANTS, root: Path = ROOT) -> list[str]:
+    """Why mutants would not apply to the checkout at ``root``: a file that moved, an ``old``
+    text that is no longer there exactly once, a guarding test file that is gone."""
+    problems = []
+    for mutant in mutants:
+        target = root / mutant.path
+        if not target.is_file():
+            problems.append(f"{mutant.name}: {mutant.path} does not exist")
+            continue
+        count = target.read_text().count(mutant.old)
+        if count != 1:
+            problems.append(f"{mutant.name}: {mutant.old!r} occurs {count} times in "
+                            f"{mutant.path} (expected once)")
+        problems += [f"{mutant.name}: test file {test} does not exist"
+                     for test in mutant.tests if not (root / test).is_file()]
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", default=None, help="mutant names to run")
     parser.add_argument("--report", default=None, help="write a markdown report here")
+    parser.add_argument("--check-targets", action="store_true",
+                        help="only check that every mutant applies to this checkout")
     args = parser.parse_args(argv)
+    if args.check_targets:
+        problems = target_problems()
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        print(f"{len(MUTANTS) - len({p.split(':')[0] for p in problems})}/{len(MUTANTS)} "
+              "mutants apply")
+        return 1 if problems else 0
     chosen = [m for m in MUTANTS if args.only is None or m.name in args.only]
     unknown = set(args.only or ()) - {m.name for m in MUTANTS}
     if unknown:
