@@ -1,21 +1,26 @@
 """Tagging and scoring with a trained model: predictions per graph, in one process, in
 several CPU processes, or sharded over a training run's process group.
 
-:func:`predict_graphs` is the one loop that turns a model's Viterbi label ids into IOB2 tags;
-:func:`predict_in_processes` is the one multi-process tagging path (``evaluate.py`` and
-:meth:`~docgraph.tagging.tagger.Tagger.tag` use it), carrying every
-:class:`~docgraph.persistence.model_dir.ModelOverrides` into its processes.
+:func:`predict_graphs` (the tags) and :func:`inspect_graphs` (the tags with the uncertainty,
+pruning and edge weights of the same pass) share the one tagging loop: the token-budget
+batches, the tagging seed and the progress; :func:`predict_in_processes` is the one
+multi-process tagging path (``evaluate.py`` and :meth:`~docgraph.tagging.tagger.Tagger.tag` use
+it), carrying every :class:`~docgraph.persistence.model_dir.ModelOverrides` into its
+processes. :class:`Evaluation` holds the scores of labelled documents.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
+from torch import Tensor
+from torch_geometric.data import Batch
 
 from docgraph.batching.loader import iterate_batches
 from docgraph.data.document import Document
@@ -28,6 +33,75 @@ from docgraph.model import GCDoc
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir, unwrap
 from docgraph.runtime.progress import Progress
 from docgraph.training.distributed import contiguous_shards, map_document_shards, world_and_rank
+
+
+@dataclass(frozen=True)
+class GraphInspection:
+    """What one tagging pass computed for one graph (:func:`inspect_graphs`).
+
+    Attributes:
+        label_ids: ``[N]`` Viterbi BIOES label ids, one per token.
+        tags: The same as IOB2 tags, per sentence (what :func:`predict_graphs` returns).
+        uncertainty: ``[N]`` Monte-Carlo uncertainty :math:`u_i`; ``None`` when the model does
+            not prune.
+        drop: ``[N]`` whether each token is in *Drop* (sends no message); ``None`` when the
+            model does not prune.
+        edge_weight: ``[E]`` relation scores :math:`r_{ij}`, aligned with the graph's
+            ``edge_index``; ``None`` for a model without edge weights.
+    """
+
+    label_ids: list[int]
+    tags: list[list[str]]
+    uncertainty: list[float] | None
+    drop: list[bool] | None
+    edge_weight: list[float] | None
+
+
+def _tagging_batches(model: GCDoc, graphs: Sequence[DocumentGraph], batch_tokens: int,
+                     device: torch.device, seed: int | None, progress: str | None
+                     ) -> Iterator[tuple[list[int], Batch]]:
+    """The one tagging loop: ``(indices, batch)`` for batches of at most ``batch_tokens``
+    tokens, in order, each carrying ``model``'s host-side plan.
+
+    The batches are consumed with torch's random streams seeded by ``seed`` and restored
+    afterwards: the Monte-Carlo masks come from per-document generators; the fork also keeps
+    anything else random in a model from moving the caller's (training) random stream.
+    ``seed=None`` leaves the streams as the caller left them. ``progress`` names the progress
+    of the tagged tokens (``None``: none shown).
+    """
+    sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs], batch_tokens,
+                                      shuffle=False)
+    cuda = device.type == "cuda"
+    index = (device.index if device.index is not None else torch.cuda.current_device()
+             ) if cuda else None
+    fork = (contextlib.nullcontext() if seed is None
+            else torch.random.fork_rng(devices=[index] if cuda else []))
+    with fork:
+        if seed is not None:
+            torch.default_generator.manual_seed(seed)
+            if cuda:
+                with torch.cuda.device(index):
+                    torch.cuda.manual_seed(seed)
+        with Progress(progress or "", total=sum(int(g.num_nodes) for g in graphs),
+                      unit="token", enabled=progress is not None) as bar:
+            for indices, batch in iterate_batches(graphs, sampler, device, model):
+                yield indices, batch
+                bar.update(int(batch.num_nodes))
+
+
+def _label_names(vocabs: Vocabularies) -> list[str]:
+    """The BIOES label of every label id."""
+    return vocabs.labels.lookup(list(range(len(vocabs.labels))))
+
+
+def _sentence_tags(label_ids: Sequence[int], sent_len: Sequence[int], labels: Sequence[str]
+                   ) -> list[list[str]]:
+    """IOB2 tags per sentence of one graph's flat BIOES label ids."""
+    sentences, offset = [], 0
+    for length in sent_len:
+        sentences.append(bioes_to_iob2([labels[t] for t in label_ids[offset:offset + length]]))
+        offset += length
+    return sentences
 
 
 @torch.no_grad()
@@ -47,43 +121,71 @@ def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabu
     (:class:`~docgraph.runtime.progress.Progress`); ``None`` shows nothing.
     """
     model = unwrap(model)
-    device = torch.device(device)
-    sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs], batch_tokens,
-                                      shuffle=False)
-    labels = vocabs.labels.lookup(list(range(len(vocabs.labels))))
+    labels = _label_names(vocabs)
     out: list[list[list[str]] | None] = [None] * len(graphs)
-    cuda = device.type == "cuda"
-    index = (device.index if device.index is not None else torch.cuda.current_device()
-             ) if cuda else None
-    # The Monte-Carlo masks come from per-document generators; the fork also keeps anything
-    # else random in a model from moving the caller's (training) random stream.
-    fork = (contextlib.nullcontext() if seed is None
-            else torch.random.fork_rng(devices=[index] if cuda else []))
-    with fork:
-        if seed is not None:
-            torch.default_generator.manual_seed(seed)
-            if cuda:
-                with torch.cuda.device(index):
-                    torch.cuda.manual_seed(seed)
-        with Progress(progress or "", total=sum(int(g.num_nodes) for g in graphs),
-                      unit="token", enabled=progress is not None) as bar:
-            for indices, batch in iterate_batches(graphs, sampler, device, model):
-                _store_predictions(model.predict(batch, mc_seed=seed).tolist(), indices,
-                                   graphs, labels, out)
-                bar.update(int(batch.num_nodes))
+    for indices, batch in _tagging_batches(model, graphs, batch_tokens, torch.device(device),
+                                           seed, progress):
+        pred = model.predict(batch, mc_seed=seed).tolist()
+        offset = 0
+        for i in indices:
+            n = int(graphs[i].num_nodes)
+            out[i] = _sentence_tags(pred[offset:offset + n], graphs[i].sent_len.tolist(), labels)
+            offset += n
     return out  # type: ignore[return-value]
 
 
-def _store_predictions(pred: list[int], indices: list[int], graphs: Sequence[DocumentGraph],
-                       labels: list[str], out: list) -> None:
-    offset = 0
-    for i in indices:
-        sentences = []
-        for length in graphs[i].sent_len.tolist():
-            tags = [labels[t] for t in pred[offset:offset + length]]
-            sentences.append(bioes_to_iob2(tags))
-            offset += length
-        out[i] = sentences
+@torch.no_grad()
+def inspect_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabularies,
+                   batch_tokens: int = 8000, device: torch.device | str = "cpu",
+                   seed: int | None = 0, progress: str | None = None
+                   ) -> list[GraphInspection]:
+    """:func:`predict_graphs` with what the model computed on the way, per graph.
+
+    One eval-mode forward pass a batch (:meth:`GCDoc.inspect
+    <docgraph.model.GCDoc.inspect>`) gives the uncertainty, *Drop* and edge weights, and its
+    Viterbi decoding the tags: those of :func:`predict_graphs` at the same ``seed``, in any
+    batch.
+
+    Args:
+        model: A trained model.
+        graphs: The document graphs.
+        vocabs: The model's vocabularies (to name the labels).
+        batch_tokens: Token budget per batch.
+        device: Where the model runs.
+        seed: The tagging seed of the Monte-Carlo masks (``None``: torch's global stream).
+        progress: The name the progress is shown under (``None``: none shown).
+
+    Returns:
+        One :class:`GraphInspection` per graph, in order.
+    """
+    model = unwrap(model)
+    labels = _label_names(vocabs)
+    out: list[GraphInspection | None] = [None] * len(graphs)
+    for indices, batch in _tagging_batches(model, graphs, batch_tokens, torch.device(device),
+                                           seed, progress):
+        result = model.inspect(batch, mc_seed=seed)
+        pred = model.crf.decode(result.emissions, batch.sent_len, batch.plan.sentences).tolist()
+        uncertainty, drop = _host(result.uncertainty), _host(result.drop)
+        edge_weight = _host(result.edge_weight)
+        node = edge = 0
+        for i in indices:
+            graph = graphs[i]
+            nodes = slice(node, node + int(graph.num_nodes))
+            edges = slice(edge, edge + int(graph.edge_index.size(1)))
+            out[i] = GraphInspection(
+                label_ids=pred[nodes],
+                tags=_sentence_tags(pred[nodes], graph.sent_len.tolist(), labels),
+                uncertainty=None if uncertainty is None else uncertainty[nodes],
+                drop=None if drop is None else [bool(x) for x in drop[nodes]],
+                edge_weight=None if edge_weight is None else edge_weight[edges],
+            )
+            node, edge = nodes.stop, edges.stop
+    return out  # type: ignore[return-value]
+
+
+def _host(values: Tensor | None) -> list | None:
+    """A tensor as a Python list on the host (``None`` stays ``None``)."""
+    return None if values is None else values.tolist()
 
 
 def predict_documents(documents: Sequence[Document], model_dir: str | Path,
@@ -160,6 +262,32 @@ def split_consistency(split: PreparedSplit, predictions: Sequence[list[list[str]
     return document_consistency([[list(s.tokens) for s in d.sentences] for d in docs],
                                 [[list(s.tags) for s in d.sentences] for d in docs],
                                 predictions)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The scores of a model on labelled documents
+    (:meth:`~docgraph.tagging.tagger.Tagger.evaluate`, ``evaluate.py``).
+
+    Attributes:
+        scores: Entity-level P/R/F1 (conlleval), overall and per type
+            (:func:`score_predictions`).
+        consistency: The document-consistency figures (:func:`split_consistency`).
+        documents: The documents as they were tagged: a document longer than
+            ``max_doc_tokens`` in chunks (:func:`~docgraph.graph.split_long_documents`).
+        predictions: IOB2 tags per document (chunk), per sentence.
+    """
+
+    scores: Scores
+    consistency: DocumentConsistency
+    documents: list[Document]
+    predictions: list[list[list[str]]]
+
+    @classmethod
+    def of(cls, split: PreparedSplit, predictions: Sequence[list[list[str]]]) -> Evaluation:
+        """The evaluation of per-graph ``predictions`` against the split's gold tags."""
+        return cls(score_predictions(split, predictions), split_consistency(split, predictions),
+                   list(split.documents), list(predictions))
 
 
 def evaluate_sharded(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,

@@ -1,4 +1,5 @@
-"""Tag new documents with a trained model directory, from Python.
+"""Tag new documents with a trained model directory, from Python, and score it on labelled
+ones.
 
 Example::
 
@@ -7,6 +8,7 @@ Example::
     tagger = Tagger.load("runs/sample")
     for entity in tagger.predict(["Kestrel beat Harwick 2-0 on Sunday. Kestrel ..."])[0]:
         print(entity.type, entity.text)
+    print(tagger.evaluate(read_conll("test.txt")).scores.f1)
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from docgraph.data.tags import spans
 from docgraph.data.tokenize import text_to_sentences
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import split_long_documents
-from docgraph.graph.splits import prepare_split
+from docgraph.graph.splits import PreparedSplit, prepare_split
 from docgraph.model import GCDoc
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
-from docgraph.tagging.inference import predict_graphs, predict_in_processes
+from docgraph.runtime.progress import Progress
+from docgraph.tagging.inference import Evaluation, predict_graphs, predict_in_processes
 from docgraph.training.distributed import min_tagging_tokens, tagging_processes
 from docgraph.viz.html import to_html
 
@@ -69,7 +72,9 @@ def as_document(item: DocumentInput, doc_id: str, tokenized: bool = False) -> Do
 
 
 class Tagger:
-    """A trained GCDoc model with its vocabularies, ready to tag documents.
+    """A trained GCDoc model with its vocabularies, ready to tag documents
+    (:meth:`tag`, :meth:`predict`, :meth:`to_html`) and to score it on labelled ones
+    (:meth:`evaluate`), in one process or several (:meth:`processes_for`).
 
     Documents are tagged whole: the graph and the cross-sentence windows never mix the
     sentences of two documents. A model trained with contextual features (``config.lm``) gets
@@ -90,7 +95,8 @@ class Tagger:
             lm_encoder = ContextualEncoder.from_config(config, device=str(self.device))
         self.lm_encoder = lm_encoder
         #: The overrides of :meth:`load` (language model, threshold), passed on to the tagging
-        #: processes of :meth:`tag`; by default the language model of ``config``.
+        #: processes of :meth:`tag` and :meth:`evaluate`; by default the language model of
+        #: ``config``.
         self.overrides = overrides or ModelOverrides(lm=config.lm)
 
     @classmethod
@@ -104,8 +110,8 @@ class Tagger:
             lm: Where the language model the model was trained with now is, when it was
                 moved (its files must be the same).
             threshold: Prune the document graph at this uncertainty threshold instead of the
-                trained one (:meth:`~docgraph.model.GCDoc.set_threshold`; also in the tagging
-                processes of :meth:`tag`).
+                trained one (:class:`~docgraph.persistence.model_dir.ModelOverrides`; also in
+                the tagging processes of :meth:`tag` and :meth:`evaluate`).
         """
         overrides = ModelOverrides(lm=lm, threshold=threshold)
         model, vocabs, config = load_model_dir(path, device, overrides)
@@ -116,6 +122,32 @@ class Tagger:
         """The entity types the model predicts."""
         labels = self.vocabs.labels.lookup(list(range(len(self.vocabs.labels))))
         return sorted({lab[2:] for lab in labels if lab != "O"})
+
+    def processes_for(self, documents: Sequence[Document], requested: int = 0) -> int:
+        """How many CPU processes :meth:`tag` and :meth:`evaluate` tag ``documents`` in.
+
+        Args:
+            documents: The documents to tag.
+            requested: ``0``: automatic (one per core, at most 2, when each gets enough tokens
+                to win back its start-up, see
+                :func:`~docgraph.training.distributed.min_tagging_tokens`); a positive number
+                is taken as it is (capped by the number of tokens). Tagging on CUDA, or with a
+                tagger not made by :meth:`load`, uses one process.
+
+        Raises:
+            ValueError: ``requested`` is negative, or above 1 for a tagger without a model
+                directory to load in the processes.
+        """
+        if requested < 0:
+            raise ValueError(f"processes must be >= 0 (0: automatic), got {requested}")
+        if requested > 1 and self.path is None:
+            raise ValueError("processes > 1 needs a tagger loaded from a model directory "
+                             "(Tagger.load)")
+        if self.path is None:
+            return 1
+        model = self.config.model
+        return tagging_processes(sum(d.num_tokens for d in documents), self.device, requested,
+                                 min_tokens=min_tagging_tokens(model.graph, model.cross_sentence))
 
     def tag(self, documents: Sequence[DocumentInput], tokenized: bool = False,
             processes: int = 1, mc_seed: int = 0
@@ -129,9 +161,7 @@ class Tagger:
             documents: Raw strings, token lists (sentences) or :class:`Document` objects.
             tokenized: Raw strings are one sentence per line, tokens split on whitespace.
             processes: CPU processes to tag in, each loading the model from :attr:`path`
-                (a tagger made by :meth:`load`); ``0``: automatic (one per core, at most 2,
-                when each gets enough tokens to win back its start-up, see
-                :func:`~docgraph.training.distributed.min_tagging_tokens`).
+                (a tagger made by :meth:`load`); ``0``: automatic (:meth:`processes_for`).
                 A document's tags are the same in any number of processes, alone or among
                 others: its Monte-Carlo masks and sampled neighbours are its own (see
                 :func:`~docgraph.tagging.inference.predict_graphs`).
@@ -140,16 +170,47 @@ class Tagger:
                 Monte-Carlo noise.
         """
         docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
-        if processes < 0:
-            raise ValueError(f"processes must be >= 0 (0: automatic), got {processes}")
-        if processes > 1 and self.path is None:
-            raise ValueError("processes > 1 needs a tagger loaded from a model directory "
-                             "(Tagger.load)")
-        model = self.config.model
-        count = 1 if self.path is None else tagging_processes(
-            sum(d.num_tokens for d in docs), self.device, processes,
-            min_tokens=min_tagging_tokens(model.graph, model.cross_sentence))
-        return docs, self._tag_documents(docs, count, mc_seed)
+        return docs, self._tag_documents(docs, self.processes_for(docs, processes), mc_seed)
+
+    def evaluate(self, documents: Sequence[Document], processes: int = 1, mc_seed: int = 0,
+                 progress: str | None = None) -> Evaluation:
+        """Score the model on labelled documents, as ``evaluate.py`` does.
+
+        The documents are tagged as they are (their ids, gold tags and sentences kept; a
+        document longer than ``max_doc_tokens`` in chunks, each scored as a document of its
+        own) and scored as conlleval scores them, overall and per type, with the
+        document-consistency figures (:class:`~docgraph.tagging.inference.Evaluation`).
+
+        Args:
+            documents: Labelled documents (e.g. from :func:`~docgraph.data.conll.read_conll`).
+            processes: CPU processes to tag in, as for :meth:`tag` (``0``: automatic,
+                :meth:`processes_for`); the scores are the same in any number.
+            mc_seed: The tagging seed of the Monte-Carlo dropout masks (see :meth:`tag`).
+            progress: The name of the documents (e.g. ``"dev"``) to show the progress of
+                building their graphs and tagging them under; ``None`` shows nothing.
+
+        Raises:
+            ValueError: For a bad number of processes (:meth:`processes_for`), or a gold tag
+                the model cannot read.
+        """
+        docs = list(documents)
+        count = self.processes_for(docs, processes)
+        tagging = None if progress is None else f"tagging {progress}"
+        if count > 1:  # the processes load the model; this one only scores
+            split = PreparedSplit(split_long_documents(docs, self.config.graph.max_doc_tokens),
+                                  [])
+            predictions = predict_in_processes(str(self.path), docs, count, self.overrides,
+                                               mc_seed, progress=tagging)
+        else:
+            tokens = sum(d.num_tokens for d in docs)
+            with Progress(f"building graphs ({progress})", tokens, unit="token",
+                          enabled=progress is not None) as bar:
+                split = prepare_split(docs, self.vocabs, self.config, lm_encoder=self.lm_encoder)
+                bar.update(tokens)
+            predictions = predict_graphs(self.model, split.graphs, self.vocabs,
+                                         self.config.train.eval_batch_tokens, self.device,
+                                         mc_seed, tagging)
+        return Evaluation.of(split, predictions)
 
     def _tag_documents(self, docs: list[Document], processes: int = 1, mc_seed: int = 0
                        ) -> list[list[list[str]]]:
