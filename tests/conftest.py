@@ -6,16 +6,12 @@ sample corpus) so the whole suite stays fast on two CPU cores.
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
 import inspect
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from importlib.util import find_spec
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import torch
@@ -29,20 +25,6 @@ TINY_TRAIN = {"epochs": 3, "patience": 10, "optimizer": "adam", "lr": 0.03,
 TINY_FLAGS = ["--hidden", "16", "--char-hidden", "8", "--sent-dim", "16",
               "--uncertainty-hidden", "8", "--samples", "2", "--embeddings", "none",
               "--threads", "1", "--device", "cpu", "--quiet"]
-
-
-@contextlib.contextmanager
-def benchmark_module(name: str) -> Iterator[ModuleType]:
-    """``benchmarks/<name>.py`` imported as module ``name`` (registered in ``sys.modules``
-    while in use: dataclasses look their module up there)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.modules.pop(name, None)
 
 
 #: WordPiece vocabulary and positions of the tiny language model of :func:`tiny_lm`.

