@@ -33,6 +33,7 @@ from docgraph.runtime.progress import Progress
 from docgraph.tagging.inference import Evaluation, predict_graphs, predict_in_processes
 from docgraph.training.distributed import min_tagging_tokens, tagging_processes
 from docgraph.viz.html import to_html
+from docgraph.viz.networkx import inspect_documents
 
 DocumentInput = str | Sequence[Sequence[str]] | Document
 
@@ -254,8 +255,6 @@ class Tagger:
                 for d in docs]
         docs = [d for d in docs if d.sentences]
         prepared = prepare_split(docs, self.vocabs, self.config, lm_encoder=self.lm_encoder)
-        from docgraph.viz.inspect import inspect_documents  # matplotlib: only for the page
-
         graphs = inspect_documents(self.model, prepared.graphs, prepared.documents, self.vocabs,
                                    self.config.train.eval_batch_tokens, mc_seed)
         unlabelled = [not any(t != "O" for s in d.sentences for t in s.tags)

@@ -96,14 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from docgraph.persistence.checkpoint import CheckpointError
     from docgraph.persistence.model_dir import load_model_dir
     from docgraph.runtime.machine import resolve_device
-    from docgraph.viz import (
-        draw_document_graph,
-        format_edge_table,
-        inspect_documents,
-        inspection_words,
-        noisy_edges,
-        repeated_words,
-    )
+    from docgraph.viz.draw import draw_document_graph
+    from docgraph.viz.edges import format_edge_table, inspection_words, noisy_edges, repeated_words
+    from docgraph.viz.networkx import inspect_documents
 
     try:
         device = resolve_device(args.device)
