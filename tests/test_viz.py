@@ -1,25 +1,26 @@
-"""Tests of docgraph.viz: networkx conversion, drawing, noisy-edge ranking and ROC AUC."""
+"""docgraph.viz: every name from the package, documents as annotated networkx graphs with
+what a model's tagging pass computed on them (docgraph/viz/networkx.py), and
+scripts/visualize.py."""
 
 from __future__ import annotations
 
 import itertools
-import warnings
+import subprocess
+import sys
 
-import matplotlib.image as mpimg
 import networkx as nx
-import numpy as np
 import pytest
 import torch
 
+import docgraph.viz
 from docgraph.data.document import make_document
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import GraphConfig, document_to_graph
 from docgraph.viz import (
-    draw_document_graph,
-    edge_weight_report,
-    format_edge_table,
+    inspection_words,
+    noisiest_words,
     noisy_edges,
-    roc_auc,
+    repeated_words,
     short_label,
     to_networkx,
 )
@@ -109,145 +110,60 @@ def test_with_model(example):
     assert all(0.0 <= a["r_ij"] <= 1.0 for _, _, a in G.edges(data=True))
 
 
-def _scored(example):
-    doc, _, graph = example
-    G = to_networkx(graph, doc)
-    rng = np.random.default_rng(0)
-    for _, _, attrs in G.edges(data=True):
-        attrs["r_ij"] = float(rng.random())
-        attrs["pruned"] = False
-    return G
+def test_inspect_documents_are_the_tagging_pass(model_dir, sample_splits):
+    from docgraph.graph.splits import prepare_split
+    from docgraph.persistence.model_dir import load_model_dir
+    from docgraph.tagging.inference import predict_graphs
+    from docgraph.viz import inspect_documents
+
+    model, vocabs, config = load_model_dir(model_dir)
+    prepared = prepare_split(sample_splits["dev"], vocabs, config)
+    state = torch.get_rng_state()
+    graphs = inspect_documents(model, prepared.graphs, prepared.documents, vocabs, 500, 3)
+    assert torch.equal(torch.get_rng_state(), state)
+    tags = predict_graphs(model, prepared.graphs, vocabs, seed=3)
+    for G, doc_tags in zip(graphs, tags, strict=True):
+        assert [G.nodes[v]["pred_tag"] for v in G] == [t for s in doc_tags for t in s]
+    # one graph alone (to_networkx runs the model itself, at tagging seed 0)
+    alone = to_networkx(prepared.graphs[1], prepared.documents[1], vocabs, model=model)
+    seed0 = inspect_documents(model, prepared.graphs, prepared.documents, vocabs)[1]
+    assert [(v, a["pred_tag"], a.get("pruned")) for v, a in alone.nodes(data=True)] == [
+        (v, a["pred_tag"], a.get("pruned")) for v, a in seed0.nodes(data=True)]
+    assert [a.get("r_ij") for *_, a in alone.edges(data=True)] == pytest.approx(
+        [a.get("r_ij") for *_, a in seed0.edges(data=True)], abs=1e-5)
+    with pytest.raises(ValueError, match="2 documents for"):
+        inspect_documents(model, prepared.graphs, prepared.documents[:2], vocabs)
 
 
-def test_drawing_png_and_svg(example, tmp_path):
-    G = _scored(example)
-    G.nodes[0]["pruned"] = True
-    png = tmp_path / "doc.png"
-    fig = draw_document_graph(G, png, figsize=(8, 5), dpi=50)
-    assert fig.get_size_inches() == pytest.approx((8, 5))
-    image = mpimg.imread(png)
-    assert image.shape[:2] == (250, 400)
-    assert png.stat().st_size > 1000
-    svg = tmp_path / "sub" / "word.svg"
-    draw_document_graph(G, svg, word="LOMBARDI", layout="word")
-    text = svg.read_text()
-    assert text.lstrip().startswith("<?xml") and "<svg" in text
-    assert not list(tmp_path.glob("**/*.tmp"))
-    with pytest.raises(ValueError, match="does not occur"):
-        draw_document_graph(G, word="nowhere")
-    with pytest.raises(ValueError, match=r"png or \.svg"):
-        draw_document_graph(G, tmp_path / "doc.jpg")
-    # without scores and labels: still draws
-    plain = to_networkx(example[2], vocabs=example[1])
-    draw_document_graph(plain, tmp_path / "plain.png")
-    assert mpimg.imread(tmp_path / "plain.png").size > 0
+#: The public names of the module the package held before it was split.
+_OLD_NAMES = ("draw_document_graph", "edge_weight_report", "format_edge_table",
+              "inspect_documents", "inspection_words", "noisiest_words", "noisy_edges",
+              "repeated_words", "roc_auc", "save_figure", "short_label", "to_networkx")
 
 
-def test_noisy_edges_ranking():
-    G = nx.DiGraph(doc_id="d")
-    for v, (word, gold) in enumerate([("A", "PER"), ("a", "ORG"), ("A", "PER"), ("x", "O")]):
-        G.add_node(v, word=word, sentence=0, position=v, gold_type=gold)
-    scores = {(0, 1): 0.9, (1, 0): 0.2, (0, 2): 0.05, (2, 0): 0.95, (1, 2): 0.6}
-    for (j, i), r in scores.items():
-        same = G.nodes[j]["gold_type"] == G.nodes[i]["gold_type"]
-        G.add_edge(j, i, r_ij=r, same_type=same, noisy=not same)
-    G.add_edge(3, 3)  # no gold information: skipped
-    ranked = noisy_edges(G)
-    assert [(r["source"], r["target"]) for r in ranked] == [(0, 2), (0, 1), (1, 2), (1, 0), (2, 0)]
-    assert [r["error"] for r in ranked] == pytest.approx([0.95, 0.9, 0.6, 0.2, 0.05])
-    top = noisy_edges([G, G], k=3)
-    assert len(top) == 3
-    first = top[0]
-    assert first["source_word"] == "A" and first["target_type"] == "PER" and first["same_type"]
-    assert first["r_ij"] == pytest.approx(0.05)
-    assert "0.050" in format_edge_table(top)
-    # without scores: noisy edges first
-    for _, _, attrs in G.edges(data=True):
-        attrs.pop("r_ij", None)
-    ranked = noisy_edges(G)
-    assert [r["noisy"] for r in ranked] == [True, True, True, False, False]
-    assert ranked[0]["r_ij"] is None
+def test_every_name_imports_from_the_package():
+    import importlib
+
+    assert set(_OLD_NAMES) <= set(docgraph.viz.__all__) <= set(dir(docgraph.viz))
+    for name in docgraph.viz.__all__:
+        value = getattr(docgraph.viz, name)
+        module = importlib.import_module(value.__module__) if callable(value) else None
+        assert module is None or name in module.__all__, name
+    for name in ("_graphs", "torch", "matplotlib", "inspect"):
+        with pytest.raises(AttributeError, match=f"has no attribute '{name}'"):
+            getattr(docgraph.viz, name)
 
 
-def _brute_force_auc(scores, labels):
-    pos = [s for s, y in zip(scores, labels) if y]
-    neg = [s for s, y in zip(scores, labels) if not y]
-    total = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p in pos for n in neg)
-    return total / (len(pos) * len(neg))
+def test_statistics_and_the_page_load_neither_torch_nor_matplotlib():
+    code = ("import sys; from docgraph.viz import noisy_edges, roc_auc, to_html; "
+            "import docgraph.viz.edges, docgraph.viz.html; "
+            "print('matplotlib' in sys.modules, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["False", "False"]
 
 
-def test_roc_auc_matches_brute_force():
-    rng = np.random.default_rng(1)
-    for _ in range(20):
-        scores = rng.integers(0, 6, size=40) / 5.0  # many ties
-        labels = rng.random(40) < 0.4
-        assert roc_auc(scores, labels) == pytest.approx(_brute_force_auc(scores, labels))
-    assert roc_auc([0.1, 0.9], [False, True]) == 1.0
-    assert roc_auc([0.1, 0.9], [True, False]) == 0.0
-    assert roc_auc([0.5, 0.5], [True, False]) == 0.5
-    assert roc_auc([0.1, 0.2], [True, True]) is None
-
-
-def test_edge_weight_report(example, tmp_path):
-    G = _scored(example)
-    G.nodes[0]["pruned"] = True
-    for j, _, attrs in G.edges(data=True):
-        attrs["pruned"] = j == 0
-    report = edge_weight_report([G], tmp_path / "hist.png")
-    edges = list(G.edges(data=True))
-    same = [a["r_ij"] for _, _, a in edges if a["same_type"]]
-    diff = [a["r_ij"] for _, _, a in edges if not a["same_type"]]
-    assert report["edges"] == len(edges) == 22
-    assert report["same_type_edges"] == len(same) and report["noisy_edges"] == len(diff)
-    assert report["mean_r_same"] == pytest.approx(np.mean(same))
-    assert report["mean_r_noisy"] == pytest.approx(np.mean(diff))
-    labels = [True] * len(same) + [False] * len(diff)
-    assert report["auc"] == pytest.approx(_brute_force_auc(same + diff, labels))
-    pruned = [a for j, _, a in edges if j == 0]
-    assert report["pruned_edges"] == len(pruned) == 3
-    assert report["pruned_noisy_edges"] == sum(a["noisy"] for a in pruned) == 1
-    assert mpimg.imread(tmp_path / "hist.png").shape[:2] == (360, 600)
-    empty = edge_weight_report([])
-    assert empty["edges"] == 0 and empty["auc"] is None and empty["mean_r_same"] is None
-
-
-# ---------------------------------------------------------------- inputs that must not trip it
-def test_short_label():
-    assert short_label("Lombardi") == "Lombardi"
-    assert short_label("x" * 25) == "x" * 25
-    assert short_label("x" * 1000) == "x" * 24 + "…" and len(short_label("y" * 50, 10)) == 10
-    assert short_label(42) == "42"
-
-
-def _graph_of(sentences):
-    doc = make_document("edge", sentences)
-    vocabs = Vocabularies.build([doc])
-    return doc, document_to_graph(doc, vocabs, GraphConfig(max_neighbours=None))
-
-
-def test_drawing_long_tokens_and_graphs_without_edges(tmp_path):
-    long_token = "Z" * 1500
-    doc, graph = _graph_of([([long_token, "met", long_token, "."], ["B-PER", "O", "B-PER", "O"])])
-    G = to_networkx(graph, doc)
-    assert G.number_of_nodes() == 4 and G.number_of_edges() == 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # e.g. "constrained_layout not applied"
-        fig = draw_document_graph(G, tmp_path / "long.png")
-    texts = [t.get_text() for t in fig.axes[0].texts]
-    assert short_label(long_token) in texts and max(map(len, texts)) <= 25
-    assert mpimg.imread(tmp_path / "long.png").size > 0
-    table = format_edge_table(noisy_edges(G, 5))
-    assert long_token not in table and max(map(len, table.splitlines())) < 200
-    # a document of punctuation only, without any repeated word: no edges at all
-    doc, graph = _graph_of([([".", "!", "?"], ["O", "O", "O"])])
-    G = to_networkx(graph, doc)
-    assert G.number_of_edges() == 0
-    fig = draw_document_graph(G, tmp_path / "punct.png")
-    assert "3 tokens, 0 edges" in fig.axes[0].get_title()
-    assert noisy_edges(G, 5) == [] and format_edge_table([]).count("\n") == 0
-    assert edge_weight_report(G)["edges"] == 0
-
-
+# ---------------------------------------------------------------------------- visualize.py
 def test_visualize_script_on_bad_and_odd_data(model_dir, tmp_path):
     from conftest import run_script
 
@@ -274,8 +190,6 @@ def test_visualize_script_on_bad_and_odd_data(model_dir, tmp_path):
 def test_noisiest_words_and_a_readable_default_drawing(model_dir, tmp_path):
     from conftest import run_script
 
-    from docgraph.viz import noisiest_words, repeated_words
-
     G = nx.DiGraph(doc_id="d")
     for v, (word, gold) in enumerate([("A", "PER"), ("a", "ORG"), ("b", "O"), ("B", "O"),
                                       ("c", "LOC"), ("C", "LOC")]):
@@ -300,63 +214,13 @@ def test_noisiest_words_and_a_readable_default_drawing(model_dir, tmp_path):
     assert "--out needs it" in help_text and "(default: 6; 0 draws every word)" in help_text
 
 
-def _tagged_graph(predicted: bool = True) -> nx.DiGraph:
-    """A document whose function words repeat most; Jordan and Bulls tagged inconsistently."""
-    tokens = [("The", "O", "O"), ("Jordan", "PER", "PER"), (",", "O", "O"), ("the", "O", "O"),
-              ("Jordan", "PER", "ORG"), (",", "O", "O"), ("Bulls", "ORG", "ORG"),
-              ("Bulls", "ORG", "O"), ("Jordan", "PER", "PER"), ("Chicago", "LOC", "LOC"),
-              ("Chicago", "LOC", "LOC"), ("Chicago", "LOC", "LOC"), ("said", "O", "MISC"),
-              ("said", "O", "O"), ("the", "O", "O"), (",", "O", "O")]
-    G = nx.DiGraph(doc_id="d")
-    for v, (word, gold, pred) in enumerate(tokens):
-        G.add_node(v, word=word, sentence=v // 4, position=v % 4, gold_type=gold,
-                   **({"pred_type": pred} if predicted else {}))
-    for j, i in itertools.permutations(range(len(tokens)), 2):
-        if tokens[j][0].lower() == tokens[i][0].lower():
-            same = tokens[j][1] == tokens[i][1]
-            # function words get the worst scores (the old ranking drew them first)
-            r = 0.001 if tokens[j][1] == "O" and same else 0.6
-            G.add_edge(j, i, r_ij=r, same_type=same, noisy=not same)
-    return G
-
-
-def test_inspection_words_are_entities_and_mentions_most_inconsistent_first():
-    from docgraph.viz import inspection_words, noisiest_words
-
-    G = _tagged_graph()
-    assert not {"the", ","} & set(noisiest_words(G, 3))  # their O-O edges are left out
-    # jordan: 2 predicted types, 1 against gold, 3 times; bulls and said (a predicted MISC):
-    # 2 types, 1 wrong, twice (alphabetical); chicago: consistent
-    assert inspection_words(G, 10) == ["jordan", "bulls", "said", "chicago"]
-    assert inspection_words(G, 2) == ["jordan", "bulls"] and inspection_words(G, 0) == []
-    # gold tags only: the gold entities, those with noisy edges or most repeats first
-    assert inspection_words(_tagged_graph(predicted=False), 10) == ["chicago", "jordan", "bulls"]
-    # no entity and no mention among the repeats: nothing to inspect
-    plain = _tagged_graph()
-    for _, attrs in plain.nodes(data=True):
-        attrs.update(gold_type="O", pred_type="O")
-    assert inspection_words(plain, 5) == []
-
-
-def test_noisy_edges_leave_out_edges_between_two_o_tokens():
-    G = _tagged_graph()
-    function_words = {"the", ","}
-    ranked = noisy_edges(G)
-    assert ranked and not any(r["source_word"].lower() in function_words for r in ranked)
-    # a gold-O word that the model tags as a mention keeps its edges
-    assert {r["source_word"] for r in ranked} == {"Jordan", "Bulls", "Chicago", "said"}
-    everything = noisy_edges(G, o_edges=True)
-    assert everything[0]["source_word"].lower() in function_words  # r_ij 0.001: error 0.999
-    assert len(everything) == G.number_of_edges()
-
-
 def test_visualize_draws_and_lists_what_a_reader_inspects(model_dir, tmp_path):
     from conftest import run_script
 
     from docgraph.data.registry import load_dataset
     from docgraph.graph.splits import prepare_split
     from docgraph.persistence.model_dir import load_model_dir
-    from docgraph.viz import inspect_documents, inspection_words
+    from docgraph.viz import inspect_documents
 
     model, vocabs, config = load_model_dir(model_dir)
     prepared = prepare_split(load_dataset("sample", splits=("dev",))["dev"], vocabs, config)
