@@ -28,5 +28,5 @@ def load_toml(path: str | Path) -> dict[str, Any]:
 
 def preset_path(dataset: str) -> Path | None:
     """The shipped preset ``configs/<dataset>.toml`` of a source checkout, if it exists."""
-    path = Path(__file__).resolve().parents[1] / "configs" / f"{dataset}.toml"
+    path = Path(__file__).resolve().parents[2] / "configs" / f"{dataset}.toml"
     return path if path.is_file() else None
