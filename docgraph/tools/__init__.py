@@ -10,6 +10,10 @@
   (``scripts/benchmark.py --ops``);
 * :mod:`docgraph.tools.report`: the results tables, the README's generated blocks and Fig. 4
   from run directories (``scripts/report.py``);
+* :mod:`docgraph.tools.edge_weights`, :mod:`docgraph.tools.inference_threshold`,
+  :mod:`docgraph.tools.lm_pack`, :mod:`docgraph.tools.lm_speed`,
+  :mod:`docgraph.tools.mc_samples`: the studies of ``benchmarks/<name>.py`` (thin scripts over
+  these modules, which the tests import);
 
 The scripts, the console entry point (:mod:`docgraph.cli.console`, by name), the studies under
 ``benchmarks/`` and the tests use these modules; nothing else under ``docgraph/`` imports
