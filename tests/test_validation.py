@@ -162,7 +162,7 @@ def test_nn_defaults_are_the_configuration_defaults():
         config.char_dim, config.char_hidden)
 
 
-@pytest.mark.parametrize("tool", ["evaluate", "predict"])
+@pytest.mark.parametrize("tool", ["evaluate", "predict", "visualize"])
 @pytest.mark.parametrize("value,expected", [("-1", "a number >= 0"), ("nan", "a number >= 0")])
 def test_tagging_threshold_is_checked_by_the_training_rule(tool, value, expected, tmp_path):
     model = tmp_path / "model"
@@ -172,7 +172,7 @@ def test_tagging_threshold_is_checked_by_the_training_rule(tool, value, expected
     (tmp_path / "in.txt").write_text("Hello .\n")
     entry = {"evaluate": "evaluate_main", "predict": "predict_main",
              "visualize": "visualize_main"}[tool]
-    extra = ["in.txt"] if tool == "predict" else []
+    extra = {"evaluate": [], "predict": ["in.txt"], "visualize": ["--noisy", "5"]}[tool]
     code = (f"import sys\nfrom docgraph.cli import {entry}\n"
             f"try:\n    {entry}(['--model', {str(model)!r}, '--threshold', {value!r}, "
             f"*{extra!r}])\n"

@@ -18,11 +18,13 @@ from docgraph.cli.arguments import (
     check_arguments,
     check_stats_arguments,
     check_tagging_arguments,
+    check_visualize_arguments,
     evaluate_parser,
     fail,
     predict_parser,
     stats_parser,
     train_parser,
+    visualize_parser,
 )
 
 
@@ -59,6 +61,15 @@ def predict_main(argv: Sequence[str] | None = None) -> int:
     args = predict_parser().parse_args(argv)
     _check(check_tagging_arguments, args)
     return _commands().predict(args)
+
+
+def visualize_main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``scripts/visualize.py`` (:func:`docgraph.cli.commands.visualize`); what
+    it is asked to do, its paths and ``--threshold`` are checked before torch is imported
+    (:func:`check_visualize_arguments`)."""
+    args = visualize_parser().parse_args(argv)
+    _check(check_visualize_arguments, args)
+    return _commands().visualize(args)
 
 
 def stats_main(argv: Sequence[str] | None = None) -> int:

@@ -446,3 +446,72 @@ def check_stats_arguments(args: argparse.Namespace) -> None:
     """
     if args.data_dir is not None:
         dataset_files(args.dataset, args.data_dir)
+
+
+def visualize_parser() -> argparse.ArgumentParser:
+    """The parser of ``scripts/visualize.py`` (``docgraph visualize``)."""
+    p = OneLineParser(prog="visualize.py",
+                description="Draw the document graph of a trained GCDoc model (uncertainty, "
+                            "pruning, relation scores r_ij) or print its noisiest edges.")
+    p.add_argument("--model", required=True, help="model directory written by train.py")
+    p.add_argument("--dataset", choices=tuple(DATASETS), default=None,
+                   help="corpus (default: the model's)")
+    p.add_argument("--data-dir", default=None,
+                   help="corpus directory (default: the model's, or $DOCGRAPH_DATA_DIR/<dataset>)")
+    p.add_argument("--split", choices=("train", "dev", "test"), default="dev",
+                   help="split of the corpus (default: dev)")
+    p.add_argument("--doc", type=int, default=None,
+                   help="index of the document (chunk) in the split; --out needs it")
+    p.add_argument("--word", default=None,
+                   help="draw only the tokens of this word (case-insensitive) and their edges")
+    p.add_argument("--max-words", type=int, default=6, metavar="K",
+                   help="without --word, draw only K repeated words when the document has "
+                        "more: entities and predicted mentions, the most inconsistently tagged "
+                        "first (default: 6; 0 draws every word)")
+    p.add_argument("--layout", choices=("sentence", "word"), default="sentence",
+                   help="nodes by sentence and position, or one column per word "
+                        "(default: sentence)")
+    p.add_argument("--out", default=None,
+                   help="figure of document --doc N to write (.png or .svg)")
+    p.add_argument("--html", default=None, metavar="FILE",
+                   help="write an interactive page of the split's documents (or of --doc N): "
+                        "predicted entities, errors, and each token's repeats with their edge "
+                        "weights and pruning; opens from disk, no network")
+    p.add_argument("--noisy", type=int, default=None, metavar="K",
+                   help="print the K noisiest edges (of --doc, else of the whole split)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu",
+                   help="device to tag on (default: cpu)")
+    add_threshold_argument(p)
+    add_mc_seed_argument(p)
+    add_lm_argument(p)
+    return p
+
+
+def check_visualize_arguments(args: argparse.Namespace) -> None:
+    """What ``visualize.py`` is asked to do, and its paths and overrides
+    (:func:`check_tagging_arguments`), checked before torch is imported.
+
+    Raises:
+        UsageError: For the first argument that cannot work, naming it.
+        ConfigError: For a ``--threshold`` the ``[model] threshold`` rule refuses.
+    """
+    if args.out is None and args.noisy is None and args.html is None:
+        raise UsageError("nothing to do: give --out FILE (with --doc), --html FILE and/or "
+                         "--noisy K")
+    if args.out is not None:
+        if args.doc is None:
+            raise UsageError("--out needs --doc N")
+        if Path(args.out).suffix.lower() not in (".png", ".svg"):
+            raise UsageError(f"--out {args.out}: the figure must be a .png or .svg file")
+    if args.noisy is not None and args.noisy < 1:
+        raise UsageError(f"--noisy must be >= 1, got {args.noisy}")
+    if args.doc is not None and args.doc < 0:
+        raise UsageError(f"--doc must be >= 0, got {args.doc}")
+    if args.word is not None and args.out is None:
+        raise UsageError("--word needs --out FILE")
+    if args.max_words < 0:
+        raise UsageError(f"--max-words must be >= 0, got {args.max_words}")
+    for flag, path in (("--out", args.out), ("--html", args.html)):
+        if path is not None and Path(path).is_dir():
+            raise UsageError(f"{flag} {path}: is a directory; expected a file to write")
+    check_tagging_arguments(args)

@@ -40,10 +40,11 @@ from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import dataset_files, load_dataset
 from docgraph.data.stats import GRAPH_KEYS, corpus_statistics, format_statistics
 from docgraph.graph import graph_statistics
+from docgraph.graph.splits import prepare_split
 from docgraph.metrics import format_table
 from docgraph.persistence.atomic import atomic_write
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, atomic_write_text
-from docgraph.persistence.model_dir import check_model_memory
+from docgraph.persistence.model_dir import ModelOverrides, check_model_memory, load_model_dir
 from docgraph.runtime.machine import resolve_device
 from docgraph.runtime.progress import ProgressSettings, is_main_process
 from docgraph.runtime.progress import configure as configure_progress
@@ -64,7 +65,10 @@ from docgraph.training.experiment import (
     run_seeds,
 )
 from docgraph.training.loop import TrainingError
-from docgraph.viz.html import page_title
+from docgraph.viz.draw import draw_document_graph
+from docgraph.viz.edges import format_edge_table, inspection_words, noisy_edges, repeated_words
+from docgraph.viz.html import page_title, to_html
+from docgraph.viz.networkx import inspect_documents
 
 #: The exceptions that end training with a one-line error instead of a traceback.
 TRAIN_ERRORS: tuple[type[BaseException], ...] = (
@@ -366,4 +370,57 @@ def stats(args: argparse.Namespace) -> int:
         print(json.dumps(found, indent=2))
     else:
         print("\n".join(format_statistics(split, values) for split, values in found.items()))
+    return 0
+
+
+def visualize(args: argparse.Namespace) -> int:
+    """``scripts/visualize.py`` with its parsed arguments (:func:`docgraph.cli.visualize_main`):
+    a drawing of one document's graph, the interactive HTML page, and/or the noisiest edges.
+    ``--threshold`` and ``--lm`` are applied to the model's configuration before it is built
+    (:class:`~docgraph.persistence.model_dir.ModelOverrides`), so the page shows the threshold
+    the model prunes with."""
+    try:
+        device = resolve_device(args.device)
+        model, vocabs, config = load_model_dir(
+            args.model, device, ModelOverrides(lm=args.lm, threshold=args.threshold))
+        dataset = args.dataset or config.dataset
+        data_dir = args.data_dir if args.data_dir is not None else (
+            config.data_dir if dataset == config.dataset else None)
+        documents = load_dataset(dataset, data_dir, splits=(args.split,))[args.split]
+        prepared = prepare_split(documents, vocabs, config)
+        if args.doc is not None and args.doc >= len(prepared.graphs):
+            fail(f"--doc {args.doc}: the {args.split} split has {len(prepared.graphs)} documents "
+                 f"(0..{len(prepared.graphs) - 1})")
+        indices = [args.doc] if args.doc is not None else range(len(prepared.graphs))
+        graphs = inspect_documents(model, [prepared.graphs[i] for i in indices],
+                                   [prepared.documents[i] for i in indices], vocabs,
+                                   config.train.eval_batch_tokens, args.mc_seed)
+        if args.out is not None:
+            words = args.word
+            repeated = repeated_words(graphs[0])
+            if words is None and 0 < args.max_words < len(repeated):
+                words = inspection_words(graphs[0], args.max_words) or None
+                if words is None:
+                    print("no repeated word is an entity or a predicted mention: drawing every "
+                          "word")
+                else:
+                    print(f"drawing the {len(words)} of {len(repeated)} repeated words that are "
+                          "entities or predicted mentions, most inconsistently tagged first "
+                          f"({', '.join(words)}); --max-words 0 draws all, --word W one word")
+            draw_document_graph(graphs[0], args.out, word=words, layout=args.layout)
+        if args.html is not None:
+            graph_module = model.document_graph
+            pruned = graph_module is not None and graph_module.uncertainty is not None
+            threshold = config.model.threshold if pruned else None
+            atomic_write_text(args.html, to_html(
+                graphs, title=f"{Path(args.model).name}: {dataset} {args.split}",
+                threshold=threshold, has_graph=graph_module is not None))
+    except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
+        fail(str(err))
+    if args.out is not None:
+        print(f"wrote {args.out}")
+    if args.html is not None:
+        print(f"wrote {args.html} ({len(graphs)} documents)")
+    if args.noisy is not None:
+        print(format_edge_table(noisy_edges(graphs, args.noisy)))
     return 0

@@ -19,7 +19,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "train": ("docgraph.cli", "train_main", "train GCDoc or an ablation / the baseline"),
     "evaluate": ("docgraph.cli", "evaluate_main", "score a trained model on a split or file"),
     "predict": ("docgraph.cli", "predict_main", "tag CoNLL or raw text files"),
-    "visualize": ("docgraph.tools.visualize", "main",
+    "visualize": ("docgraph.cli", "visualize_main",
                   "HTML view, graph drawing or noisiest edges of a trained model"),
     "stats": ("docgraph.cli", "stats_main", "corpus and document-graph statistics"),
     "benchmark": ("docgraph.tools.benchmark", "main", "speed, operator counts, profiles"),
