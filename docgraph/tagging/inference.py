@@ -4,9 +4,10 @@ several CPU processes, or sharded over a training run's process group.
 :func:`predict_graphs` (the tags) and :func:`inspect_graphs` (the tags with the uncertainty,
 pruning and edge weights of the same pass) share the one tagging loop: the token-budget
 batches, the tagging seed and the progress; :func:`predict_in_processes` is the one
-multi-process tagging path (``evaluate.py`` and :meth:`~docgraph.tagging.tagger.Tagger.tag` use
-it), carrying every :class:`~docgraph.persistence.model_dir.ModelOverrides` into its
-processes. :class:`Evaluation` holds the scores of labelled documents.
+multi-process tagging path (:meth:`~docgraph.tagging.tagger.Tagger.tag` and
+:meth:`~docgraph.tagging.tagger.Tagger.evaluate`, which ``evaluate.py`` runs, use it), carrying
+every :class:`~docgraph.persistence.model_dir.ModelOverrides` into its processes.
+:class:`Evaluation` holds the scores of labelled documents.
 """
 
 from __future__ import annotations
@@ -220,7 +221,8 @@ def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
     Every document draws its Monte-Carlo dropout masks and its sampled graph neighbours from
     generators of its own (keyed by the document and the seeds), so the tags are those of one
     process, whatever the number of processes. This is the one multi-process tagging path:
-    ``evaluate.py`` and :meth:`~docgraph.tagging.tagger.Tagger.tag` both go through it.
+    :meth:`~docgraph.tagging.tagger.Tagger.tag` and
+    :meth:`~docgraph.tagging.tagger.Tagger.evaluate` (``evaluate.py``) both go through it.
 
     ``progress`` (e.g. ``"tagging test"``) shows the tokens tagged by all the processes
     together under that name; ``None`` shows nothing.
