@@ -137,8 +137,8 @@ def test_tagging_does_not_import_matplotlib():
     import subprocess
     import sys
 
-    code = ("import sys, docgraph.tagging.tagger, docgraph.tagging.inference; "
-            "print('matplotlib' in sys.modules)")
+    code = ("import sys, docgraph.tagging.tagger, docgraph.tagging.inference, "
+            "docgraph.cli.commands; print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"

@@ -65,7 +65,6 @@ from docgraph.training.experiment import (
     run_seeds,
 )
 from docgraph.training.loop import TrainingError
-from docgraph.viz.draw import draw_document_graph
 from docgraph.viz.edges import format_edge_table, inspection_words, noisy_edges, repeated_words
 from docgraph.viz.html import page_title, to_html
 from docgraph.viz.networkx import inspect_documents
@@ -379,6 +378,8 @@ def visualize(args: argparse.Namespace) -> int:
     ``--threshold`` and ``--lm`` are applied to the model's configuration before it is built
     (:class:`~docgraph.persistence.model_dir.ModelOverrides`), so the page shows the threshold
     the model prunes with."""
+    from docgraph.viz.draw import draw_document_graph  # matplotlib: for this command only
+
     try:
         device = resolve_device(args.device)
         model, vocabs, config = load_model_dir(

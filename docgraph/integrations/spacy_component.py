@@ -51,7 +51,6 @@ creating any pipeline): torch and the model code load when a component is create
 """
 
 import bisect
-import contextlib
 import hashlib
 import json
 import logging
@@ -313,24 +312,6 @@ def label_clash(ours: Iterable[str], theirs: Iterable[str]) -> list[str]:
     return sorted(a ^ b)
 
 
-@contextlib.contextmanager
-def _tagging_seed(seed: int, device: Any) -> Iterator[None]:
-    """Torch's random streams seeded as :func:`docgraph.tagging.inference.predict_graphs` seeds
-    them,
-    and restored afterwards."""
-    import torch
-
-    cuda = device.type == "cuda"
-    index = (device.index if device.index is not None else torch.cuda.current_device()
-             ) if cuda else None
-    with torch.random.fork_rng(devices=[index] if cuda else []):
-        torch.default_generator.manual_seed(seed)
-        if cuda:
-            with torch.cuda.device(index):
-                torch.cuda.manual_seed(seed)
-        yield
-
-
 class DocgraphNER(Pipe):
     """A docgraph model as a spaCy pipeline component (see the module docstring).
 
@@ -501,54 +482,28 @@ class DocgraphNER(Pipe):
         by the token budget (one forward pass a batch: the tags of
         :meth:`~docgraph.model.GCDoc.predict`, with the uncertainty, pruning and edge weights
         of the same pass)."""
-        from docgraph.batching.loader import iterate_batches
         from docgraph.data.document import make_document
-        from docgraph.data.tags import bioes_to_iob2
-        from docgraph.graph import TokenBudgetBatchSampler
         from docgraph.graph.splits import prepare_split
+        from docgraph.tagging.inference import inspect_graphs
 
         if not chunks:
             return []
         tagger = self.tagger
-        model, device = tagger.model, tagger.device
         documents = [make_document(str(k), [(piece, ["O"] * len(piece)) for piece in chunk])
                      for k, chunk in enumerate(chunks)]
         graphs = prepare_split(documents, tagger.vocabs, self._config,
                                lm_encoder=tagger.lm_encoder).graphs
-        labels = tagger.vocabs.labels.lookup(list(range(len(tagger.vocabs.labels))))
-        sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs],
-                                          self.batch_tokens, shuffle=False)
-        has_graph = model.document_graph is not None
-        results: list[ChunkResult | None] = [None] * len(graphs)
-        with _tagging_seed(self.mc_seed, device):
-            for indices, batch in iterate_batches(graphs, sampler, device, model):
-                out = model.inspect(batch, mc_seed=self.mc_seed)
-                pred = model.crf.decode(out.emissions, batch.sent_len,
-                                        batch.plan.sentences).tolist()
-                uncertainty = None if out.uncertainty is None else out.uncertainty.tolist()
-                drop = None if out.drop is None else out.drop.tolist()
-                weight = None if out.edge_weight is None else out.edge_weight.tolist()
-                node = edge = 0
-                for i in indices:
-                    graph = graphs[i]
-                    n, m = int(graph.num_nodes), int(graph.edge_index.size(1))
-                    tags, offset = [], node
-                    for length in graph.sent_len.tolist():
-                        tags.append(bioes_to_iob2([labels[t]
-                                                   for t in pred[offset:offset + length]]))
-                        offset += length
-                    edges = None
-                    if has_graph:
-                        ws = [None] * m if weight is None else weight[edge:edge + m]
-                        edges = [(j, t, w) for (j, t), w in
-                                 zip(graph.edge_index.t().tolist(), ws)]
-                    results[i] = ChunkResult(
-                        tags, None if uncertainty is None else uncertainty[node:node + n],
-                        None if drop is None else [bool(x) for x in drop[node:node + n]],
-                        edges)
-                    node += n
-                    edge += m
-        return results  # type: ignore[return-value]
+        inspected = inspect_graphs(tagger.model, graphs, tagger.vocabs, self.batch_tokens,
+                                   tagger.device, seed=self.mc_seed)
+        has_graph = tagger.model.document_graph is not None
+        results = []
+        for graph, found in zip(graphs, inspected):
+            edges = None
+            if has_graph:
+                weights = found.edge_weight or [None] * int(graph.edge_index.size(1))
+                edges = [(j, i, w) for (j, i), w in zip(graph.edge_index.t().tolist(), weights)]
+            results.append(ChunkResult(found.tags, found.uncertainty, found.drop, edges))
+        return results
 
     def _set_annotations(self, doc: Doc, layout: DocLayout,
                          results: Sequence[ChunkResult]) -> None:

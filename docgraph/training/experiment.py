@@ -19,8 +19,6 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from docgraph.config import ExperimentConfig
 from docgraph.data.contextual import ContextualEncoder, cached_features
@@ -52,6 +50,10 @@ def learning_curve(history: list[dict[str, Any]], path: Path) -> None:
 
     Uses a bare :class:`matplotlib.figure.Figure`, so the caller's pyplot backend is untouched.
     """
+    # matplotlib for this figure only: the commands that tag (evaluate, predict) never load it
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     epochs = [r["epoch"] for r in history]
     fig = Figure(figsize=(6, 3.5))
     FigureCanvasAgg(fig)
