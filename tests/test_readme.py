@@ -1,9 +1,11 @@
 """The README's Python examples run as written (in a temporary working directory)."""
 
 import ast
+import json
 import re
 from pathlib import Path
 
+import pytest
 import torch
 
 from docgraph.tagging.tagger import as_document
@@ -26,11 +28,16 @@ def test_readme_api_example_runs(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "test F1" in out
     assert (tmp_path / "runs" / "api-demo" / "model.pt").is_file()
-    # one line "test F1 ...", then one line per entity: doc sentence start end TYPE text...
+    # "test F1 ...", "dev F1 ..." (Tagger.evaluate), then one line per entity:
+    # doc sentence start end TYPE text...
     lines = out.splitlines()
-    assert lines[0].startswith("test F1 ")
-    assert 0.0 <= float(lines[0].split()[-1]) <= 100.0
-    entity_lines = [line.split() for line in lines[1:]]
+    assert lines[0].startswith("test F1 ") and lines[1].startswith("dev F1 ")
+    for line in lines[:2]:
+        assert 0.0 <= float(line.split()[-1]) <= 100.0
+    # Tagger.evaluate scores as run_experiment scored the best model on dev
+    metrics = json.loads((tmp_path / "runs" / "api-demo" / "metrics.json").read_text())
+    assert float(lines[1].split()[-1]) == pytest.approx(metrics["dev"]["f1"])
+    entity_lines = [line.split() for line in lines[2:]]
     assert entity_lines, "the README's model finds no entity in its own example documents"
     docs = {f"doc-{i}": as_document(text, f"doc-{i}") for i, text in enumerate(_example_docs())}
     for fields in entity_lines:
