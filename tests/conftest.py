@@ -135,3 +135,24 @@ def trained_run(tmp_path_factory):
 def model_dir(trained_run):
     """The model directory of :func:`trained_run`."""
     return trained_run[0]
+
+
+#: Three sentences in which "Lombardi" is a person twice and an organisation once (the
+#: paper's Figure 3): the hand-made document of the viz tests.
+LOMBARDI_SENTENCES = [
+    (["Lombardi", "joined", "Lombardi", "Bank", "."], ["B-PER", "O", "B-ORG", "I-ORG", "O"]),
+    (["Lombardi", "said", "the", "bank", "grew", "."], ["B-PER", "O", "O", "O", "O", "O"]),
+    (["The", "Bank", "thanked", "Mr", "Lombardi"], ["O", "B-ORG", "O", "O", "B-PER"]),
+]
+
+
+def lombardi_example():
+    """``(document, vocabularies, graph with every neighbour)`` of :data:`LOMBARDI_SENTENCES`."""
+    from docgraph.config import GraphConfig
+    from docgraph.data.document import make_document
+    from docgraph.data.vocab import Vocabularies
+    from docgraph.graph import document_to_graph
+
+    doc = make_document("doc-1", LOMBARDI_SENTENCES)
+    vocabs = Vocabularies.build([doc])
+    return doc, vocabs, document_to_graph(doc, vocabs, GraphConfig(max_neighbours=None))

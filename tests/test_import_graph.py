@@ -122,23 +122,22 @@ def test_argument_checking_stays_free_of_torch_modules(graph):
                                                      "docgraph.cli.commands"}
 
 
-def test_configuration_is_torch_free():
+def _loaded_after_importing(modules: str, package: str) -> bool:
+    """Whether importing ``modules`` (comma-separated) in a fresh interpreter loads ``package``."""
     import subprocess
     import sys
 
-    code = ("import sys, docgraph.config, docgraph.cli.arguments; "
-            "print('torch' in sys.modules)")
+    code = f"import sys, {modules}; print({package!r} in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
-    assert out.stdout.strip() == "False"
+    return out.stdout.strip() == "True"
+
+
+def test_configuration_is_torch_free():
+    assert not _loaded_after_importing("docgraph.config, docgraph.cli.arguments", "torch")
 
 
 def test_tagging_does_not_import_matplotlib():
-    import subprocess
-    import sys
-
-    code = ("import sys, docgraph.tagging.tagger, docgraph.tagging.inference, "
-            "docgraph.cli.commands; print('matplotlib' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "False"
+    assert not _loaded_after_importing(
+        "docgraph.tagging.tagger, docgraph.tagging.inference, docgraph.cli.commands",
+        "matplotlib")

@@ -11,11 +11,9 @@ import sys
 import networkx as nx
 import pytest
 import torch
+from conftest import lombardi_example
 
 import docgraph.viz
-from docgraph.data.document import make_document
-from docgraph.data.vocab import Vocabularies
-from docgraph.graph import GraphConfig, document_to_graph
 from docgraph.viz import (
     inspection_words,
     noisiest_words,
@@ -25,19 +23,10 @@ from docgraph.viz import (
     to_networkx,
 )
 
-SENTENCES = [
-    (["Lombardi", "joined", "Lombardi", "Bank", "."], ["B-PER", "O", "B-ORG", "I-ORG", "O"]),
-    (["Lombardi", "said", "the", "bank", "grew", "."], ["B-PER", "O", "O", "O", "O", "O"]),
-    (["The", "Bank", "thanked", "Mr", "Lombardi"], ["O", "B-ORG", "O", "O", "B-PER"]),
-]
-
 
 @pytest.fixture()
 def example():
-    doc = make_document("doc-1", SENTENCES)
-    vocabs = Vocabularies.build([doc])
-    graph = document_to_graph(doc, vocabs, GraphConfig(max_neighbours=None))
-    return doc, vocabs, graph
+    return lombardi_example()
 
 
 def _expected_edges(doc) -> set[tuple[int, int]]:

@@ -9,6 +9,7 @@ import warnings
 import matplotlib.image as mpimg
 import numpy as np
 import pytest
+from conftest import lombardi_example
 
 from docgraph.data.document import make_document
 from docgraph.data.vocab import Vocabularies
@@ -17,19 +18,10 @@ from docgraph.viz.draw import draw_document_graph, edge_weight_report, save_figu
 from docgraph.viz.edges import edge_weight_stats, format_edge_table, noisy_edges, short_label
 from docgraph.viz.networkx import to_networkx
 
-SENTENCES = [
-    (["Lombardi", "joined", "Lombardi", "Bank", "."], ["B-PER", "O", "B-ORG", "I-ORG", "O"]),
-    (["Lombardi", "said", "the", "bank", "grew", "."], ["B-PER", "O", "O", "O", "O", "O"]),
-    (["The", "Bank", "thanked", "Mr", "Lombardi"], ["O", "B-ORG", "O", "O", "B-PER"]),
-]
-
 
 @pytest.fixture()
 def example():
-    doc = make_document("doc-1", SENTENCES)
-    vocabs = Vocabularies.build([doc])
-    graph = document_to_graph(doc, vocabs, GraphConfig(max_neighbours=None))
-    return doc, vocabs, graph
+    return lombardi_example()
 
 
 def _scored(example):

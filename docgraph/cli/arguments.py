@@ -228,13 +228,7 @@ def evaluate_parser() -> argparse.ArgumentParser:
     p.add_argument("--output-dir", default=None,
                    help="where to write <name>_metrics.json and <name>_predictions.conll "
                         "(default: the model directory)")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="where to tag (default: auto, a GPU when there is one)")
-    add_threshold_argument(p)
-    add_mc_seed_argument(p)
-    add_lm_argument(p)
-    add_processes_argument(p)
-    add_progress_arguments(p)
+    add_tagging_arguments(p)
     return p
 
 
@@ -334,6 +328,18 @@ def add_mc_seed_argument(p: argparse.ArgumentParser) -> None:
                         "processes; other seeds show the model's Monte-Carlo noise)")
 
 
+def add_tagging_arguments(p: argparse.ArgumentParser) -> None:
+    """What ``evaluate.py`` and ``predict.py`` share: ``--device``, the overrides of the model
+    (``--threshold``, ``--lm``), ``--mc-seed``, ``--processes`` and the progress flags."""
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where to tag (default: auto, a GPU when there is one)")
+    add_threshold_argument(p)
+    add_mc_seed_argument(p)
+    add_lm_argument(p)
+    add_processes_argument(p)
+    add_progress_arguments(p)
+
+
 def add_threshold_argument(p: argparse.ArgumentParser) -> None:
     """``--threshold`` of the tagging tools: the model's ``[model] threshold`` for this run,
     checked by the rule of that field (:func:`check_tagging_arguments`)."""
@@ -404,13 +410,7 @@ def predict_parser() -> argparse.ArgumentParser:
                         "of N tokens); memory grows with N, not with the input (default: the "
                         f"model's, else {DEFAULT_MAX_DOC_TOKENS})")
     p.add_argument("--output", default=None, help="output file (default: stdout)")
-    add_threshold_argument(p)
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="where to tag (default: auto, a GPU when there is one)")
-    add_mc_seed_argument(p)
-    add_lm_argument(p)
-    add_processes_argument(p)
-    add_progress_arguments(p)
+    add_tagging_arguments(p)
     return p
 
 
