@@ -65,7 +65,7 @@ def switches() -> dict[str, dict[str, dict[str, Any]]]:
     for section in ("", *SECTIONS):
         for key, setting in section_settings(section).items():
             for flag, value in setting.switches.items():
-                found[flag] = {section: {key: value}} if section else {"": {key: value}}
+                found[flag] = {section: {key: value}}
     return {**found, **COMBINED_SWITCHES}
 
 

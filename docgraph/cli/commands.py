@@ -44,7 +44,7 @@ from docgraph.graph.splits import prepare_split
 from docgraph.metrics import format_table
 from docgraph.persistence.atomic import atomic_write
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, atomic_write_text
-from docgraph.persistence.model_dir import ModelOverrides, check_model_memory, load_model_dir
+from docgraph.persistence.model_dir import check_model_memory
 from docgraph.runtime.machine import resolve_device
 from docgraph.runtime.progress import ProgressSettings, is_main_process
 from docgraph.runtime.progress import configure as configure_progress
@@ -219,6 +219,29 @@ def train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_tagger(args: argparse.Namespace) -> Tagger:
+    """The model of a tagging command (``--model``, ``--device``) with its overrides (``--lm``,
+    ``--threshold``); a threshold for a model that does not prune is a usage error naming the
+    flag."""
+    try:
+        return Tagger.load(args.model, resolve_device(args.device), lm=args.lm,
+                           threshold=args.threshold)
+    except LanguageModelError:
+        raise
+    except ValueError as err:  # the threshold of a model that does not prune
+        raise UsageError(f"--{err}") from None
+
+
+def _dataset_split(args: argparse.Namespace, config: ExperimentConfig
+                   ) -> tuple[str, list[Document]]:
+    """``(dataset, documents)`` of ``--split`` of ``--dataset`` in ``--data-dir``; by default
+    the model's corpus, in its directory when the dataset is the model's."""
+    dataset = args.dataset or config.dataset
+    data_dir = args.data_dir if args.data_dir is not None else (
+        config.data_dir if dataset == config.dataset else None)
+    return dataset, load_dataset(dataset, data_dir, splits=(args.split,))[args.split]
+
+
 def evaluate(args: argparse.Namespace) -> int:
     """``scripts/evaluate.py`` with its parsed arguments (:func:`docgraph.cli.evaluate_main`):
     the model's :meth:`Tagger.evaluate <docgraph.tagging.tagger.Tagger.evaluate>` on a split
@@ -231,24 +254,14 @@ def evaluate(args: argparse.Namespace) -> int:
     setup_logging(args.quiet)
     configure_progress(enabled=not args.quiet, interval=args.progress_interval, tty=is_tty())
     try:
-        device = resolve_device(args.device)
-        try:
-            tagger = Tagger.load(args.model, device, lm=args.lm, threshold=args.threshold)
-        except LanguageModelError:
-            raise
-        except ValueError as err:  # the threshold of a model that does not prune
-            raise UsageError(f"--{err}") from None
-        config = tagger.config
+        tagger = _load_tagger(args)
         if args.data:
             if not Path(args.data).exists():
                 raise UsageError(f"--data {args.data}: file not found")
             name, documents = Path(args.data).stem, read_conll(args.data)
         else:
-            dataset = args.dataset or config.dataset
-            data_dir = args.data_dir if args.data_dir is not None else (
-                config.data_dir if dataset == config.dataset else None)
             name = args.split
-            documents = load_dataset(dataset, data_dir, splits=(args.split,))[args.split]
+            _, documents = _dataset_split(args, tagger.config)
         processes = tagger.processes_for(documents, args.processes)
         if processes > 1:
             logging.getLogger("docgraph").info(
@@ -310,8 +323,7 @@ def predict(args: argparse.Namespace) -> int:
     setup_logging(quiet=True)
     try:
         check_output(args.output)
-        tagger = Tagger.load(args.model, resolve_device(args.device), lm=args.lm,
-                             threshold=args.threshold)
+        tagger = _load_tagger(args)
         paths = [Path(name) for name in args.inputs]
         if args.format == "html":
             documents = [doc for path in paths
@@ -376,19 +388,15 @@ def visualize(args: argparse.Namespace) -> int:
     """``scripts/visualize.py`` with its parsed arguments (:func:`docgraph.cli.visualize_main`):
     a drawing of one document's graph, the interactive HTML page, and/or the noisiest edges.
     ``--threshold`` and ``--lm`` are applied to the model's configuration before it is built
-    (:class:`~docgraph.persistence.model_dir.ModelOverrides`), so the page shows the threshold
-    the model prunes with."""
+    (:meth:`Tagger.load <docgraph.tagging.tagger.Tagger.load>`), so the page shows the
+    threshold the model prunes with."""
     from docgraph.viz.draw import draw_document_graph  # matplotlib: for this command only
 
     try:
-        device = resolve_device(args.device)
-        model, vocabs, config = load_model_dir(
-            args.model, device, ModelOverrides(lm=args.lm, threshold=args.threshold))
-        dataset = args.dataset or config.dataset
-        data_dir = args.data_dir if args.data_dir is not None else (
-            config.data_dir if dataset == config.dataset else None)
-        documents = load_dataset(dataset, data_dir, splits=(args.split,))[args.split]
-        prepared = prepare_split(documents, vocabs, config)
+        tagger = _load_tagger(args)
+        model, vocabs, config = tagger.model, tagger.vocabs, tagger.config
+        dataset, documents = _dataset_split(args, config)
+        prepared = prepare_split(documents, vocabs, config, lm_encoder=tagger.lm_encoder)
         if args.doc is not None and args.doc >= len(prepared.graphs):
             fail(f"--doc {args.doc}: the {args.split} split has {len(prepared.graphs)} documents "
                  f"(0..{len(prepared.graphs) - 1})")

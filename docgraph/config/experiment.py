@@ -161,13 +161,13 @@ def check_values(values: Mapping[str, Any], where: str = "config") -> None:
             check_field(top[key], value, f"{where} {key}")
 
 
-def _coerce(cls: type, values: Mapping[str, Any], where: str) -> dict[str, Any]:
+def _known(cls: type, values: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``values`` as keyword arguments of ``cls``; an unknown key is an error naming ``where``."""
     known = {f.name for f in fields(cls)}
     unknown = [key for key in values if key not in known]
     if unknown:
         raise ValueError(f"{where}: unknown key {unknown[0]!r} (expected one of {sorted(known)})")
-    return {key: frozenset(value) if key == "skip_tokens" and value is not None else value
-            for key, value in values.items()}
+    return dict(values)
 
 
 def apply_overrides(config: ExperimentConfig, values: Mapping[str, Any], where: str = "config"
@@ -177,15 +177,13 @@ def apply_overrides(config: ExperimentConfig, values: Mapping[str, Any], where: 
     Every value is checked first (:func:`check_values`), naming ``where``.
     """
     check_values(values, where)
-    top = _coerce(ExperimentConfig, {k: v for k, v in values.items() if k not in SECTIONS},
-                  where)
+    top = _known(ExperimentConfig, {k: v for k, v in values.items() if k not in SECTIONS},
+                 where)
     sections = {}
     for name, cls in SECTIONS.items():
         current = getattr(config, name)
-        if name in values:
-            if not isinstance(values[name], Mapping):
-                raise ValueError(f"{where}: [{name}] must be a table")
-            sections[name] = replace(current, **_coerce(cls, values[name], f"{where} [{name}]"))
+        if name in values:  # a table: check_values said so
+            sections[name] = replace(current, **_known(cls, values[name], f"{where} [{name}]"))
         else:
             sections[name] = replace(current)
     return replace(config, **top, **sections)

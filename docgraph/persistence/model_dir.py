@@ -269,8 +269,8 @@ def load_model_dir(directory: str | Path, map_location: str | torch.device = "cp
             model needs is missing or different.
         ValueError: The model cannot take ``overrides``.
     """
-    config, vocabs = read_model_dir(directory, overrides)
-    model = load_model_weights(directory, config, vocabs, map_location, overrides)
+    config, vocabs = read_model_dir(directory, overrides)  # overrides applied to config
+    model = load_model_weights(directory, config, vocabs, map_location)
     return model, vocabs, config
 
 
