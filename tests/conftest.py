@@ -156,3 +156,24 @@ def lombardi_example():
     doc = make_document("doc-1", LOMBARDI_SENTENCES)
     vocabs = Vocabularies.build([doc])
     return doc, vocabs, document_to_graph(doc, vocabs, GraphConfig(max_neighbours=None))
+
+
+def half_pruning_model(vocabs, graphs):
+    """A small untrained GCDoc whose threshold, the median uncertainty of ``graphs``, prunes
+    about half of their tokens (its tags then depend on the Monte-Carlo masks); built from the
+    configuration with that threshold, as every setting is."""
+    from dataclasses import replace
+
+    from torch_geometric.data import Batch
+
+    from docgraph.config import GCDocConfig
+    from docgraph.persistence.model_dir import build_model
+
+    torch.manual_seed(0)
+    model = build_model(GCDocConfig(hidden=12, char_hidden=6, sent_dim=10, word_dim=8,
+                                    char_dim=5, uncertainty_hidden=6, num_samples=3),
+                        vocabs).eval()
+    u = model.inspect(Batch.from_data_list(graphs)).uncertainty
+    pruning = build_model(replace(model.config, threshold=float(u.median())), vocabs)
+    pruning.load_state_dict(model.state_dict())
+    return pruning.eval()

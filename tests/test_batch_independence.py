@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import replace
 
 import pytest
 import torch
-from conftest import run_script
+from conftest import half_pruning_model, run_script
 from torch_geometric.data import Batch
 
 from docgraph.batching.plan import monte_carlo_keys
 from docgraph.data.document import make_document
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.graph.splits import prepare_split
-from docgraph.model import GCDoc, GCDocConfig
 from docgraph.nn import MonteCarloKeys, UncertaintyTagger
 from docgraph.nn.uncertainty import mix_seed
-from docgraph.persistence.model_dir import build_model
 from docgraph.tagging.inference import predict_documents, predict_graphs
 from docgraph.tagging.tagger import Tagger
 from docgraph.viz import format_edge_table, inspect_documents, noisy_edges
@@ -131,21 +128,9 @@ def test_sampled_neighbours_follow_the_document(sample_vocabs):
     assert not torch.equal(alone, reseeded[0].edge_index)
 
 
-def _pruning_model(sample_vocabs, graphs) -> GCDoc:
-    """A small untrained GCDoc whose threshold prunes about half of the tokens."""
-    torch.manual_seed(0)
-    model = build_model(GCDocConfig(hidden=12, char_hidden=6, sent_dim=10, word_dim=8,
-                                    char_dim=5, uncertainty_hidden=6, num_samples=3),
-                        sample_vocabs).eval()
-    u = model.inspect(Batch.from_data_list(graphs)).uncertainty
-    pruning = build_model(replace(model.config, threshold=float(u.median())), sample_vocabs)
-    pruning.load_state_dict(model.state_dict())
-    return pruning.eval()
-
-
 def test_tags_do_not_depend_on_the_batch(sample_splits, sample_vocabs):
     graphs = documents_to_graphs(sample_splits["dev"], sample_vocabs, GraphConfig(seed=1))
-    model = _pruning_model(sample_vocabs, graphs)
+    model = half_pruning_model(sample_vocabs, graphs)
     drop = model.inspect(Batch.from_data_list(graphs)).drop
     assert drop.any() and not drop.all()
     together = predict_graphs(model, graphs, sample_vocabs, batch_tokens=10 ** 6)

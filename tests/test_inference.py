@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import replace
 
 import pytest
 import torch
-from conftest import run_script
+from conftest import half_pruning_model, run_script
 from torch_geometric.data import Batch
 
 from docgraph.data.document import make_document
@@ -36,14 +35,7 @@ def pruning(sample_splits, sample_vocabs):
     """Graphs of the sample's dev split and a small untrained GCDoc that prunes about half of
     their tokens (its tags depend on the Monte-Carlo masks)."""
     graphs = documents_to_graphs(sample_splits["dev"], sample_vocabs, GraphConfig(seed=1))
-    torch.manual_seed(0)
-    model = build_model(GCDocConfig(hidden=12, char_hidden=6, sent_dim=10, word_dim=8,
-                                    char_dim=5, uncertainty_hidden=6, num_samples=3),
-                        sample_vocabs).eval()
-    u = model.inspect(Batch.from_data_list(graphs)).uncertainty
-    pruned = build_model(replace(model.config, threshold=float(u.median())), sample_vocabs)
-    pruned.load_state_dict(model.state_dict())
-    return pruned.eval(), graphs
+    return half_pruning_model(sample_vocabs, graphs), graphs
 
 
 def _assert_same(a: list[GraphInspection], b: list[GraphInspection]) -> None:
