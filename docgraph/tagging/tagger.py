@@ -195,23 +195,30 @@ class Tagger:
                 the model cannot read.
         """
         docs = list(documents)
-        count = self.processes_for(docs, processes)
+        chunks, predictions = self._tag_chunks(docs, self.processes_for(docs, processes),
+                                               mc_seed, progress)
+        return Evaluation.of(PreparedSplit(chunks, []), predictions)
+
+    def _tag_chunks(self, docs: list[Document], processes: int, mc_seed: int,
+                    progress: str | None = None
+                    ) -> tuple[list[Document], list[list[list[str]]]]:
+        """The chunks the model tags ``docs`` in (a document longer than ``max_doc_tokens`` in
+        several) and their IOB2 tags, in ``processes`` CPU processes (more than one: the
+        processes load the model, :func:`~docgraph.tagging.inference.predict_in_processes`).
+        ``progress`` names the documents whose graph building and tagging are shown."""
         tagging = None if progress is None else f"tagging {progress}"
-        if count > 1:  # the processes load the model; this one only scores
-            split = PreparedSplit(split_long_documents(docs, self.config.graph.max_doc_tokens),
-                                  [])
-            predictions = predict_in_processes(str(self.path), docs, count, self.overrides,
-                                               mc_seed, progress=tagging)
-        else:
-            tokens = sum(d.num_tokens for d in docs)
-            with Progress(f"building graphs ({progress})", tokens, unit="token",
-                          enabled=progress is not None) as bar:
-                split = prepare_split(docs, self.vocabs, self.config, lm_encoder=self.lm_encoder)
-                bar.update(tokens)
-            predictions = predict_graphs(self.model, split.graphs, self.vocabs,
-                                         self.config.train.eval_batch_tokens, self.device,
-                                         mc_seed, tagging)
-        return Evaluation.of(split, predictions)
+        if processes > 1:
+            chunks = split_long_documents(docs, self.config.graph.max_doc_tokens)
+            return chunks, predict_in_processes(str(self.path), docs, processes, self.overrides,
+                                                mc_seed, progress=tagging)
+        tokens = sum(d.num_tokens for d in docs)
+        with Progress(f"building graphs ({progress})", tokens, unit="token",
+                      enabled=progress is not None) as bar:
+            split = prepare_split(docs, self.vocabs, self.config, lm_encoder=self.lm_encoder)
+            bar.update(tokens)
+        return split.documents, predict_graphs(self.model, split.graphs, self.vocabs,
+                                               self.config.train.eval_batch_tokens, self.device,
+                                               mc_seed, tagging)
 
     def _tag_documents(self, docs: list[Document], processes: int = 1, mc_seed: int = 0
                        ) -> list[list[list[str]]]:
@@ -225,17 +232,7 @@ class Tagger:
         inputs = [d for d in inputs if d.sentences]
         merged: dict[str, list[list[str]]] = {d.doc_id: [] for d in inputs}
         if inputs:
-            if processes > 1:
-                chunks = split_long_documents(inputs, self.config.graph.max_doc_tokens)
-                tags = predict_in_processes(str(self.path), inputs, processes, self.overrides,
-                                            seed=mc_seed)
-            else:
-                prepared = prepare_split(inputs, self.vocabs, self.config,
-                                         lm_encoder=self.lm_encoder)
-                chunks = prepared.documents
-                tags = predict_graphs(self.model, prepared.graphs, self.vocabs,
-                                      self.config.train.eval_batch_tokens, self.device,
-                                      seed=mc_seed)
+            chunks, tags = self._tag_chunks(inputs, processes, mc_seed)
             # re-join chunks of long documents
             for chunk, chunk_tags in zip(chunks, tags):
                 merged[_parent_id(chunk.doc_id, merged)].extend(chunk_tags)
