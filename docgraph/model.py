@@ -16,6 +16,7 @@ Every switch of :class:`GCDocConfig` removes one component, so the paper's ablat
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -201,6 +202,7 @@ class GCDoc(nn.Module):
             "label_to_type", torch.tensor(label_to_type, dtype=torch.long), persistent=True
         )
         self.pruning_active = True
+        self.open_vectors: Callable[[Tensor], Tensor] | None = None
         # the children initialised themselves when built; draw only GCDoc's own parameters here
         # (so that a seed gives the same model as before reset_parameters reset everything)
         self._reset_own_parameters(pretrained)
@@ -235,6 +237,43 @@ class GCDoc(nn.Module):
         nn.init.xavier_uniform_(self.emission.weight)
         nn.init.zeros_(self.emission.bias)
 
+    def open_vocabulary(self, vectors: Tensor | Callable[[Tensor], Tensor] | None) -> None:
+        """Read word ids from ``num_words`` on as pretrained rows: id ``num_words + r`` is row
+        ``r`` (the ids of :class:`~docgraph.data.open_vocab.OpenVocab`).
+
+        The vectors are not parameters and are not saved; only the rows a batch needs are
+        read. ``None`` closes the vocabulary again.
+
+        Args:
+            vectors: A ``[V, word_dim]`` tensor, or a function from a 1-D tensor of row ids
+                (on the CPU) to their ``[len(ids), word_dim]`` vectors (e.g.
+                :meth:`~docgraph.data.open_vocab.PretrainedTable.vectors`, which reads them from
+                a memory-mapped table on demand).
+        """
+        if isinstance(vectors, Tensor):
+            if vectors.dim() != 2 or vectors.size(1) != self.config.word_dim:
+                raise ValueError(f"open-vocabulary vectors of shape {list(vectors.shape)} do "
+                                 f"not fit word_dim {self.config.word_dim}")
+            table = vectors
+            vectors = lambda rows: table.index_select(0, rows)  # noqa: E731
+        self.open_vectors = vectors
+
+    def embed_words(self, word: Tensor) -> Tensor:
+        """Word vectors of the ids ``word``: the embedding's rows, and, past them, the
+        open-vocabulary rows (:meth:`open_vocabulary`)."""
+        table = self.word_embedding
+        if self.open_vectors is None:
+            return table(word)
+        known = word < table.num_embeddings
+        if bool(known.all()):
+            return table(word)
+        out = table(torch.where(known, word, torch.zeros_like(word)))
+        opened = self.open_vectors((word[~known] - table.num_embeddings).cpu())
+        if opened.shape != (int((~known).sum()), out.size(-1)):
+            raise ValueError(f"open-vocabulary rows of shape {list(opened.shape)} do not fit "
+                             f"word_dim {out.size(-1)}")
+        return out.masked_scatter(~known.unsqueeze(-1), opened.to(out))
+
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
         # state dicts saved before the document graph module was a class of its own: rename
         # their keys (load_state_dict hands every module its own copy to modify)
@@ -246,7 +285,7 @@ class GCDoc(nn.Module):
 
     # ------------------------------------------------------------------ helpers
     def _token_features(self, batch: Batch, plan: BatchPlan) -> Tensor:
-        w = self.word_embedding(batch.word)
+        w = self.embed_words(batch.word)
         c = self.char_encoder(batch.chars, batch.char_len, plan.chars)
         return torch.cat([w, c], dim=-1)
 

@@ -137,6 +137,39 @@ def model_dir(trained_run):
     return trained_run[0]
 
 
+#: Words of the tiny pretrained vectors of :func:`vectors_run` that the sample corpus lacks.
+UNSEEN_VECTOR_WORDS = ("harbourmaster", "lighthouse", "0000")
+
+
+@pytest.fixture(scope="session")
+def tiny_vectors(tmp_path_factory, sample_splits):
+    """A GloVe-format text file of 6-dimensional random vectors: the lowercased words of the
+    sample corpus's training split and :data:`UNSEEN_VECTOR_WORDS`."""
+    import numpy as np
+
+    words = sorted({w.lower() for d in sample_splits["train"] for w in d.tokens})
+    words = [*words[::2], *UNSEEN_VECTOR_WORDS]  # half the words: some training words have none
+    rng = np.random.default_rng(0)
+    path = tmp_path_factory.mktemp("vectors") / "tiny.6d.txt"
+    path.write_text("".join(f"{w} {' '.join(f'{x:.5f}' for x in rng.normal(size=6))}\n"
+                            for w in words), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def vectors_run(tmp_path_factory, tiny_vectors):
+    """A tiny run trained ONCE with :func:`tiny_vectors`, frozen, training words only; returns
+    (dir, metrics). Tests must not write into it."""
+    from dataclasses import replace
+
+    from docgraph.training.experiment import run_experiment
+
+    run_dir = tmp_path_factory.mktemp("vectors-run") / "run"
+    config = tiny_config(run_dir, {"freeze_embeddings": True}, epochs=2)
+    config = replace(config, embeddings=str(tiny_vectors), vocab_eval_words=False)
+    return run_dir, run_experiment(config)
+
+
 #: Three sentences in which "Lombardi" is a person twice and an organisation once (the
 #: paper's Figure 3): the hand-made document of the viz tests.
 LOMBARDI_SENTENCES = [

@@ -23,6 +23,12 @@ from docgraph.config.experiment import SECTIONS, ExperimentConfig, check_values,
 from docgraph.config.fields import Setting, check_field, check_processes
 from docgraph.config.presets import load_toml, preset_path
 from docgraph.data.registry import DATASETS, dataset_files
+from docgraph.persistence.shipped import (
+    ModelNotFoundError,
+    missing_model_files,
+    resolve_model,
+    shipped_models,
+)
 
 #: Switches of ``train.py`` that set several fields at once (the others are declared with
 #: their field, :func:`docgraph.config.fields.switch`).
@@ -46,6 +52,10 @@ class ValueFlag:
         """The ``argparse`` attribute of the flag."""
         return flag_dest(self.setting.flag or "")
 
+
+#: ``--model`` of the tagging tools.
+MODEL_HELP = ("model directory written by train.py, or the name of a shipped model "
+              f"({', '.join(shipped_models()) or 'none installed'})")
 
 def flag_dest(flag: str) -> str:
     """``"--lm-context"`` -> ``"lm_context"``."""
@@ -219,7 +229,7 @@ def evaluate_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="evaluate.py",
         description="Score a trained model (conlleval P/R/F1 overall and per type).")
-    p.add_argument("--model", required=True, help="model directory written by train.py")
+    p.add_argument("--model", required=True, help=MODEL_HELP)
     add_data_arguments(p)
     p.add_argument("--split", choices=("dev", "test"), default="test",
                    help="split to score (default: test)")
@@ -227,7 +237,7 @@ def evaluate_parser() -> argparse.ArgumentParser:
                    help="a labelled CoNLL column file to score instead of a dataset split")
     p.add_argument("--output-dir", default=None,
                    help="where to write <name>_metrics.json and <name>_predictions.conll "
-                        "(default: the model directory)")
+                        "(default: the model directory; for a shipped model, <name>-evaluation)")
     add_tagging_arguments(p)
     return p
 
@@ -270,12 +280,13 @@ def add_progress_arguments(p: argparse.ArgumentParser) -> None:
 
 def check_model_dir(path: str, flag: str = "--model") -> None:
     """Raise :class:`UsageError` unless ``path`` is a model directory written by ``train.py``
-    (it has ``config.json``, ``vocab.json`` and ``model.pt``); checked before torch loads."""
-    directory = Path(path)
-    if not directory.is_dir():
-        raise UsageError(f"{flag} {path}: model directory not found")
-    missing = [n for n in ("config.json", "vocab.json", "model.pt")
-               if not (directory / n).is_file()]
+    (it has ``config.json``, ``vocab.json`` and ``model.pt``) or the name of a shipped model
+    (:func:`~docgraph.persistence.shipped.resolve_model`); checked before torch loads."""
+    try:
+        directory = resolve_model(path)
+    except ModelNotFoundError as err:
+        raise UsageError(f"{flag} {err}") from None
+    missing = missing_model_files(directory)
     if missing:
         raise UsageError(f"{flag} {path}: not a model directory written by train.py "
                          f"(no {', '.join(missing)})")
@@ -386,7 +397,7 @@ def predict_parser() -> argparse.ArgumentParser:
                     "(documents split at -DOCSTART-) or plain-text files (one file = one "
                     "document, or see --documents). Output is written as the input is "
                     "tagged, a few thousand tokens at a time.")
-    p.add_argument("--model", required=True, help="model directory written by train.py")
+    p.add_argument("--model", required=True, help=MODEL_HELP)
     p.add_argument("inputs", nargs="+", help="input files")
     p.add_argument("--input-format", choices=("auto", "conll", "text"), default="auto",
                    help="auto: CoNLL when the file has -DOCSTART- or a tag (O, B-X, I-X, E-X, "
@@ -453,7 +464,7 @@ def visualize_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="visualize.py",
                 description="Draw the document graph of a trained GCDoc model (uncertainty, "
                             "pruning, relation scores r_ij) or print its noisiest edges.")
-    p.add_argument("--model", required=True, help="model directory written by train.py")
+    p.add_argument("--model", required=True, help=MODEL_HELP)
     p.add_argument("--dataset", choices=tuple(DATASETS), default=None,
                    help="corpus (default: the model's)")
     p.add_argument("--data-dir", default=None,

@@ -242,6 +242,13 @@ def _dataset_split(args: argparse.Namespace, config: ExperimentConfig
     return dataset, load_dataset(dataset, data_dir, splits=(args.split,))[args.split]
 
 
+def _evaluation_dir(model: str) -> Path:
+    """Where ``evaluate.py`` writes by default: the model directory, or, for a shipped model
+    given by name (whose directory is part of the installed package),
+    ``<name>-evaluation`` in the working directory."""
+    return Path(model) if Path(model).is_dir() else Path(f"{model}-evaluation")
+
+
 def evaluate(args: argparse.Namespace) -> int:
     """``scripts/evaluate.py`` with its parsed arguments (:func:`docgraph.cli.evaluate_main`):
     the model's :meth:`Tagger.evaluate <docgraph.tagging.tagger.Tagger.evaluate>` on a split
@@ -272,7 +279,7 @@ def evaluate(args: argparse.Namespace) -> int:
             CorpusFormatError) as err:
         fail(str(err))
     scores, consistency = result.scores, result.consistency
-    out_dir = Path(args.output_dir or args.model)
+    out_dir = Path(args.output_dir or _evaluation_dir(args.model))
     print(format_table(scores, title=f"{name} ({len(documents)} documents)"))
     print(f"document consistency: F1 on mentions with a recurring word "
           f"{consistency.recurrent.f1:.2f}, on once-seen mentions {consistency.singleton.f1:.2f};"

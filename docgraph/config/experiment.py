@@ -43,6 +43,11 @@ class ExperimentConfig:
         dataset: ``"sample"``, ``"conll03"``, ``"ontonotes"`` or ``"column"``.
         data_dir: Directory of the corpus files (``None``: the dataset's default).
         embeddings: ``"glove-6b-50d"``, ``"none"`` or a path to a GloVe/word2vec text file.
+        vocab_eval_words: Add the dev/test words that have a pretrained vector to the word
+            vocabulary (the standard practice, :mod:`docgraph.data.vocab`); off, the vocabulary
+            holds the training words only, and words met later get their pretrained vector
+            only through the open vocabulary of a loaded model
+            (:func:`~docgraph.persistence.model_dir.load_model_dir`).
         output_dir: Where the model, logs and metrics go.
         seed: Random seed of the run.
         device: ``"auto"``, ``"cpu"`` or ``"cuda"``.
@@ -67,6 +72,9 @@ class ExperimentConfig:
     data_dir: str | None = text(None, optional=True, help="corpus directory")
     embeddings: str = text("glove-6b-50d", flag="--embeddings", metavar="NAME|PATH",
                            help="glove-6b-50d | none | PATH to GloVe/word2vec vectors")
+    vocab_eval_words: bool = switch(True, help="add the dev/test words that have a pretrained "
+                                    "vector to the word vocabulary",
+                                    switches={"--training-words-only": False})
     output_dir: str = text("runs/sample", help="run directory")
     seed: int = integer(1, low=0, flag="--seed", help="random seed of the run")
     device: str = choice("auto", ("auto", "cpu", "cuda"), flag="--device",

@@ -41,16 +41,17 @@ class PreparedSplit:
 
 
 def build_vocabularies(
-    splits: dict[str, list[Document]], embeddings: str
+    splits: dict[str, list[Document]], embeddings: str, eval_words: bool = True
 ) -> tuple[Vocabularies, Tensor | None, dict | None]:
     """Vocabularies from the training split and the rows of the pretrained vectors they need.
 
-    Words of dev/test that have a pretrained vector are added to the word vocabulary (so
-    their vectors are usable); words of the training data without one get a random vector.
+    With ``eval_words``, words of dev/test that have a pretrained vector are added to the word
+    vocabulary (so their vectors are usable); words of the training data without one get a
+    random vector.
     """
     vectors = load_embeddings(embeddings)
     extra: list[str] = []
-    if vectors is not None:
+    if vectors is not None and eval_words:
         candidates = (w for name, docs in splits.items() if name != "train"
                       for doc in docs for w in doc.tokens)
         extra = words_with_vectors(candidates, vectors[0])

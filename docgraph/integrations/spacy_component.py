@@ -72,6 +72,7 @@ from docgraph.cli.arguments import DEFAULT_MAX_DOC_TOKENS
 from docgraph.data.tags import entity_type, spans
 from docgraph.data.tokenize import sentence_spans
 from docgraph.persistence.atomic import atomic_write_json
+from docgraph.persistence.shipped import MODEL_FILES, shipped_model_dir, shipped_models
 
 __all__ = ["FACTORY", "DocgraphNER", "DocgraphSpacyError", "make_docgraph_ner",
            "register_extensions"]
@@ -80,9 +81,6 @@ log = logging.getLogger(__name__)
 
 FACTORY = "docgraph_ner"
 """The component's factory name: ``nlp.add_pipe("docgraph_ner", config=...)``."""
-
-MODEL_FILES = ("config.json", "vocab.json", "model.pt")
-"""What a model directory written by ``scripts/train.py`` holds, at least."""
 
 _STATE_FILE = "docgraph_ner.json"
 _NER_FACTORIES = ("ner", "beam_ner")
@@ -275,7 +273,8 @@ def _sha256(path: Path) -> str:
 
 
 def check_model_dir(model: str | Path) -> Path:
-    """The resolved path of a docgraph model directory.
+    """The resolved path of a docgraph model directory, or of the shipped model named
+    ``model`` (a directory wins).
 
     Raises:
         DocgraphSpacyError: ``model`` does not exist, is not a directory, or lacks a file of
@@ -283,10 +282,14 @@ def check_model_dir(model: str | Path) -> Path:
     """
     path = Path(model).expanduser()
     resolved = path.resolve()
+    shipped = None if path.exists() else shipped_model_dir(str(model))
+    if shipped is not None:
+        return shipped
     if not path.exists():
         raise DocgraphSpacyError(
             f"docgraph_ner: model directory {str(model)!r} not found (looked for {resolved}; "
-            f"a relative path is read from the working directory {Path.cwd()}). Pass the "
+            f"a relative path is read from the working directory {Path.cwd()}), and not a "
+            f"shipped model ({', '.join(shipped_models()) or 'none installed'}). Pass the "
             "directory scripts/train.py wrote; a saved pipeline moved elsewhere loads with "
             "spacy.load(path, config={'components': {'docgraph_ner': {'model': "
             "'/absolute/path'}}})")

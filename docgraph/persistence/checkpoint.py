@@ -3,6 +3,7 @@ read back with ``torch.load(..., weights_only=True)`` so no arbitrary object is 
 
 from __future__ import annotations
 
+import io
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,18 @@ class CheckpointError(RuntimeError):
     """A checkpoint or model directory is missing, corrupt or from an incompatible version."""
 
 
+def checkpoint_bytes(state: dict[str, Any]) -> bytes:
+    """The bytes :func:`save_checkpoint` writes for ``state``: equal states give equal bytes
+    (``torch.save`` to a file would name the archive's root folder after the file's random
+    temporary name)."""
+    buffer = io.BytesIO()
+    torch.save({"format_version": FORMAT_VERSION, **state}, buffer)
+    return buffer.getvalue()
+
+
 def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
     """Atomically save a dictionary of tensors and plain Python values with ``torch.save``."""
-    atomic_write(path, lambda tmp: torch.save({"format_version": FORMAT_VERSION, **state}, tmp))
+    atomic_write_bytes(path, checkpoint_bytes(state))
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:

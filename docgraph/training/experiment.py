@@ -135,7 +135,8 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
         config = replace(config, data_dir=str(resolve_data_dir(config.dataset,
                                                                config.data_dir).resolve()))
     with stages("vocabularies and pretrained vectors"):
-        vocabs, pretrained, coverage = build_vocabularies(splits, config.embeddings)
+        vocabs, pretrained, coverage = build_vocabularies(splits, config.embeddings,
+                                                          config.vocab_eval_words)
     if coverage is not None and is_main_process():
         log.info("pretrained vector coverage: %s", coverage)
     if pretrained is not None and pretrained.size(1) != config.model.word_dim:

@@ -1,0 +1,229 @@
+"""Packed model directories: small, checked copies of a trained model to ship.
+
+:func:`pack_model_dir` writes a model directory that tags as its source does with fewer bytes:
+
+- **Pretrained rows left out.** A word whose embedding row is still exactly its pretrained
+  vector (a dev/test word never trained, or any row of frozen embeddings) is dropped from the
+  vocabulary and the weights: the open vocabulary (:mod:`docgraph.data.open_vocab`) gives it
+  that same vector at load, from the same table (the configuration's ``embeddings``).
+- **16-bit tensors.** Floating-point tensors are stored as ``float16`` (or ``bfloat16``), those
+  named in ``keep_float32`` as they are; loading copies them into the float32 parameters.
+- **Checksums.** ``manifest.json`` lists the SHA-256 of every file; :func:`verify_manifest`
+  checks them when the directory is loaded, so a damaged file is an error naming it.
+
+Saved files are byte-identical for equal tensors and metadata
+(:func:`~docgraph.persistence.checkpoint.checkpoint_bytes`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from docgraph.data.embeddings import load_embeddings
+from docgraph.data.open_vocab import PretrainedTable
+from docgraph.data.vocab import Vocab, Vocabularies
+from docgraph.persistence.checkpoint import CheckpointError, checkpoint_bytes
+from docgraph.persistence.shipped import MANIFEST
+
+PACK_FORMAT = "docgraph-packed-model"
+PACK_VERSION = 1
+_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
+_EMBEDDING = "word_embedding.weight"
+
+
+@dataclass(frozen=True)
+class PackSummary:
+    """What :func:`pack_model_dir` wrote.
+
+    Args:
+        directory: The packed model directory.
+        words: Word-vocabulary entries kept (specials included).
+        dropped_words: Entries left out (their rows are their pretrained vectors).
+        dtype: The storage type of the floating-point tensors.
+        bytes: Total size of the directory's files.
+    """
+
+    directory: Path
+    words: int
+    dropped_words: int
+    dtype: str
+    bytes: int
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, in hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_manifest(directory: str | Path) -> dict | None:
+    """The manifest of a packed model directory (``None`` for a directory without one).
+
+    Raises:
+        CheckpointError: The manifest is unreadable or not a docgraph manifest.
+    """
+    path = Path(directory) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise CheckpointError(f"{path}: unreadable manifest ({err})") from None
+    if (not isinstance(manifest, dict) or manifest.get("format") != PACK_FORMAT
+            or not isinstance(manifest.get("files"), dict)):
+        raise CheckpointError(f"{path}: not a {PACK_FORMAT} manifest")
+    if manifest.get("version") != PACK_VERSION:
+        raise CheckpointError(f"{path}: packed-model format {manifest.get('version')} is not "
+                              f"supported (this docgraph reads {PACK_VERSION})")
+    return manifest
+
+
+def verify_manifest(directory: str | Path) -> dict | None:
+    """Check every file a packed model directory's manifest lists against its SHA-256.
+
+    Returns:
+        The manifest, or ``None`` for a directory without one (nothing to check).
+
+    Raises:
+        CheckpointError: A listed file is missing or its bytes differ (naming the file).
+    """
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    if manifest is None:
+        return None
+    for name, expected in sorted(manifest["files"].items()):
+        path = directory / name
+        if Path(name).name != name or not path.is_file():
+            raise CheckpointError(f"{path}: missing (listed in {directory / MANIFEST})")
+        if file_sha256(path) != expected:
+            raise CheckpointError(f"{path}: damaged (its SHA-256 is not the one in "
+                                  f"{directory / MANIFEST}); reinstall docgraph or copy the "
+                                  "model again")
+    return manifest
+
+
+def pretrained_rows(vocab: Vocab, weight: torch.Tensor, words: Sequence[str],
+                    matrix: np.ndarray) -> list[int]:
+    """The entries of ``vocab`` whose row of ``weight`` is exactly the pretrained vector the
+    open vocabulary would give them (their first
+    :func:`~docgraph.data.vocab.lookup_keys` hit in ``words``); specials never are."""
+    table = PretrainedTable(lambda: (words, matrix))
+    specials = {vocab.pad_index, vocab.unk_index}
+    out = []
+    for i, token in enumerate(vocab):
+        if i in specials:
+            continue
+        row = table.row(token)
+        if row is not None and torch.equal(weight[i], torch.from_numpy(
+                np.array(matrix[row], dtype=np.float32))):
+            out.append(i)
+    return out
+
+
+def _stored(state: dict[str, torch.Tensor], dtype: torch.dtype,
+            keep_float32: Sequence[str]) -> dict[str, torch.Tensor]:
+    return {key: (value.to(dtype) if value.is_floating_point()
+                  and not any(fnmatch(key, pattern) for pattern in keep_float32) else value
+                  ).contiguous()
+            for key, value in state.items()}
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _packed_config(source: Path) -> str:
+    """``config.json`` of ``source`` without the corpus directory of the machine it was
+    trained on (a packed model reads a corpus from ``--data-dir`` or ``DOCGRAPH_DATA_DIR``)."""
+    config = json.loads((source / "config.json").read_text(encoding="utf-8"))
+    config["data_dir"] = None
+    return json.dumps(config, indent=2) + "\n"
+
+
+def pack_model_dir(source: str | Path, target: str | Path, dtype: str = "float16",
+                   keep_float32: Sequence[str] = ()) -> PackSummary:
+    """Write a packed copy of the model directory ``source`` to ``target`` (see the module
+    docstring). ``target`` appears whole or not at all (written beside it, then renamed); an
+    existing ``target`` is replaced.
+
+    Args:
+        source: A model directory written by ``train.py`` (not itself packed).
+        target: The packed directory.
+        dtype: ``"float16"``, ``"bfloat16"`` or ``"float32"``: how floating-point tensors are
+            stored.
+        keep_float32: ``fnmatch`` patterns of state-dict keys stored as they are
+            (e.g. ``"crf.*"``).
+
+    Raises:
+        CheckpointError: ``source`` is not a model directory, is packed already, or its
+            pretrained vectors cannot be read.
+        ValueError: An unknown ``dtype``.
+    """
+    from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
+
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype {dtype!r}: expected one of {', '.join(_DTYPES)}")
+    source, target = Path(source), Path(target)
+    if read_manifest(source) is not None:
+        raise CheckpointError(f"{source}: already packed")
+    model, vocabs, config = load_model_dir(source, overrides=ModelOverrides(open_vocabulary=False))
+    state = model.state_dict()
+    weight = state[_EMBEDDING]
+    try:
+        table = load_embeddings(config.embeddings)
+    except (OSError, ImportError, ValueError) as err:
+        raise CheckpointError(f"{source}: cannot read its pretrained vectors "
+                              f"{config.embeddings!r} ({err})") from None
+    dropped = set() if table is None else set(pretrained_rows(vocabs.words, weight, *table))
+    kept = [i for i in range(len(vocabs.words)) if i not in dropped]
+    words = Vocab(vocabs.words.lookup(kept), pad_token=vocabs.words.pad_token,
+                  unk_token=vocabs.words.unk_token)
+    state[_EMBEDDING] = weight[torch.tensor(kept, dtype=torch.long)]
+    packed = Vocabularies(words, vocabs.chars, vocabs.labels)
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        staging.chmod(0o777 & ~_umask())
+        packed.save(staging)
+        (staging / "config.json").write_text(_packed_config(source), encoding="utf-8")
+        if (source / "lm.json").is_file():
+            shutil.copyfile(source / "lm.json", staging / "lm.json")
+        (staging / "model.pt").write_bytes(
+            checkpoint_bytes({"model": _stored(state, _DTYPES[dtype], keep_float32)}))
+        files = sorted(p.name for p in staging.iterdir())
+        manifest = {
+            "format": PACK_FORMAT, "version": PACK_VERSION, "dtype": dtype,
+            "keep_float32": list(keep_float32), "embeddings": config.embeddings,
+            "words": len(words), "dropped_words": len(dropped),
+            "files": {name: file_sha256(staging / name) for name in files},
+        }
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    size = sum(p.stat().st_size for p in target.iterdir())
+    return PackSummary(target, len(words), len(dropped), dtype, size)
+
+
+__all__ = ["PACK_FORMAT", "PackSummary", "file_sha256", "pack_model_dir", "pretrained_rows",
+           "read_manifest", "verify_manifest"]

@@ -1,0 +1,70 @@
+"""Models that ship with docgraph, and the one rule that turns a ``--model`` value into a
+model directory (torch-free: the command-line tools check it before torch loads).
+
+A shipped model is a packed model directory (:mod:`docgraph.persistence.packing`) under
+``docgraph/models/<name>/``; ``Tagger.load("conll03")``, ``predict.py --model conll03`` and
+``nlp.add_pipe("docgraph_ner", config={"model": "conll03"})`` load it by name. Its card is
+``docs/models.md``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: Where the shipped models are (inside the package, so that an install carries them).
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "models"
+
+#: The files every model directory has (``train.py`` writes them; a packed one too).
+MODEL_FILES = ("config.json", "vocab.json", "model.pt")
+
+#: The file that makes a model directory a packed one (checksums and how it was packed).
+MANIFEST = "manifest.json"
+
+
+class ModelNotFoundError(ValueError):
+    """A model given by name or path is neither a model directory nor a shipped model (the
+    message names the shipped models)."""
+
+
+def shipped_models() -> list[str]:
+    """The names of the models that ship with docgraph, sorted."""
+    if not SHIPPED_DIR.is_dir():
+        return []
+    return sorted(d.name for d in SHIPPED_DIR.iterdir()
+                  if d.is_dir() and (d / MANIFEST).is_file())
+
+
+def shipped_model_dir(name: str) -> Path | None:
+    """The directory of the shipped model ``name`` (``None`` when none has that name)."""
+    return SHIPPED_DIR / name if name in shipped_models() else None
+
+
+def resolve_model(spec: str | Path) -> Path:
+    """The model directory ``spec`` stands for: an existing directory as it is (a path always
+    wins), else the shipped model of that name.
+
+    Raises:
+        ModelNotFoundError: ``spec`` is neither an existing directory nor a shipped model's
+            name (one line, listing the shipped names), or is a file.
+    """
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return path
+    shipped = shipped_model_dir(str(spec))
+    if shipped is not None:
+        return shipped
+    names = ", ".join(shipped_models()) or "none installed"
+    if path.exists():
+        raise ModelNotFoundError(f"{spec}: is a file, expected a model directory or the name "
+                                 f"of a shipped model ({names})")
+    raise ModelNotFoundError(f"{spec}: neither a model directory nor a shipped model "
+                             f"(shipped: {names})")
+
+
+def missing_model_files(directory: Path) -> list[str]:
+    """The files of :data:`MODEL_FILES` that ``directory`` lacks."""
+    return [name for name in MODEL_FILES if not (directory / name).is_file()]
+
+
+__all__ = ["MANIFEST", "MODEL_FILES", "SHIPPED_DIR", "ModelNotFoundError", "missing_model_files",
+           "resolve_model", "shipped_model_dir", "shipped_models"]
