@@ -130,12 +130,11 @@ def test_loaded_model_tags_an_unseen_word_with_its_vector(vectors_run):
     from dataclasses import replace
 
     from docgraph.data.embeddings import load_embeddings
-    from docgraph.data.vocab import Vocab as V
     from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
     from docgraph.tagging.tagger import Tagger
 
     run_dir, _ = vectors_run
-    words = "Kestrel beat harbourmaster Carrow at Lowmoor on Saturday .".split()
+    words = ["Kestrel", "beat", "harbourmaster", "Carrow", "at", "Lowmoor", "on", "Saturday", "."]
     opened = Tagger.load(run_dir)
     shut = Tagger.load(run_dir, open_vocabulary=False)
     assert "harbourmaster" not in shut.vocabs.words
@@ -145,7 +144,7 @@ def test_loaded_model_tags_an_unseen_word_with_its_vector(vectors_run):
     model, vocabs, config = load_model_dir(run_dir, overrides=ModelOverrides(open_vocabulary=False))
     table_words, matrix = load_embeddings(config.embeddings)
     row = table_words.index("harbourmaster")
-    extended = V([*vocabs.words.tokens, "harbourmaster"], pad_token="<pad>", unk_token="<unk>")
+    extended = Vocab([*vocabs.words.tokens, "harbourmaster"], pad_token="<pad>", unk_token="<unk>")
     with torch.no_grad():
         weight = torch.cat([model.word_embedding.weight, torch.from_numpy(matrix[row:row + 1])])
     model.word_embedding = torch.nn.Embedding.from_pretrained(weight, freeze=True, padding_idx=0)
@@ -156,11 +155,10 @@ def test_loaded_model_tags_an_unseen_word_with_its_vector(vectors_run):
 
 
 def test_model_without_pretrained_vectors_stays_closed(model_dir):
-    from docgraph.data.open_vocab import OpenVocab as OV
     from docgraph.tagging.tagger import Tagger
 
     tagger = Tagger.load(model_dir)
-    assert not isinstance(tagger.vocabs.words, OV)
+    assert not isinstance(tagger.vocabs.words, OpenVocab)
     assert tagger.model.open_vectors is None
 
 
@@ -169,7 +167,6 @@ def test_missing_vectors_leave_the_vocabulary_closed_with_a_warning(vectors_run,
     import json
     import shutil
 
-    from docgraph.data.open_vocab import OpenVocab as OV
     from docgraph.tagging.tagger import Tagger
 
     run_dir, _ = vectors_run
@@ -180,5 +177,5 @@ def test_missing_vectors_leave_the_vocabulary_closed_with_a_warning(vectors_run,
     (moved / "config.json").write_text(json.dumps(config))
     with caplog.at_level("WARNING"):
         tagger = Tagger.load(moved)
-    assert not isinstance(tagger.vocabs.words, OV)
+    assert not isinstance(tagger.vocabs.words, OpenVocab)
     assert "open vocabulary off" in caplog.text and "gone.txt" in caplog.text
