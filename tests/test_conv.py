@@ -146,6 +146,67 @@ def test_gradients(graph):
     assert w.grad is not None and x.grad is not None
 
 
+def test_options_are_keyword_only():
+    """One channel size (input = output): ``DocGraphConv(16, 8)`` is not (in, out)."""
+    with pytest.raises(TypeError, match="positional"):
+        DocGraphConv(16, 8)
+    assert DocGraphConv(16, bias=False).lin_a.bias is None
+
+
+def test_x_of_the_wrong_width(graph):
+    x, edge_index = graph
+    with pytest.raises(ValueError, match=r"x must have shape \[N, 6\] \(channels=6\), got \[4, 5"):
+        DocGraphConv(6)(x[:, :5], edge_index)
+    with pytest.raises(ValueError, match=r"x must have shape \[N, 6\].*got \[24\]"):
+        DocGraphConv(6)(x.view(-1), edge_index)
+
+
+@pytest.mark.parametrize("mask", [torch.tensor([0, 1]), torch.tensor([1, 1, 0, 0])],
+                         ids=["indices", "0-1 integers"])
+def test_source_mask_of_indices(graph, mask):
+    x, edge_index = graph
+    with pytest.raises(TypeError, match=r"source_mask must be a boolean mask of shape \[N=4\]"):
+        DocGraphConv(6)(x, edge_index, source_mask=mask)
+
+
+def test_source_mask_of_the_wrong_length(graph):
+    x, edge_index = graph
+    with pytest.raises(ValueError, match=r"source_mask must have shape \[N=4\].*got \[3\]"):
+        DocGraphConv(6)(x, edge_index, source_mask=torch.ones(3, dtype=torch.bool))
+
+
+def test_edge_index_of_the_wrong_shape_or_range(graph):
+    x, edge_index = graph
+    conv = DocGraphConv(6)
+    with pytest.raises(ValueError, match=r"edge_index must have shape \[2, E\], got \[6, 2\]"):
+        conv(x, edge_index.t())
+    with pytest.raises(TypeError, match="edge_index must hold integer node indices"):
+        conv(x, edge_index.float())
+    with pytest.raises(TypeError, match="edge_index must be a tensor"):
+        conv(x, edge_index.tolist())
+    with pytest.raises(ValueError, match=r"edge_index must hold node indices in \[0, 4\)"):
+        conv(x, torch.tensor([[0, 4], [1, 1]]))
+    with pytest.raises(ValueError, match=r"edge_index must hold node indices.*from -1 to 2"):
+        conv(x, torch.tensor([[0, -1], [1, 2]]))
+
+
+def test_edge_weight_of_the_wrong_length(graph):
+    x, edge_index = graph
+    with pytest.raises(ValueError, match=r"edge_weight must have shape \[E=6\].*got \[5\]"):
+        DocGraphConv(6)(x, edge_index, edge_weight=torch.rand(5))
+    with pytest.raises(ValueError, match=r"edge_weight must have shape \[E=6\].*got \[6, 1\]"):
+        DocGraphConv(6)(x, edge_index, edge_weight=torch.rand(6, 1))
+
+
+def test_gated_nodes_without_ptr(graph):
+    x, edge_index = graph
+    conv = DocGraphConv(6)
+    with pytest.raises(ValueError, match="gated_nodes and ptr go together"):
+        conv(x, edge_index, gated_nodes=torch.tensor([0, 1, 2]))
+    with pytest.raises(ValueError, match=r"ptr must have shape \[G \+ 1\]"):
+        conv(x, edge_index, gated_nodes=torch.tensor([0, 1, 2]), ptr=torch.tensor([0, 3, 5]))
+
+
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
 def test_jit_script(graph):
     x, edge_index = graph

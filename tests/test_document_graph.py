@@ -212,6 +212,71 @@ def test_invalid_arguments(graph):
         _module()(h, edge_index)
 
 
+@pytest.mark.parametrize("width", [4, 16, 100])
+def test_token_x_of_the_wrong_width(graph, width):
+    h, _, sent_len, edge_index, y = graph
+    token_x = torch.randn(6, width)
+    with pytest.raises(ValueError, match=rf"token_x must have shape \[N=6, 5\] "
+                                         rf"\(token_channels=5\), got \[6, {width}\]"):
+        _module()(h, edge_index, token_x, sent_len, y=y)
+
+
+def test_x_and_per_node_targets_of_the_wrong_shape(graph):
+    h, token_x, sent_len, edge_index, y = graph
+    with pytest.raises(ValueError, match=r"x must have shape \[N, 6\] \(channels=6\)"):
+        _module()(h[:, :5], edge_index, token_x, sent_len)
+    with pytest.raises(ValueError, match=r"token_x must have shape \[N=6, 5\].*got \[5, 5\]"):
+        _module()(h, edge_index, token_x[:5], sent_len)
+    with pytest.raises(ValueError, match=r"y must have shape \[N=6\].*got \[5\]"):
+        _module()(h, edge_index, token_x, sent_len, y=y[:5])
+    with pytest.raises(ValueError, match=r"node_type must have shape \[N=6\].*got \[7\]"):
+        _module(pruning=False)(h, edge_index, node_type=torch.zeros(7, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"edge_index must hold node indices in \[0, 6\)"):
+        _module()(h, torch.tensor([[0, 6], [6, 0]]), token_x, sent_len)
+
+
+@pytest.mark.parametrize("sent_len", [torch.tensor([3, 2]), torch.tensor([3, 3, 2]), [4, 4]],
+                         ids=["short", "long", "list"])
+def test_sent_len_not_summing_to_n(graph, sent_len):
+    h, token_x, _, edge_index, _ = graph
+    with pytest.raises(ValueError, match=r"sent_len must sum to N=6 \(the number of nodes\)"):
+        _module()(h, edge_index, token_x, sent_len)
+
+
+@torch.no_grad()
+@pytest.mark.parametrize("as_list", [list, tuple])
+def test_sent_len_as_a_list(graph, as_list):
+    h, token_x, sent_len, edge_index, y = graph
+    module = _module().eval()
+    torch.manual_seed(5)
+    expected = module(h, edge_index, token_x, sent_len, y=y)
+    torch.manual_seed(5)
+    out = module(h, edge_index, token_x, as_list(sent_len.tolist()), y=y)
+    for a, b in zip(out, expected):
+        torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("sent_len", [[3.0, 3.0], torch.tensor([3.0, 3.0]), "33"],
+                         ids=["list of floats", "float tensor", "str"])
+def test_sent_len_of_the_wrong_type(graph, sent_len):
+    h, token_x, _, edge_index, _ = graph
+    with pytest.raises(TypeError, match="sent_len must"):
+        _module()(h, edge_index, token_x, sent_len)
+
+
+def test_sent_len_on_an_accelerator_is_summed_from_the_plan():
+    """Lengths that are not on the CPU are checked against the plan's host copy."""
+    from docgraph.nn.document_graph import _check_planned_lengths
+    from docgraph.nn.layout import SequenceLayout
+
+    layout = SequenceLayout.from_lengths([3, 2])
+    _check_planned_lengths(torch.tensor([3, 2]), layout, 5)
+    with pytest.raises(ValueError, match=r"sent_len must sum to N=6 .*summing to 5"):
+        _check_planned_lengths(torch.tensor([3, 2]), layout, 6)
+    with pytest.raises(ValueError, match="plan.sentences has 2 sentences for the 3 lengths"):
+        _check_planned_lengths(torch.tensor([3, 2, 1]), layout, 6)
+
+
 def test_reset_parameters_redraws_each_child():
     module = _module()
     with torch.no_grad():

@@ -16,6 +16,93 @@ from docgraph.config.model import GCDocConfig
 from docgraph.nn.gather import gather_rows, segment_sum
 
 
+def _describe(value: object) -> str:
+    """``dtype tensor of shape [...]`` for a tensor, the type's name for anything else."""
+    if isinstance(value, Tensor):
+        return f"{str(value.dtype).removeprefix('torch.')} tensor of shape {list(value.shape)}"
+    return f"a {type(value).__name__}"
+
+
+def _reads_values(t: Tensor) -> bool:
+    """Whether a check may read ``t``'s values: on the CPU (no device sync), not compiling."""
+    compiling = getattr(torch.compiler, "is_compiling", None)  # torch >= 2.3
+    return t.device.type == "cpu" and not (compiling is not None and compiling())
+
+
+def _check_features(name: str, x: Tensor, channels: int, num_nodes: int | None = None,
+                    owner: str = "channels") -> None:
+    """Check that ``x`` is a ``[N, channels]`` tensor (``N = num_nodes`` when given); ``owner``
+    names the constructor argument that fixed ``channels``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} must be a tensor of shape [N, {channels}] (got {_describe(x)})")
+    rows = "N" if num_nodes is None else f"N={num_nodes}"
+    rows_fit = num_nodes is None or (x.dim() > 0 and x.size(0) == num_nodes)
+    if x.dim() != 2 or x.size(1) != channels or not rows_fit:
+        raise ValueError(f"{name} must have shape [{rows}, {channels}] ({owner}={channels}), "
+                         f"got {list(x.shape)}")
+
+
+def _check_edge_index(edge_index: Tensor, num_nodes: int) -> None:
+    """Check that ``edge_index`` is a ``[2, E]`` integer tensor of indices in ``[0, N)``."""
+    if not isinstance(edge_index, Tensor):
+        raise TypeError(f"edge_index must be a tensor of shape [2, E] "
+                        f"(got {_describe(edge_index)})")
+    if edge_index.dtype.is_floating_point or edge_index.dtype.is_complex \
+            or edge_index.dtype == torch.bool:
+        raise TypeError(f"edge_index must hold integer node indices "
+                        f"(got {_describe(edge_index)})")
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise ValueError(f"edge_index must have shape [2, E], got {list(edge_index.shape)}")
+    if edge_index.numel() and _reads_values(edge_index):
+        low, high = (int(v) for v in torch.aminmax(edge_index))
+        if low < 0 or high >= num_nodes:
+            raise ValueError(f"edge_index must hold node indices in [0, {num_nodes}) for "
+                             f"N={num_nodes} nodes, got indices from {low} to {high}")
+
+
+def _check_node_vector(name: str, value: Tensor, num_nodes: int, mask: bool = False) -> None:
+    """Check that ``value`` is a ``[N]`` tensor; with ``mask``, a boolean one."""
+    kind = "a boolean mask" if mask else "a tensor"
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name} must be {kind} of shape [N={num_nodes}] "
+                        f"(got {_describe(value)})")
+    if mask and value.dtype != torch.bool:
+        raise TypeError(f"{name} must be a boolean mask of shape [N={num_nodes}], one entry "
+                        f"per node, not node indices (got {_describe(value)})")
+    if value.dim() != 1 or value.size(0) != num_nodes:
+        raise ValueError(f"{name} must have shape [N={num_nodes}] (one entry per node), "
+                         f"got {list(value.shape)}")
+
+
+def _check_conv_inputs(x: Tensor, edge_index: Tensor, channels: int,
+                       edge_weight: OptTensor = None, source_mask: OptTensor = None,
+                       gated_nodes: OptTensor = None, ptr: OptTensor = None) -> None:
+    """Check the inputs of :meth:`DocGraphConv.forward`; raise one clear error naming the
+    first argument that does not fit."""
+    _check_features("x", x, channels)
+    num_nodes = x.size(0)
+    _check_edge_index(edge_index, num_nodes)
+    num_edges = edge_index.size(1)
+    if edge_weight is not None:
+        if not isinstance(edge_weight, Tensor):
+            raise TypeError(f"edge_weight must be a tensor of shape [E={num_edges}] "
+                            f"(got {_describe(edge_weight)})")
+        if edge_weight.dim() != 1 or edge_weight.size(0) != num_edges:
+            raise ValueError(f"edge_weight must have shape [E={num_edges}] (one weight per "
+                             f"edge of edge_index), got {list(edge_weight.shape)}")
+    if source_mask is not None:
+        _check_node_vector("source_mask", source_mask, num_nodes, mask=True)
+    if (gated_nodes is None) != (ptr is None):
+        raise ValueError("gated_nodes and ptr go together: give both or neither")
+    if gated_nodes is not None:
+        if not isinstance(gated_nodes, Tensor) or not isinstance(ptr, Tensor):
+            raise TypeError(f"gated_nodes and ptr must be tensors (got "
+                            f"{_describe(gated_nodes)} and {_describe(ptr)})")
+        if gated_nodes.dim() != 1 or ptr.dim() != 1 or ptr.numel() != gated_nodes.numel() + 1:
+            raise ValueError(f"ptr must have shape [G + 1] for gated_nodes of shape [G], got "
+                             f"{list(ptr.shape)} and {list(gated_nodes.shape)}")
+
+
 class DocGraphConv(MessagePassing):
     r"""The gated graph layer of the document graph module of GCDoc from the
     paper Wang et al., `"Exploiting Global Contextual Information for
@@ -70,12 +157,20 @@ class DocGraphConv(MessagePassing):
     All weight matrices are Glorot-initialised (each :math:`d \times d` block
     on its own), biases are zero (paper, "Initialization").
 
+    :meth:`forward` checks its inputs (widths, lengths, index range, mask
+    type) and raises a :class:`ValueError` or :class:`TypeError` naming the
+    argument. Checks that read tensor values (the index range) run only on
+    tensors on the CPU, outside :func:`torch.compile`, so that they never wait
+    for an accelerator; TorchScript skips all of them.
+
     The layer can be compiled with :func:`torch.jit.script` and traced by
     :func:`torch.compile` with ``fullgraph=True`` (both tested; the tests use
     the ``aot_eager`` backend, the same graph is what inductor compiles).
 
     Args:
-        channels (int): Size :math:`d` of each node feature (input = output).
+        channels (int): Size :math:`d` of each node feature (input = output; the
+            layer has one channel size, so ``DocGraphConv(16, 8)`` is a
+            :class:`TypeError`: the options below are keyword-only).
         bias (bool, optional): If set to :obj:`False`, the layer will not learn
             the bias :math:`\mathbf{b}_a`. (default: :obj:`True`)
         isolated (str, optional): Treatment of nodes without incoming edges,
@@ -99,6 +194,7 @@ class DocGraphConv(MessagePassing):
     def __init__(
         self,
         channels: int,
+        *,
         bias: bool = True,
         isolated: str = GCDocConfig.isolated,
         gate_bias: bool = False,
@@ -165,7 +261,16 @@ class DocGraphConv(MessagePassing):
 
         Returns:
             Updated node features ``[N, channels]``.
+
+        Raises:
+            TypeError: An argument is not a tensor, or of the wrong kind of dtype (e.g. a
+                ``source_mask`` of node indices instead of booleans).
+            ValueError: An argument's shape does not fit ``channels``, ``N`` or ``E``, or
+                ``edge_index`` holds an index outside ``[0, N)`` (checked on the CPU).
         """
+        if not torch.jit.is_scripting():
+            _check_conv_inputs(x, edge_index, self.channels, edge_weight, source_mask,
+                               gated_nodes, ptr)
         num_nodes = x.size(0)
         nodes = torch.arange(num_nodes, device=x.device)
         if gated_nodes is None or ptr is None:

@@ -21,7 +21,14 @@ import torch
 from torch import Tensor
 
 from docgraph.config.model import GCDocConfig
-from docgraph.nn.conv import DocGraphConv
+from docgraph.nn.conv import (
+    DocGraphConv,
+    _check_edge_index,
+    _check_features,
+    _check_node_vector,
+    _describe,
+    _reads_values,
+)
 from docgraph.nn.gather import csr_segments
 from docgraph.nn.layout import DEFAULT_BUCKETS, SequenceLayout
 from docgraph.nn.relation import (
@@ -98,6 +105,47 @@ class DocumentGraphPlan:
             plan.segment_sizes = [int(n) for n in sizes]
             plan.segment_seeds = list(segment_seeds)
         return plan
+
+
+def _as_lengths(sent_len: Tensor | Sequence[int], device: torch.device) -> Tensor:
+    """``sent_len`` as a 1-D integer tensor (a list or tuple of ints goes to ``device``)."""
+    if isinstance(sent_len, (list, tuple)):
+        if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool)
+                   for n in sent_len):
+            raise TypeError(f"sent_len must hold ints (sentence lengths), got "
+                            f"{[type(n).__name__ for n in sent_len]}")
+        return torch.tensor(sent_len, dtype=torch.long, device=device)
+    if not isinstance(sent_len, Tensor):
+        raise TypeError(f"sent_len must be a 1-D integer tensor or a list of ints "
+                        f"(got {_describe(sent_len)})")
+    if sent_len.dtype.is_floating_point or sent_len.dtype.is_complex \
+            or sent_len.dtype == torch.bool:
+        raise TypeError(f"sent_len must hold integer sentence lengths "
+                        f"(got {_describe(sent_len)})")
+    if sent_len.dim() != 1:
+        raise ValueError(f"sent_len must have shape [S] (one length per sentence), "
+                         f"got {list(sent_len.shape)}")
+    return sent_len
+
+
+def _check_total(total: int, num_sentences: int, num_nodes: int) -> None:
+    """Check that the ``num_sentences`` lengths of ``sent_len`` sum to the ``num_nodes``."""
+    if total != num_nodes:
+        raise ValueError(f"sent_len must sum to N={num_nodes} (the number of nodes), got "
+                         f"{num_sentences} lengths summing to {total}")
+
+
+def _check_planned_lengths(sent_len: Tensor, layout: SequenceLayout | None,
+                           num_nodes: int) -> None:
+    """Check the sum of ``sent_len`` on an accelerator from ``layout``'s host copy of the
+    lengths (no read-back), or by reading it back when there is no layout."""
+    if layout is None:
+        _check_total(int(sent_len.sum()), sent_len.numel(), num_nodes)
+        return
+    if layout.num_sequences != sent_len.numel():
+        raise ValueError(f"plan.sentences has {layout.num_sequences} sentences for the "
+                         f"{sent_len.numel()} lengths of sent_len")
+    _check_total(int(layout.host_lengths.sum()), sent_len.numel(), num_nodes)
 
 
 class DocumentGraphOutput(NamedTuple):
@@ -323,7 +371,7 @@ class DocumentGraphModule(torch.nn.Module):
         x: Tensor,
         edge_index: Tensor,
         token_x: Tensor | None = None,
-        sent_len: Tensor | None = None,
+        sent_len: Tensor | Sequence[int] | None = None,
         y: Tensor | None = None,
         node_type: Tensor | None = None,
         *,
@@ -337,8 +385,9 @@ class DocumentGraphModule(torch.nn.Module):
             edge_index (torch.Tensor): Edges ``[2, E]`` (source :math:`j`, target :math:`i`).
             token_x (torch.Tensor, optional): Token features :math:`\mathbf{x}^u_i`
                 ``[N, token_channels]`` of the uncertainty tagger (needed with pruning).
-            sent_len (torch.Tensor, optional): Sentence lengths ``[S]`` of the flat nodes
-                (needed with pruning: the tagger's Bi-LSTM reads sentence by sentence).
+            sent_len (torch.Tensor or list of int, optional): Sentence lengths ``[S]`` of the
+                flat nodes, summing to ``N`` (needed with pruning: the tagger's Bi-LSTM reads
+                sentence by sentence). A list or tuple is made a tensor on ``x``'s device.
             y (torch.Tensor, optional): Gold labels ``[N]``: computes the tagger's loss.
             node_type (torch.Tensor, optional): Gold entity-type id of every node ``[N]``
                 (``outside_type`` for ``O``): computes :math:`\mathcal{L}_a`.
@@ -353,12 +402,22 @@ class DocumentGraphModule(torch.nn.Module):
 
         Returns:
             :class:`DocumentGraphOutput`.
+
+        Raises:
+            TypeError: An argument is not a tensor (``sent_len``: nor a list of ints), or of
+                the wrong kind of dtype.
+            ValueError: An argument's shape does not fit the constructor's ``channels`` or
+                ``token_channels``, ``N`` or ``E``; ``sent_len`` does not sum to ``N``; or
+                ``edge_index`` holds an index outside ``[0, N)`` (checked on the CPU).
         """
+        sent_len = self._check_inputs(x, edge_index, token_x, sent_len, y, node_type)
         if plan is None:
             num_samples = 0
             if self.uncertainty is not None and self.uncertainty.mc_dropout == "full":
                 num_samples = self.uncertainty.num_samples
             plan = DocumentGraphPlan.build(edge_index, sent_len, num_samples=num_samples)
+        if sent_len is not None and sent_len.device.type != "cpu":
+            _check_planned_lengths(sent_len, plan.sentences, x.size(0))
         layout, mc_layout = plan.sentences, plan.monte_carlo
         uncertainty = drop = source_mask = uncertainty_loss = None
         if self.uncertainty is not None:
@@ -388,6 +447,28 @@ class DocumentGraphModule(torch.nn.Module):
                               gated_nodes=plan.gated_nodes, ptr=plan.edge_ptr)
         return DocumentGraphOutput(out, uncertainty, drop, edge_weight, uncertainty_loss,
                                    rel_loss)
+
+    def _check_inputs(self, x: Tensor, edge_index: Tensor, token_x: Tensor | None,
+                      sent_len: Tensor | Sequence[int] | None, y: Tensor | None,
+                      node_type: Tensor | None) -> Tensor | None:
+        """Check the inputs of :meth:`forward` like a PyG layer (one error naming the first
+        argument that does not fit); return ``sent_len`` as a tensor. ``sent_len`` on an
+        accelerator is summed later, from the plan's host copy."""
+        _check_features("x", x, self.channels)
+        num_nodes = x.size(0)
+        _check_edge_index(edge_index, num_nodes)
+        if token_x is not None and self.uncertainty is not None:  # unread without it
+            _check_features("token_x", token_x, self.uncertainty.in_channels, num_nodes,
+                            owner="token_channels")
+        for name, value in (("y", y), ("node_type", node_type)):
+            if value is not None:
+                _check_node_vector(name, value, num_nodes)
+        if sent_len is None:
+            return None
+        sent_len = _as_lengths(sent_len, x.device)
+        if _reads_values(sent_len):
+            _check_total(int(sent_len.sum()), sent_len.numel(), num_nodes)
+        return sent_len
 
     def extra_repr(self) -> str:
         parts = [f"{self.channels}", f"pruning={self.uncertainty is not None}",
