@@ -119,6 +119,14 @@ def test_flags_switches_and_help_come_from_the_declarations():
         assert flag in text
 
 
+def test_help_of_a_switch_that_turns_a_field_off_says_so():
+    from docgraph.cli.arguments import switch_help
+
+    assert switch_help({"model": {"pruning": False}}).startswith("turns off: prune")
+    assert switch_help({"model": {"constrained_decoding": True}}).startswith(
+        section_settings("model")["constrained_decoding"].help)
+
+
 def test_a_new_field_is_a_flag_a_toml_key_and_a_checked_value():
     """Declaring a field is all it takes: the check, the TOML key and the message."""
     from dataclasses import dataclass

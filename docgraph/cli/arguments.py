@@ -107,13 +107,17 @@ def flag_metavar(setting: Setting) -> str:
 
 
 def switch_help(values: dict[str, dict[str, Any]]) -> str:
-    """``--help`` of a switch: the field's help when it sets one, and what it sets."""
+    """``--help`` of a switch: the field's help when it sets one (said as turned off for a
+    switch that sets it false), and what it sets."""
     settings = [(section, key, value) for section, kv in values.items()
                 for key, value in kv.items()]
     where = ", ".join(f"{f'[{s}] ' if s else ''}{k} = {_toml(v)}" for s, k, v in settings)
     if len(settings) == 1:
-        section, key, _ = settings[0]
-        return f"{section_settings(section)[key].help} (sets {where})"
+        section, key, value = settings[0]
+        help_text = section_settings(section)[key].help
+        if value is False:  # the field's help says what True does
+            return f"turns off: {help_text} (sets {where})"
+        return f"{help_text} (sets {where})"
     return f"sets {where}"
 
 
