@@ -3,6 +3,7 @@ clear errors for corrupt, foreign and incompatible files."""
 
 import pytest
 import torch
+from conftest import tiny_config
 
 import docgraph.persistence.atomic as atomic
 import docgraph.persistence.checkpoint as checkpoint
@@ -15,8 +16,7 @@ def test_interrupted_checkpoint_write_keeps_previous(tmp_path, monkeypatch, wher
     save_checkpoint(path, {"model": {"w": torch.ones(3)}, "step": 1})
 
     def broken_save(obj, f, *args, **kwargs):
-        with open(f, "wb") as handle:
-            handle.write(b"PK\x03\x04 half a checkpoint")
+        f.write(b"PK\x03\x04 half a checkpoint")  # into memory: the bytes are written after
         raise KeyboardInterrupt  # killed mid-write
 
     def broken_replace(src, dst):
@@ -56,3 +56,21 @@ def test_corrupt_and_incompatible_checkpoints(tmp_path):
     truncated.write_bytes(truncated.read_bytes()[:50])
     with pytest.raises(CheckpointError, match="not a readable"):
         load_checkpoint(truncated)
+
+
+def test_resume_removes_the_temporary_files_of_a_killed_save(tmp_path):
+    from docgraph.training.experiment import run_experiment
+
+    run = tmp_path / "run"
+    run_experiment(tiny_config(run, epochs=1), progress=False)
+    # kill -9 during a save leaves the atomic writer's temporary files
+    stale = [run / ".last.pt.k3x_9qa0.tmp", run / ".model.pt.0a1b2c3d.tmp",
+             run / ".train_log.jsonl.zzzzzzzz.tmp"]
+    others = [run / ".dev_metrics.json.abcd1234.tmp",  # evaluate.py's, maybe being written
+              run / ".last.pt.tmp", run / "notes.last.pt.abcd1234.tmp"]
+    for path in stale + others:
+        path.write_bytes(b"half a file")
+    run_experiment(tiny_config(run, epochs=2), resume=True, progress=False)
+    assert not [path for path in stale if path.exists()]
+    assert all(path.exists() for path in others)
+    assert atomic.temporaries(run, ["last.pt", "dev_metrics.json"]) == [others[0]]

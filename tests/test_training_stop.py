@@ -74,3 +74,24 @@ def test_stop_reason_counts_patience_exactly():
     assert stop_reason(TrainState(epoch=5, bad_epochs=2), config) == "budget"
     assert stop_reason(TrainState(epoch=10, bad_epochs=2), config) == "max_epochs"
     assert stop_reason(TrainState(epoch=10, bad_epochs=3), config) == "early_stopping"
+
+
+def test_resume_rebuilds_an_epoch_log_that_lost_its_last_line(tmp_path, monkeypatch,
+                                                             sample_splits):
+    # a crash between the checkpoint and the log line of an epoch: the checkpoint's history
+    # has the epoch, the log does not, and resuming brings the line back
+    trainer = _fit(tmp_path, monkeypatch, sample_splits, [10.0, 20.0], patience=5, epochs=2)
+    log_path = tmp_path / "train_log.jsonl"
+    lines = log_path.read_text().splitlines(keepends=True)
+    assert len(lines) == 2
+    log_path.write_text(lines[0])
+    config = tiny_config(tmp_path, epochs=3, patience=5)
+    scripted = iter([30.0])
+    monkeypatch.setattr(training, "evaluate_sharded", lambda *args, **kwargs: _scores(
+        next(scripted)))
+    resumed = Trainer(build_model(config.model, trainer.vocabs), trainer.vocabs, config,
+                      trainer.train, trainer.dev, tmp_path)
+    resumed.fit(resume=True)
+    rebuilt = log_path.read_text().splitlines(keepends=True)
+    assert rebuilt[:2] == lines
+    assert [json.loads(line)["dev_f1"] for line in rebuilt] == [10.0, 20.0, 30.0]

@@ -45,6 +45,7 @@ from docgraph.metrics import format_table
 from docgraph.persistence.atomic import atomic_write
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, atomic_write_text
 from docgraph.persistence.model_dir import check_model_memory
+from docgraph.persistence.run_lock import RunLock, run_directory
 from docgraph.runtime.machine import resolve_device
 from docgraph.runtime.progress import ProgressSettings, is_main_process
 from docgraph.runtime.progress import configure as configure_progress
@@ -111,21 +112,22 @@ def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = N
 
 
 def _train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
-           settings: ProgressSettings) -> None:
-    """Train one run (or one per seed) and print the result line (rank 0 only); only the
-    first process of a data-parallel run logs more than warnings and shows progress
-    (``DOCGRAPH_LOG_RANKS=all``: every process logs)."""
+           settings: ProgressSettings, lock: RunLock | None = None) -> None:
+    """Train one run (or one per seed) in the output directory that ``lock`` holds (else
+    the run takes it) and print the result line (rank 0 only); only the first process of a
+    data-parallel run logs more than warnings and shows progress (``DOCGRAPH_LOG_RANKS=all``:
+    every process logs)."""
 
     every_rank = os.environ.get("DOCGRAPH_LOG_RANKS") == "all"
     setup_logging(not settings.enabled or not (is_main_process() or every_rank))
     configure_progress(**vars(settings))
     if seeds:
-        summary = run_seeds(config, seeds, progress=settings.enabled)
+        summary = run_seeds(config, seeds, progress=settings.enabled, lock=lock)
         if summary:
             print(f"test F1 over seeds {list(seeds)}: {summary['test_f1_mean']:.2f} ± "
                   f"{summary['test_f1_std']:.2f}", flush=True)
         return
-    metrics = run_experiment(config, resume=resume, progress=settings.enabled)
+    metrics = run_experiment(config, resume=resume, progress=settings.enabled, lock=lock)
     if metrics:
         print(f"best epoch {metrics['best_epoch']}/{metrics['epochs']} ({metrics['stop_reason']})"
               f"  dev F1 {metrics['dev']['f1']:.2f}  test F1 {metrics['test']['f1']:.2f}  "
@@ -139,12 +141,12 @@ def _train_exit_code(err: BaseException) -> int:
 
 
 def _spawned_train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
-                   settings: ProgressSettings) -> None:
+                   settings: ProgressSettings, lock: RunLock | None = None) -> None:
     """One process of :func:`docgraph.training.distributed.spawn`: train, or exit with a clean
-    error."""
+    error; ``lock`` is its share of the launcher's lock of the output directory."""
 
     try:
-        _train(config, seeds, resume, settings)
+        _train(config, seeds, resume, settings, lock)
     except TRAIN_ERRORS as err:
         if dist.get_rank() == 0:
             print(f"error: {err}", file=sys.stderr, flush=True)
@@ -156,6 +158,9 @@ def train(args: argparse.Namespace) -> int:
 
     On a CPU the run is data-parallel over ``config.train.processes`` processes (automatic:
     one per core, at most 2), started here; under ``torchrun`` the processes already exist.
+    The output directory (or the one of ``--resume``) is locked here before any process is
+    started or anything written (:mod:`docgraph.persistence.run_lock`), and the processes share
+    the lock: a second run into it fails at once with a one-line error (exit status 2).
     """
     setup_logging(args.quiet)
     settings = ProgressSettings(enabled=not args.quiet, interval=args.progress_interval,
@@ -188,20 +193,25 @@ def train(args: argparse.Namespace) -> int:
             dataset_files(config.dataset, config.data_dir)  # missing data: fail here, once
             threads = config.train.threads or max(
                 1, distributed.available_cores() // processes)
-            logging.getLogger("docgraph").info(
-                "training in %d processes with %d thread(s) each (--processes 1: one process)",
-                processes, threads)
-            # the worker printed the one-line error; torch would add a line per process it stops
-            logging.getLogger("torch.multiprocessing.spawn").setLevel(logging.ERROR)
-            try:
-                distributed.spawn(_spawned_train, processes, config, args.seeds,
-                                  bool(args.resume), settings, threads=threads)
-            except mp.ProcessExitedException as err:
-                raise SystemExit(err.exit_code if err.exit_code > 0 else 1) from None
+            with run_directory(config.output_dir) as lock:
+                logging.getLogger("docgraph").info(
+                    "training in %d processes with %d thread(s) each (--processes 1: one "
+                    "process)", processes, threads)
+                # the worker printed the one-line error; torch would add a line per process
+                # it stops
+                logging.getLogger("torch.multiprocessing.spawn").setLevel(logging.ERROR)
+                try:
+                    distributed.spawn(_spawned_train, processes, config, args.seeds,
+                                      bool(args.resume), settings, lock, threads=threads)
+                except mp.ProcessExitedException as err:
+                    raise SystemExit(err.exit_code if err.exit_code > 0 else 1) from None
             return 0
-        if torchrun:
+        if torchrun:  # the first process locks the directory (run_experiment, run_seeds)
             distributed.init_distributed(config.device)
-        _train(config, args.seeds, bool(args.resume), settings)
+            _train(config, args.seeds, bool(args.resume), settings)
+        else:
+            with run_directory(config.output_dir) as lock:
+                _train(config, args.seeds, bool(args.resume), settings, lock)
     except TRAIN_ERRORS as err:
         if _train_exit_code(err) == 1:
             print(f"error: {err}", file=sys.stderr)

@@ -1,14 +1,16 @@
 """Atomic file writes: a temporary file in the target's directory, fsynced, then renamed.
 
-A crash or an exception at any point leaves the target as it was and no temporary file behind.
+A crash or an exception at any point leaves the target as it was; an exception leaves no
+temporary file behind, a killed process may (:func:`temporaries` finds them).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,8 @@ def _default_mode() -> int:
 def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
     """Let ``write`` fill a temporary file next to ``path``, fsync it, then ``os.replace`` it.
 
-    A crash or an exception at any point leaves ``path`` as it was and no temporary file. The
+    A crash or an exception at any point leaves ``path`` as it was; an exception leaves no
+    temporary file (a killed process may: ``.<name>.XXXXXXXX.tmp``, :func:`temporaries`). The
     file gets the permissions a plain ``open(path, "w")`` would give it (``mkstemp`` alone would
     leave it readable by its owner only).
     """
@@ -40,6 +43,17 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def temporaries(directory: str | Path, names: Iterable[str]) -> list[Path]:
+    """The temporary files :func:`atomic_write` makes for the files ``names`` of ``directory``
+    (``.<name>.XXXXXXXX.tmp``; a crash during a write leaves one behind)."""
+    patterns = [re.compile(re.escape(f".{name}.") + r"[a-z0-9_]{8}\.tmp") for name in names]
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir()
+                  if any(pattern.fullmatch(p.name) for pattern in patterns) and p.is_file())
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:

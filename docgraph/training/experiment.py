@@ -13,6 +13,7 @@ import logging
 import statistics
 import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,11 @@ from docgraph.data.document import Document
 from docgraph.data.registry import get_spec, load_dataset, resolve_data_dir
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit, build_vocabularies, prepare_split
-from docgraph.persistence.atomic import atomic_write
+from docgraph.persistence.atomic import atomic_write, temporaries
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, load_checkpoint
 from docgraph.persistence.lm_record import lm_record
 from docgraph.persistence.model_dir import build_model, check_model_memory, load_model_weights
+from docgraph.persistence.run_lock import LOCK_FILE, RunLock, run_directory
 from docgraph.runtime.determinism import set_deterministic
 from docgraph.runtime.machine import cpu_model, resolve_device
 from docgraph.runtime.progress import Progress, Stages, log_to_file
@@ -70,18 +72,25 @@ def learning_curve(history: list[dict[str, Any]], path: Path) -> None:
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
 
 
-def run_experiment(config: ExperimentConfig, resume: bool = False, progress: bool = True
-                   ) -> dict[str, Any]:
+def run_experiment(config: ExperimentConfig, resume: bool = False, progress: bool = True,
+                   lock: RunLock | None = None) -> dict[str, Any]:
     """Train, select on dev, evaluate once on test, and write the run directory.
 
-    Every stage is timed and logged (:class:`~docgraph.runtime.progress.Stages`), and the run's log
-    lines are kept in ``train.log`` in the run directory; with ``progress`` the long stages
-    (graphs, epochs, tagging) show their progress (:class:`~docgraph.runtime.progress.Progress`).
-    A run that fails or is interrupted before its first checkpoint leaves no run directory
-    it created behind.
+    The run holds its directory for its whole length (:mod:`docgraph.persistence.run_lock`):
+    ``lock`` when that is the directory's (taken by the caller, e.g. ``train.py`` before it
+    starts its processes), else a lock taken here; on taking it, temporary files that a killed
+    write left (:data:`RUN_FILES`) are removed. Every stage is timed and logged
+    (:class:`~docgraph.runtime.progress.Stages`), and the run's log lines are kept in
+    ``train.log`` in the run directory; with ``progress`` the long stages (graphs, epochs,
+    tagging) show their progress (:class:`~docgraph.runtime.progress.Progress`). A run that
+    fails or is interrupted before its first checkpoint leaves no run directory it created
+    behind.
 
     Returns:
         The content of ``metrics.json``.
+
+    Raises:
+        RunDirectoryBusyError: Another run holds the directory.
     """
     threads = training_threads(config.train.threads, resolve_device(config.device),
                                distributed=dist.is_initialized())
@@ -94,31 +103,40 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
         raise ValueError(f"--resume {output_dir}: no checkpoint last.pt to resume from")
     if not is_main_process():
         return _run(config, resume, progress, output_dir, Stages(enabled=False))
-    created = not output_dir.exists()
-    output_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        with log_to_file(output_dir / "train.log"):
-            return _run(config, resume, progress, output_dir, Stages())
-    except BaseException:
-        if created:
-            remove_unfinished_run(output_dir)
-        raise
+    with run_directory(output_dir, lock) as held:
+        try:
+            with log_to_file(output_dir / "train.log"):
+                for path in temporaries(output_dir, RUN_FILES):
+                    log.info("removing %s, left by a write that was killed", path)
+                    path.unlink(missing_ok=True)
+                return _run(config, resume, progress, output_dir, Stages())
+        except BaseException:
+            if held.created:
+                remove_unfinished_run(output_dir)
+            raise
 
+
+#: The files a run writes atomically (:func:`~docgraph.persistence.atomic.atomic_write`).
+RUN_FILES = ("model.pt", "config.json", "vocab.json", "lm.json", "last.pt", "train_log.jsonl",
+             "metrics.json", "learning_curve.png")
 
 #: What a run writes before its first checkpoint (removed if it ends there).
 EARLY_FILES = ("train.log", "lm.json")
 
 
 def remove_unfinished_run(output_dir: Path) -> bool:
-    """Remove a run directory that holds no checkpoint and only :data:`EARLY_FILES`; returns
-    whether it did."""
+    """Remove the :data:`EARLY_FILES` of a run directory that holds no checkpoint and nothing
+    else (but its lock, :data:`~docgraph.persistence.run_lock.LOCK_FILE`), and the directory
+    when that leaves it empty (a locked one goes when its lock is released); returns whether
+    it did."""
     if not output_dir.is_dir() or (output_dir / "last.pt").exists():
         return False
-    if any(p.name not in EARLY_FILES for p in output_dir.iterdir()):
+    if any(p.name not in (*EARLY_FILES, LOCK_FILE) for p in output_dir.iterdir()):
         return False
     for name in EARLY_FILES:
         (output_dir / name).unlink(missing_ok=True)
-    output_dir.rmdir()
+    if not (output_dir / LOCK_FILE).exists():
+        output_dir.rmdir()
     return True
 
 
@@ -265,20 +283,26 @@ def prepare_in_parts(documents: Sequence[Document], vocabs: Vocabularies,
     return out
 
 
-def run_seeds(config: ExperimentConfig, seeds: Sequence[int], progress: bool = True
-              ) -> dict[str, Any]:
-    """Run the same configuration with several seeds; write ``summary.json`` (mean ± std)."""
+def run_seeds(config: ExperimentConfig, seeds: Sequence[int], progress: bool = True,
+              lock: RunLock | None = None) -> dict[str, Any]:
+    """Run the same configuration with several seeds, each in ``seed-<seed>`` of the output
+    directory, which the runs hold together (``lock`` when that is its lock, else one taken
+    here; each run holds its own directory too); write ``summary.json`` (mean ± std).
+
+    Raises:
+        RunDirectoryBusyError: Another run holds the directory or one of the seeds'.
+    """
     base = Path(config.output_dir)
-    created = not base.exists()
     runs = []
-    try:
+    with (run_directory(base, lock) if is_main_process() else nullcontext()):
         for seed in seeds:
             cfg = replace(config, seed=seed, output_dir=str(base / f"seed-{seed}"))
             runs.append(run_experiment(cfg, progress=progress))
-    except BaseException:
-        if created and is_main_process() and base.is_dir() and not any(base.iterdir()):
-            base.rmdir()
-        raise
+        return _summary(base, seeds, runs)
+
+
+def _summary(base: Path, seeds: Sequence[int], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Write and return the ``summary.json`` of :func:`run_seeds` (on the first process)."""
     if not is_main_process():  # the other processes of a data-parallel run hold no results
         return {}
     summary: dict[str, Any] = {

@@ -33,6 +33,7 @@ from docgraph.config import ExperimentConfig, TrainConfig
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit
 from docgraph.model import GCDoc
+from docgraph.persistence.atomic import atomic_write_text
 from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from docgraph.persistence.model_dir import save_model_dir, weights_mismatch
 from docgraph.runtime.machine import peak_rss_mib, resolve_device
@@ -367,8 +368,22 @@ class Trainer:
                 "gradient clipping)"
             )
 
+    @property
+    def log_path(self) -> Path:
+        """The run's epoch records, one JSON line each (``train_log.jsonl``)."""
+        return self.output_dir / "train_log.jsonl"
+
+    def _rebuild_log(self) -> None:
+        """Rewrite the epoch log from the checkpoint's history (atomically), so that a line
+        lost to a crash between the checkpoint and the log comes back; a history that lacks
+        epochs leaves the log as it is."""
+        history = self.state.history
+        if [r.get("epoch") for r in history] != list(range(1, self.state.epoch + 1)):
+            return
+        atomic_write_text(self.log_path, "".join(json.dumps(r) + "\n" for r in history))
+
     def _log(self, record: dict[str, Any]) -> None:
-        with (self.output_dir / "train_log.jsonl").open("a") as handle:
+        with self.log_path.open("a") as handle:
             handle.write(json.dumps(record) + "\n")
         log.info(
             "epoch %3d  loss %10.2f  dev P %.2f R %.2f F1 %.2f  %.1fs  %.0f tok/s  drop %.2f%s",
@@ -388,8 +403,10 @@ class Trainer:
             self.output_dir.mkdir(parents=True, exist_ok=True)
         if resume:
             self.load_checkpoint()
+            if main:
+                self._rebuild_log()
         elif main:
-            (self.output_dir / "train_log.jsonl").unlink(missing_ok=True)
+            self.log_path.unlink(missing_ok=True)
         def out_of_time() -> bool:
             # Predictive: stop before an epoch that would end past the budget, judging its
             # length (training, dev evaluation and checkpoint) by the last epoch's.
