@@ -110,11 +110,12 @@ def test_train_into_a_held_directory_exits_2_and_touches_nothing(tmp_path, capsy
 
     from docgraph.cli import train_main
     from docgraph.persistence.atomic import atomic_write_json
+    from docgraph.persistence.checkpoint import save_checkpoint
     from docgraph.training.experiment import run_seeds
 
     run = tmp_path / "run"
     run.mkdir()
-    (run / "last.pt").write_bytes(b"the first run's checkpoint")
+    save_checkpoint(run / "last.pt", {"state": {"epoch": 1}})  # the first run's checkpoint
     atomic_write_json(run / "config.json", tiny_config(run).to_dict())
     (run / "train_log.jsonl").write_text('{"epoch": 1}\n')
     with run_directory(run):
