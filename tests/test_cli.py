@@ -9,6 +9,7 @@ from docgraph.cli import evaluate_main, predict_main, train_main
 from docgraph.data.conll import looks_like_conll, read_conll, write_conll
 from docgraph.data.registry import load_dataset
 from docgraph.data.tokenize import text_to_sentences
+from docgraph.tagging.tagger import as_document
 
 
 @pytest.mark.slow
@@ -69,6 +70,13 @@ def test_evaluate_on_a_conll_file(model_dir, tmp_path, capsys):
 def test_predict_empty_file_through_the_script(model_dir, tmp_path):
     (tmp_path / "empty.txt").write_text("")
     res = run_script("predict", "--model", model_dir, tmp_path / "empty.txt", "--device", "cpu")
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.strip() == (
+        f"error: {tmp_path / 'empty.txt'}: no tokens to tag (empty, or only whitespace and "
+        "control characters); expected text or CoNLL token lines (--allow-empty: write an "
+        "empty output instead)")
+    res = run_script("predict", "--model", model_dir, tmp_path / "empty.txt", "--device", "cpu",
+                     "--allow-empty")
     assert res.returncode == 0 and res.stdout == ""
     assert res.stderr.strip() == f"{tmp_path / 'empty.txt'}: no tokens, nothing to tag"
 
@@ -157,10 +165,13 @@ def test_looks_like_conll(text, expected):
     assert looks_like_conll(text) is expected
 
 
-@pytest.mark.parametrize("content", ["", "\n\n   \n\t\n"])
+@pytest.mark.parametrize("content", ["", "\n\n   \n\t\n", "\x00\n\x01 \x7f\x9f\n"])
 def test_predict_empty_input_gives_empty_output(model_dir, tmp_path, capsys, caplog, content):
-    (tmp_path / "empty.txt").write_text(content)
+    (tmp_path / "empty.txt").write_bytes(b"\n" * 9000 + content.encode())  # NULs past the head
     argv = ["--model", str(model_dir), str(tmp_path / "empty.txt"), "--device", "cpu"]
+    _expect_usage_error(predict_main, argv, capsys, f"{tmp_path / 'empty.txt'}: no tokens to "
+                                                    "tag (empty, or only whitespace and control")
+    argv.append("--allow-empty")
     assert predict_main(argv) == 0
     assert capsys.readouterr().out == ""
     assert caplog.messages == [f"{tmp_path / 'empty.txt'}: no tokens, nothing to tag"]
@@ -171,6 +182,23 @@ def test_predict_empty_input_gives_empty_output(model_dir, tmp_path, capsys, cap
     assert predict_main([*argv[:3], str(tmp_path / "real.txt"), *argv[3:]]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["doc"], r["text"]) for r in records] == [("real", "Kalvenia")]
+
+
+def test_a_nul_byte_never_becomes_a_token_or_an_entity(model_dir, tmp_path, capsys):
+    # past the first bytes, which predict.py checks for NULs: the tokenizer reads them as spaces
+    text = "Kalvenia won .\n" * 700 + "\x00\n\x00 Kalvenia\x00won\x00.\x00\n"
+    (tmp_path / "nul.txt").write_text(text)
+    for flags in ([], ["--tokenized"], ["--documents", "lines"]):
+        assert predict_main(["--model", str(model_dir), str(tmp_path / "nul.txt"), "--format",
+                             "jsonl-tokens", "--device", "cpu", *flags]) == 0
+        tokens = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert len(tokens) == 3 * 701, flags
+        assert not [t for t in tokens if not t["text"].isprintable()], flags
+        assert [text[t["start_char"]:t["end_char"]] for t in tokens[-3:]] == [
+            "Kalvenia", "won", "."]
+    assert list(as_document("Kalvenia\x00won\n\x00\n", "doc", tokenized=True).tokens) == [
+        "Kalvenia", "won"]
+    assert list(as_document("Kalvenia\x00won.\x00", "doc").tokens) == ["Kalvenia", "won", "."]
 
 
 def test_predict_non_utf8_input_names_file_and_line(model_dir, tmp_path, capsys):

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 
 from docgraph.data.tokenize import (
     ABBREVIATIONS,
+    CONTROL_CHARACTERS,
     NUMBER_ABBREVIATIONS,
+    is_blank,
     paragraph_spans,
     sentence_spans,
     split_sentences,
@@ -16,7 +21,9 @@ from docgraph.data.tokenize import (
     text_to_sentences,
     token_spans,
     tokenize,
+    word_spans,
 )
+from docgraph.tagging.prediction_io import ReadOptions, read_chunks
 
 # --- tokenize -----------------------------------------------------------------------------
 
@@ -397,3 +404,48 @@ def test_a_huge_one_line_paragraph_is_split_lazily() -> None:
     spans = sentence_spans(text)
     assert next(spans) == (0, 20) and next(spans) == (21, 41)
     assert sum(1 for _ in spans) == 19_998
+
+
+# --- control characters -------------------------------------------------------------------
+
+CONTROLS = [chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)]]  # Unicode category Cc
+
+
+def test_control_characters_are_category_cc() -> None:
+    pattern = re.compile(f"[{CONTROL_CHARACTERS}]")
+    found = [chr(c) for c in range(0x110000) if pattern.fullmatch(chr(c))]
+    assert found == CONTROLS
+    assert all(unicodedata.category(c) == "Cc" for c in found)
+    assert sum(unicodedata.category(chr(c)) == "Cc" for c in range(0x110000)) == len(found)
+
+
+@pytest.mark.parametrize("control", CONTROLS, ids=lambda c: f"U+{ord(c):04X}")
+def test_a_control_character_separates_tokens_and_is_never_one(control: str) -> None:
+    text = f"Kalvenia{control}won {control} . {control}{control}"
+    assert tokenize(text) == ["Kalvenia", "won", "."]
+    assert tokenize(control * 3) == [] and text_to_sentences(control) == []
+    assert is_blank(f" {control}\t{control}") and not is_blank(f"{control}x")
+    assert [text[s:e] for s, e in word_spans(text)] == ["Kalvenia", "won", "."]
+
+
+def test_a_nul_byte_is_whitespace_everywhere() -> None:
+    text = "See http://a.org/x\x00y.\x00 Mr.\x00Smith's car\x00\u0301 left.\n\x00\nNew one.\x00"
+    tokens = [t for sentence in text_to_sentences(text) for t in sentence]
+    assert not any(c in token for token in tokens for c in CONTROLS)
+    assert tokens == ["See", "http://a.org/x", "y", ".", "Mr.", "Smith", "'s", "car",
+                      "\u0301", "left", ".", "New", "one", "."]
+    # a line of control characters is a blank line; a NUL after a period ends the sentence
+    assert split_sentences("He left.\x00 She came.\n\x00\x7f\nNext") == [
+        "He left.", "She came.", "Next"]
+    assert _texts(text, paragraph_spans(text))[1] == "New one."
+    spans = [span for sentence in text_to_sentence_spans(text) for span in sentence]
+    assert [text[s:e] for s, e in spans] == tokens
+
+
+def test_pre_tokenised_text_splits_on_control_characters(tmp_path: Path) -> None:
+    path = tmp_path / "doc.txt"
+    path.write_text("Kalvenia\x00won .\n\x00\x1f\nVeldania\x7f lost\n")
+    for documents in ("file", "lines"):
+        chunks = list(read_chunks(path, ReadOptions(tokenized=True, documents=documents)))
+        assert [p.tokens for c in chunks for p in c.pieces] == [
+            ("Kalvenia", "won", "."), ("Veldania", "lost")], documents

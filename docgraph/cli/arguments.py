@@ -14,15 +14,24 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import Any, NoReturn
 
-from docgraph.config.experiment import SECTIONS, ExperimentConfig, check_values, section_settings
+from docgraph.config.experiment import (
+    SECTIONS,
+    ExperimentConfig,
+    apply_overrides,
+    check_values,
+    section_settings,
+)
 from docgraph.config.fields import Setting, check_field, check_processes
 from docgraph.config.presets import load_toml, preset_path
+from docgraph.config.size import ModelSizeError, host_available_memory, memory_problem
+from docgraph.data.conll import check_text_head, has_tokens
 from docgraph.data.registry import DATASETS, dataset_files
+from docgraph.persistence.archive import damage_message
 from docgraph.persistence.shipped import (
     ModelNotFoundError,
     missing_model_files,
@@ -189,13 +198,16 @@ def is_tty() -> bool:
 
 def check_arguments(args: argparse.Namespace) -> None:
     """Check every configuration value of the command line and of its TOML preset before
-    any work (and before torch is imported), naming the flag or the file and key.
+    any work (and before torch is imported), naming the flag or the file and key; then the
+    model's size against the host's memory (:func:`check_model_size`) and, with ``--resume``,
+    that the checkpoint is whole.
 
     Raises:
         ConfigError: For the first value its field does not accept, or more ``--processes``
             than cores.
-        UsageError: For a ``--config`` file that does not exist.
+        UsageError: For a ``--config`` file that does not exist, or a damaged ``last.pt``.
         DataNotFoundError: ``--data-dir`` (with ``--dataset``) holds no corpus.
+        ModelSizeError: The model cannot fit in memory (the message names the size flag).
     """
     for flag, value_flag in value_flags().items():
         value = getattr(args, value_flag.dest, None)
@@ -208,10 +220,78 @@ def check_arguments(args: argparse.Namespace) -> None:
     if getattr(args, "data_dir", None) is not None and getattr(args, "dataset", None):
         dataset_files(args.dataset, args.data_dir)  # no corpus there: said before torch loads
     if getattr(args, "resume", None):
+        last = Path(args.resume, "last.pt")
+        damage = damage_message(last) if last.is_file() else None
+        if damage is not None:
+            raise UsageError(f"--resume {args.resume}: {damage}")
         return  # the run's saved configuration is checked when it is read
     preset = chosen_preset(args)
     if preset is not None:
         check_values(load_toml(preset), str(preset))
+    check_model_size(config_from_args(args))
+
+
+def check_model_size(config: ExperimentConfig, available: int | None = None) -> None:
+    """Refuse, before torch loads, a model whose float32 parameters cannot fit in the host's
+    memory (``available`` bytes; default :func:`~docgraph.config.size.host_available_memory`),
+    counted in closed form (:func:`~docgraph.config.size.estimate_parameters`, the smallest
+    vocabularies: a lower bound).
+
+    On ``--device cpu`` the weights, gradients and optimizer state of each of the run's
+    ``--processes`` (at least one) must fit; on another device the weights alone, which are
+    built in host memory before they move. The run checks again once it knows its device
+    and processes (:func:`~docgraph.persistence.model_dir.check_model_memory`).
+
+    Raises:
+        ModelSizeError: One line naming the size flag and the memory needed and available.
+    """
+    available = host_available_memory() if available is None else available
+    if available is None:
+        return
+    cpu = config.device == "cpu"
+    processes = max(1, config.train.processes) if cpu else 1
+    problem = memory_problem(config.model, available, config.train.optimizer,
+                             config.train.momentum, processes, sharing=processes,
+                             weights_only=not cpu)
+    if problem is not None:
+        raise ModelSizeError(problem)
+
+
+def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = None
+                     ) -> ExperimentConfig:
+    """The configuration of a ``train.py`` command line: defaults < preset < flags; with
+    ``base`` (a resumed run's saved config), base < flags."""
+    dataset = args.dataset or "sample"
+    if base is not None:
+        config = base
+    else:
+        config = ExperimentConfig(dataset=dataset, output_dir=f"runs/{dataset}")
+        preset = chosen_preset(args)
+        if preset is not None:
+            config = apply_overrides(config, load_toml(preset), where=str(preset))
+            if args.dataset and config.dataset != args.dataset:
+                config = apply_overrides(config, {"dataset": args.dataset})
+    overrides: dict[str, Any] = {}
+    for key in ("data_dir", "output_dir"):
+        value = getattr(args, key, None)
+        if value is not None:
+            overrides[key] = value
+
+    def put(section: str, key: str, value: Any) -> None:
+        (overrides.setdefault(section, {}) if section else overrides)[key] = value
+
+    for value_flag in value_flags().values():
+        value = getattr(args, value_flag.dest)
+        if value is not None:
+            put(value_flag.section, value_flag.key, value)
+    for flag, values in SWITCHES.items():
+        if getattr(args, flag_dest(flag)):
+            for section, kv in values.items():
+                for key, value in kv.items():
+                    put(section, key, value)
+    if args.resume is not None:
+        overrides["output_dir"] = args.resume
+    return apply_overrides(config, overrides, where="command line")
 
 
 def chosen_preset(args: argparse.Namespace) -> Path | None:
@@ -284,7 +364,8 @@ def add_progress_arguments(p: argparse.ArgumentParser) -> None:
 
 def check_model_dir(path: str, flag: str = "--model") -> None:
     """Raise :class:`UsageError` unless ``path`` is a model directory written by ``train.py``
-    (it has ``config.json``, ``vocab.json`` and ``model.pt``) or the name of a shipped model
+    (it has ``config.json``, ``vocab.json`` and a whole ``model.pt``: a zip archive with its
+    end, :func:`~docgraph.persistence.archive.archive_damage`) or the name of a shipped model
     (:func:`~docgraph.persistence.shipped.resolve_model`); checked before torch loads."""
     try:
         directory = resolve_model(path)
@@ -294,36 +375,87 @@ def check_model_dir(path: str, flag: str = "--model") -> None:
     if missing:
         raise UsageError(f"{flag} {path}: not a model directory written by train.py "
                          f"(no {', '.join(missing)})")
+    damage = damage_message(directory / "model.pt")
+    if damage is not None:
+        raise UsageError(f"{flag} {path}: {damage}")
 
 
 def check_input_file(path: str, flag: str | None = None) -> None:
     """Raise :class:`UsageError` unless ``path`` is an existing file (``flag``: the flag that
-    names it, e.g. ``--data``; none for positional inputs)."""
+    names it, e.g. ``--data``; none for positional inputs), and
+    :class:`~docgraph.data.errors.CorpusFormatError` when its first bytes cannot begin UTF-8
+    text or CoNLL columns (:func:`~docgraph.data.conll.check_text_head`: a NUL byte, bytes
+    that are not UTF-8)."""
     where = f"{flag} {path}" if flag else path
     if not Path(path).exists():
         raise UsageError(f"{where}: file not found" if flag else f"{path}: input file not found")
     if not Path(path).is_file():
         raise UsageError(f"{where}: expected {'a text file' if flag else 'an input file'}, "
                          "got a directory")
+    check_text_head(path)
+
+
+def check_output(path: str | None) -> None:
+    """Check before any work (and before torch loads) that ``--output PATH`` can be written;
+    the directories it names that do not exist yet are made when it is written.
+
+    Raises:
+        UsageError: ``path`` is a directory, lies under a file, or in a directory that cannot
+            be written.
+    """
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--output {path}: is a directory; expected a file to write, e.g. "
+                         f"{target / 'predictions.jsonl'}")
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(f"--output {path}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--output {path}: cannot write in {parent} (permission denied)")
+
+
+def check_some_tokens(names: Sequence[str], input_format: str = "auto") -> None:
+    """Raise :class:`UsageError` when none of the input files ``names`` has a token
+    (:func:`~docgraph.data.conll.has_tokens`): nothing would be tagged. ``predict.py
+    --allow-empty`` skips the check (an empty output, status 0)."""
+    if not names or any(has_tokens(name, input_format) for name in names):
+        return
+    shown = ", ".join(names) if len(names) <= 3 else (
+        f"{', '.join(names[:2])} and {len(names) - 2} more files")
+    raise UsageError(f"{shown}: no tokens to tag (empty, or only whitespace and control "
+                     "characters); expected text or CoNLL token lines (--allow-empty: write an "
+                     "empty output instead)")
 
 
 def check_tagging_arguments(args: argparse.Namespace) -> None:
     """The paths and counts of ``evaluate.py``, ``predict.py`` and ``visualize.py``, checked
-    before torch is imported: the model directory, input files (``--data``, ``predict.py``'s
-    inputs), ``--data-dir``, ``--output-dir``, ``--processes`` (at most the cores) and the
-    configuration values they override (``--threshold``, by the rule of ``[model] threshold``).
+    before torch is imported: the model directory and its ``model.pt``, input files
+    (``--data``, ``predict.py``'s inputs: that they exist, that their first bytes are text and,
+    unless ``--allow-empty``, that one of them has a token), ``--data-dir``, ``--output-dir``,
+    ``--output``, ``--processes`` (at most the cores) and the configuration values they
+    override (``--threshold``, by the rule of ``[model] threshold``).
 
     Raises:
         UsageError: For the first argument that cannot work, naming it.
+        CorpusFormatError: For an input file that is not UTF-8 text (naming the file, the line
+            and the byte offset).
         ConfigError: For more ``--processes`` than cores.
     """
     check_model_dir(args.model)
     if getattr(args, "threshold", None) is not None:
         check_field(section_settings("model")["threshold"], args.threshold, "--threshold")
+    check_output(getattr(args, "output", None))
     if getattr(args, "data", None) is not None:
         check_input_file(args.data, "--data")
-    for name in getattr(args, "inputs", None) or ():
+    inputs = list(getattr(args, "inputs", None) or ())
+    for name in inputs:
         check_input_file(name)
+    if not getattr(args, "allow_empty", True):
+        check_some_tokens(inputs, getattr(args, "input_format", "auto"))
     data_dir = getattr(args, "data_dir", None)
     if data_dir is not None and not Path(data_dir).is_dir():
         raise UsageError(f"--data-dir {data_dir}: directory not found")
@@ -425,6 +557,9 @@ def predict_parser() -> argparse.ArgumentParser:
                         "of N tokens); memory grows with N, not with the input (default: the "
                         f"model's, else {DEFAULT_MAX_DOC_TOKENS})")
     p.add_argument("--output", default=None, help="output file (default: stdout)")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="inputs without a token give an empty output and status 0 (default: "
+                        "an error, status 2)")
     add_tagging_arguments(p)
     return p
 

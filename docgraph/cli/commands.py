@@ -16,23 +16,19 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from docgraph.cli.arguments import (
     DEFAULT_MAX_DOC_TOKENS,
-    SWITCHES,
     UsageError,
-    chosen_preset,
+    config_from_args,
     fail,
-    flag_dest,
     is_tty,
     setup_logging,
-    value_flags,
 )
-from docgraph.config import ExperimentConfig, apply_overrides, check_processes, load_toml
+from docgraph.config import ExperimentConfig, check_processes
 from docgraph.data.conll import looks_like_conll, read_conll, read_text, write_conll
 from docgraph.data.contextual import LanguageModelError
 from docgraph.data.document import Document
@@ -73,42 +69,6 @@ from docgraph.viz.networkx import inspect_documents
 #: The exceptions that end training with a one-line error instead of a traceback.
 TRAIN_ERRORS: tuple[type[BaseException], ...] = (
     UsageError, ValueError, FileNotFoundError, CheckpointError, CorpusFormatError, TrainingError)
-
-
-def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = None
-                     ) -> ExperimentConfig:
-    """Defaults < preset < flags; with ``base`` (a resumed run's saved config), base < flags."""
-    dataset = args.dataset or "sample"
-    if base is not None:
-        config = base
-    else:
-        config = ExperimentConfig(dataset=dataset, output_dir=f"runs/{dataset}")
-        preset = chosen_preset(args)
-        if preset is not None:
-            config = apply_overrides(config, load_toml(preset), where=str(preset))
-            if args.dataset and config.dataset != args.dataset:
-                config = apply_overrides(config, {"dataset": args.dataset})
-    overrides: dict[str, Any] = {}
-    for key in ("data_dir", "output_dir"):
-        value = getattr(args, key, None)
-        if value is not None:
-            overrides[key] = value
-
-    def put(section: str, key: str, value: Any) -> None:
-        (overrides.setdefault(section, {}) if section else overrides)[key] = value
-
-    for value_flag in value_flags().values():
-        value = getattr(args, value_flag.dest)
-        if value is not None:
-            put(value_flag.section, value_flag.key, value)
-    for flag, values in SWITCHES.items():
-        if getattr(args, flag_dest(flag)):
-            for section, kv in values.items():
-                for key, value in kv.items():
-                    put(section, key, value)
-    if args.resume is not None:
-        overrides["output_dir"] = args.resume
-    return apply_overrides(config, overrides, where="command line")
 
 
 def _train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,

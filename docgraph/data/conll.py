@@ -2,24 +2,39 @@
 
 One token per line, the word in the first column and the NER tag in the last one, any number of
 columns in between (the same number on every line of a file). Blank lines separate sentences and
-``-DOCSTART-`` lines start documents. Tags are converted to IOB2 while reading.
+``-DOCSTART-`` lines start documents. Tags are converted to IOB2 while reading. A word with a
+control character (Unicode category Cc, e.g. a NUL byte) is an error naming the file and line:
+such a word is never a token.
+
+:func:`check_text_head` and :func:`has_tokens` tell, quickly and without reading a whole file,
+whether an input file can be tagged: the command-line tools check their inputs with them before
+torch loads.
 """
 
 from __future__ import annotations
 
+import codecs
 import itertools
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from docgraph.data.document import Document, make_document
 from docgraph.data.errors import CorpusFormatError, format_error
 from docgraph.data.tags import SCHEMES, convert, detect_scheme, to_iob2, validate_tag
+from docgraph.data.tokenize import CONTROL_CHARACTERS, is_blank
 from docgraph.persistence.atomic import atomic_write_text
 
 DOCSTART = "-DOCSTART-"
 
+#: How many bytes of an input file :func:`check_text_head` reads.
+HEAD_BYTES = 8192
+
 # A raw sentence: (tokens, tags, line number of its first token).
 _RawSentence = tuple[list[str], list[str], int]
+
+_CONTROL_RE = re.compile(f"[{CONTROL_CHARACTERS}]")
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
 def read_text(path: str | Path, encoding: str = "utf-8") -> str:
@@ -67,6 +82,52 @@ def _decode_error(path: Path, data: bytes, err: UnicodeDecodeError,
                                        f"{err.start}); convert the file to {name}")
 
 
+def check_text_head(path: str | Path, size: int = HEAD_BYTES) -> None:
+    """Refuse an input file whose first ``size`` bytes cannot begin UTF-8 text or CoNLL columns:
+    a UTF-16 byte-order mark, a NUL byte (a binary file) or bytes that are not UTF-8.
+
+    Raises:
+        CorpusFormatError: Naming the file, the line and the byte offset of the first bad byte.
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(size)
+    except OSError as err:
+        raise CorpusFormatError(f"{path}: cannot read the file ({err.strerror})") from None
+    expected = "expected UTF-8 text or CoNLL columns"
+    if data.startswith(_UTF16_BOMS):
+        raise format_error(path, 1, f"{expected}, got UTF-16 text (byte-order mark "
+                                    f"0x{data[0]:02x} 0x{data[1]:02x} at byte offset 0); convert "
+                                    "the file to UTF-8")
+    nul = data.find(b"\0")
+    if nul >= 0:
+        column = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
+        raise format_error(path, data.count(b"\n", 0, nul) + 1,
+                           f"{expected}, got a NUL byte at column {column} (byte offset {nul}): "
+                           "a binary file?")
+    try:  # a character cut at the end of what was read is not an error
+        codecs.getincrementaldecoder("utf-8")().decode(data, final=len(data) < size)
+    except UnicodeDecodeError as err:
+        raise _decode_error(path, data, err, "utf-8") from None
+
+
+def has_tokens(path: str | Path, input_format: str = "auto") -> bool:
+    """Whether ``predict.py`` finds a token in the file, told without tokenizing it: a line
+    with a character other than whitespace and control characters that is not a
+    ``-DOCSTART-`` line (unless the file is read as plain text, ``input_format="text"``).
+    Reads the file up to that line; bytes that are not UTF-8 count as text (the reader says
+    what is wrong with them)."""
+    with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
+        for line in handle:
+            if is_blank(line):
+                continue
+            if input_format != "text" and line.split()[0] == DOCSTART:
+                continue
+            return True
+    return False
+
+
 def _parse_lines(path: Path, encoding: str) -> list[list[_RawSentence]]:
     """Split a column file into documents of raw sentences, checking every line."""
     docs: list[list[_RawSentence]] = [[]]
@@ -103,6 +164,11 @@ def _parse_lines(path: Path, encoding: str) -> list[list[_RawSentence]]:
             if docs[-1]:
                 docs.append([])
             continue
+        if control := _CONTROL_RE.search(cols[0]):
+            raise format_error(
+                path, line_no, f"expected a word of text in the first column, got control "
+                               f"character U+{ord(control.group()):04X} in "
+                               f"{_shorten(cols[0])!r}")
         tag = cols[-1]
         try:
             validate_tag(tag)
@@ -149,8 +215,8 @@ def read_conll(
     Raises:
         FileNotFoundError: The file does not exist.
         CorpusFormatError: For a line with one column, a column count that differs from the
-            first line, a malformed tag, a file without tokens, bytes that are not ``encoding``
-            text, or a directory.
+            first line, a word with a control character, a malformed tag, a file without
+            tokens, bytes that are not ``encoding`` text, or a directory.
         ValueError: For an unknown ``scheme``.
     """
     path = Path(path)

@@ -10,7 +10,9 @@ string indices, i.e. Unicode code points.
 Tokenization (:func:`token_spans`, :func:`tokenize`), tried left to right at each position,
 first match wins:
 
-1. Whitespace separates tokens and is never part of one.
+1. Whitespace and control characters (Unicode category Cc: NUL, the other C0 and C1 controls
+   and DEL, :data:`CONTROL_CHARACTERS`) separate tokens and are never part of one: a NUL byte
+   in a text is a space, and a text of only such characters has no token (:func:`is_blank`).
 2. URLs (``http://``, ``https://``, ``ftp://`` or ``www.`` up to the next whitespace) and
    e-mail addresses are one token. Closing punctuation (``. , ; : ! ? ) ] } " '``) at the end
    of a URL is split off.
@@ -53,11 +55,11 @@ A sentence-final abbreviation keeps its period and no separate ``.`` token is pr
 
 Sentence splitting (:func:`sentence_spans`, :func:`split_sentences`):
 
-1. Blank lines (a line break, optional whitespace, another line break) separate paragraphs;
-   a paragraph always ends a sentence.
+1. Blank lines (a line break, optional whitespace or control characters, another line break)
+   separate paragraphs; a paragraph always ends a sentence.
 2. Inside a paragraph, line breaks are ordinary whitespace. :func:`split_sentences` returns
-   sentences with whitespace runs collapsed to one space, stripped; :func:`sentence_spans`
-   returns their spans in the original text.
+   sentences with whitespace runs (control characters included) collapsed to one space,
+   stripped; :func:`sentence_spans` returns their spans in the original text.
 3. A sentence ends after a whitespace-separated chunk that ends in ``.``, ``!`` or ``?``
    (possibly repeated, e.g. ``?!`` or ``...``), optionally followed by closing quotes or
    brackets (``" ' ” ’ ) ] }``), when the next chunk starts with an uppercase letter, a digit,
@@ -144,6 +146,12 @@ _PICTOGRAPHS = ("\u00a9\u00ae\u203c\u2049\u2122\u2139\u2194-\u21aa\u231a-\u23ff\
                 "\u25aa-\u27bf\u2934\u2935\u2b05-\u2b55\u3030\u303d\u3297\u3299"
                 "\U0001f000-\U0001f1e5\U0001f200-\U0001f3fa\U0001f400-\U0001faff")
 _REGIONAL = "\U0001f1e6-\U0001f1ff"
+
+CONTROL_CHARACTERS = r"\x00-\x1f\x7f-\x9f"
+"""Unicode category Cc as the body of a regex character class: separators, like whitespace."""
+_SEP = rf"[\s{CONTROL_CHARACTERS}]"
+_NONSEP = rf"[^\s{CONTROL_CHARACTERS}]"
+
 # Word characters that are not CJK, with the marks that belong to them.
 _W = rf"[^\W{_IDEOGRAPHS}{_HIRAGANA}{_KATAKANA}]+{_EXT}*"
 
@@ -157,7 +165,7 @@ _TOKEN_RE = re.compile(
     "|".join(
         [
             # 2. URLs (closing punctuation at the end split off) and e-mail addresses
-            r"(?:https?://|ftp://|www\.)\S+?(?=[.,;:!?)\]}\"']*(?:\s|$))",
+            rf"(?:https?://|ftp://|www\.){_NONSEP}+?(?=[.,;:!?)\]}}\"']*(?:{_SEP}|$))",
             r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
             # 3. known abbreviations
             rf"(?<![\w.])(?:{_alternation(ABBREVIATIONS)})\.",
@@ -177,15 +185,15 @@ _TOKEN_RE = re.compile(
             # 9. any other grapheme cluster: a flag, an emoji ZWJ sequence, a character
             rf"[{_REGIONAL}]{{2}}{_EXT}*",
             rf"[{_PICTOGRAPHS}](?:{_EXT}|(?<=\u200d)[{_PICTOGRAPHS}])*",
-            rf"\S{_EXT}*",
+            rf"{_NONSEP}{_EXT}*",
         ]
     )
 )
 
 # no "^": match() anchors at its start position, where "^" would not match
 _CLITIC_RE = re.compile(r"(?i)(.+?)(n['’]t|['’](?:s|m|d|ll|re|ve))$")
-_PARAGRAPH_RE = re.compile(r"\n(?:[^\S\n]*\n)+")
-_CHUNK_RE = re.compile(r"\S+")
+_PARAGRAPH_RE = re.compile(rf"\n(?:(?:(?!\n){_SEP})*\n)+")
+_CHUNK_RE = re.compile(rf"{_NONSEP}+")
 _SENTENCE_END_RE = re.compile(rf"^(.*?)([{_TERMINATORS}]+)[{re.escape(_CLOSING)}]*$")
 _CJK_END_RE = re.compile(f"[{_CJK_TERMINATORS}]+[{re.escape(_CJK_CLOSING)}]*")
 _CJK_FINAL_RE = re.compile(f"[{_CJK_TERMINATORS}]+[{re.escape(_CJK_CLOSING)}]*$")
@@ -246,6 +254,25 @@ def tokenize(text: str) -> list[str]:
         ['Mr.', 'Smith', "'s", 'car', 'cost', '$', '3.5', 'million', ',', 'did', "n't", 'it', '?']
     """
     return [text[s:e] for s, e in token_spans(text)]
+
+
+def is_blank(text: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether ``text[start:end]`` has no token: only whitespace and control characters."""
+    end = len(text) if end is None else end
+    return _CHUNK_RE.search(text, start, end) is None
+
+
+def word_spans(text: str, start: int = 0, end: int | None = None) -> list[Span]:
+    """The spans of ``text[start:end]``'s runs of characters other than whitespace and control
+    characters: the tokens of pre-tokenised text.
+
+    Example:
+        >>> text = "New\x00York  is"
+        >>> [text[s:e] for s, e in word_spans(text)]
+        ['New', 'York', 'is']
+    """
+    end = len(text) if end is None else end
+    return [chunk.span() for chunk in _CHUNK_RE.finditer(text, start, end)]
 
 
 def _strip_opening(chunk: str) -> str:
@@ -375,13 +402,15 @@ def split_sentences(text: str) -> list[str]:
         text: Raw text; blank lines separate paragraphs.
 
     Returns:
-        The sentences with whitespace collapsed to single spaces; ``[]`` for blank text.
+        The sentences with whitespace and control characters collapsed to single spaces;
+        ``[]`` for blank text.
 
     Example:
         >>> split_sentences("Mr. J. Smith arrived. He left!\\n\\nNew paragraph")
         ['Mr. J. Smith arrived.', 'He left!', 'New paragraph']
     """
-    return [" ".join(text[s:e].split()) for s, e in sentence_spans(text)]
+    return [" ".join(text[a:b] for a, b in word_spans(text, s, e))
+            for s, e in sentence_spans(text)]
 
 
 def text_to_sentences(text: str) -> list[list[str]]:

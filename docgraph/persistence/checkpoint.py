@@ -4,12 +4,12 @@ read back with ``torch.load(..., weights_only=True)`` so no arbitrary object is 
 from __future__ import annotations
 
 import io
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from docgraph.persistence.archive import damage_message
 from docgraph.persistence.atomic import (  # noqa: F401 - re-exported for callers
     atomic_write,
     atomic_write_bytes,
@@ -48,10 +48,9 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"{path}: checkpoint not found")
-    damage = _damage(path)
+    damage = damage_message(path)
     if damage is not None:
-        raise CheckpointError(f"{path}: not a readable docgraph checkpoint: {damage}; copy it "
-                              "again or retrain")
+        raise CheckpointError(damage)
     try:
         state = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as err:
@@ -65,19 +64,6 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
             f"(this docgraph reads format {FORMAT_VERSION})"
         )
     return state
-
-
-def _damage(path: Path) -> str | None:
-    """What is wrong with a file that cannot be a checkpoint, in a few words (``None`` when it
-    looks whole). ``torch.save`` writes a zip archive whose directory is at its end, so a file
-    cut short has none: it says so, instead of the archive reader's internals."""
-    size = path.stat().st_size
-    if size == 0:
-        return "the file is empty"
-    if not zipfile.is_zipfile(path):
-        return (f"truncated, or not a checkpoint at all ({size:,} bytes without the end of a "
-                "PyTorch archive)")
-    return None
 
 
 def _first_sentence(err: BaseException) -> str:

@@ -23,7 +23,14 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from docgraph.config import ExperimentConfig, apply_overrides, section_settings
+from docgraph.config import ExperimentConfig, apply_overrides
+from docgraph.config.size import (  # noqa: F401 - training_bytes re-exported for callers
+    SIZE_FIELDS,
+    ModelSizeError,
+    memory_problem,
+    sizes_text,
+    training_bytes,
+)
 from docgraph.data.embeddings import GLOVE_6B_50D, load_embeddings
 from docgraph.data.lm_fingerprints import LanguageModelError
 from docgraph.data.open_vocab import OpenVocab, PretrainedTable
@@ -41,19 +48,6 @@ from docgraph.persistence.shipped import ModelNotFoundError, resolve_model
 from docgraph.runtime.machine import available_memory
 
 log = logging.getLogger(__name__)
-
-_SIZES = ("hidden", "char_hidden", "char_dim", "sent_dim", "uncertainty_hidden", "word_dim",
-          "lm_dim")
-
-#: The size fields of :class:`~docgraph.config.GCDocConfig` and how a user sets them: their
-#: flag (:mod:`docgraph.config.fields`), else their TOML key.
-SIZE_FIELDS: dict[str, str] = {
-    name: section_settings("model")[name].flag or f"[model] {name}" for name in _SIZES}
-
-
-class ModelSizeError(ValueError):
-    """A model too large for the memory of the machine (the message names the sizes)."""
-
 
 @dataclass(frozen=True)
 class ModelOverrides:
@@ -121,13 +115,8 @@ def build_model(
     except (RuntimeError, MemoryError) as err:
         if not isinstance(err, MemoryError) and "alloc" not in str(err).lower():
             raise
-        raise ModelSizeError(f"cannot allocate the model ({_sizes_text(config)}): "
+        raise ModelSizeError(f"cannot allocate the model ({sizes_text(config)}): "
                              f"{str(err).splitlines()[0]}") from None
-
-
-def _sizes_text(config: GCDocConfig) -> str:
-    return ", ".join(f"{flag} {getattr(config, name)}" for name, flag in SIZE_FIELDS.items()
-                     if not flag.startswith("[") or getattr(config, name))
 
 
 def _placeholder_vocabs() -> Vocabularies:
@@ -148,16 +137,6 @@ def parameter_count(config: GCDocConfig, vocabs: Vocabularies | None = None) -> 
     return sum(p.numel() for p in model.parameters())
 
 
-def training_bytes(parameters: int, optimizer: str = "sgd", momentum: float = 0.0,
-                   processes: int = 1) -> int:
-    """A lower bound on the memory training takes for float32 ``parameters`` in one process:
-    weights and gradients, Adam's two moments or SGD's momentum, and DDP's gradient buckets
-    when ``processes > 1`` (activations not counted)."""
-    states = 2 if optimizer == "adam" else (1 if momentum else 0)
-    copies = 2 + states + (1 if processes > 1 else 0)
-    return 4 * parameters * copies
-
-
 def check_model_memory(config: GCDocConfig, optimizer: str = "sgd", momentum: float = 0.0,
                        processes: int = 1, device: torch.device | str = "cpu",
                        vocabs: Vocabularies | None = None,
@@ -165,10 +144,11 @@ def check_model_memory(config: GCDocConfig, optimizer: str = "sgd", momentum: fl
     """Raise :class:`ModelSizeError` before building a model that cannot fit in memory.
 
     The parameters are counted without allocating them (:func:`parameter_count`); training
-    needs at least :func:`training_bytes` for them. On a CPU the ``processes`` of a
-    data-parallel run share the host's memory; on GPUs each has its own device. The message
-    names the size that makes the model large: the one whose default value would shrink it
-    most.
+    needs at least :func:`~docgraph.config.size.training_bytes` for them. On a CPU the
+    ``processes`` of a data-parallel run share the host's memory; on GPUs each has its own
+    device. The message names the size that makes the model large: the one whose default
+    value would shrink it most (:func:`~docgraph.config.size.memory_problem`, which
+    ``train.py`` also asks, with the closed-form count, before torch loads).
 
     Args:
         config: The model's configuration.
@@ -183,41 +163,13 @@ def check_model_memory(config: GCDocConfig, optimizer: str = "sgd", momentum: fl
     available = available_memory(device) if available is None else available
     if available is None:
         return
-    count = parameter_count(config, vocabs)
-    sharing = processes if device.type == "cpu" else 1
-    need = training_bytes(count, optimizer, momentum, processes) * sharing
-    if need <= available:
-        return
-    where = f" on {device}" if device.type == "cuda" else ""
-    processes_text = f" in {processes} processes" if sharing > 1 else ""
-    raise ModelSizeError(
-        f"{_largest_size(config, vocabs, count)}: the model would have {count:,} parameters "
-        f"({_bytes(4 * count)} as float32) and training it{processes_text} needs at least "
-        f"{_bytes(need)}, more than the {_bytes(available)} of memory available{where}; "
-        f"lower it (model sizes: {_sizes_text(config)})")
-
-
-def _largest_size(config: GCDocConfig, vocabs: Vocabularies | None, count: int) -> str:
-    """``"--hidden 1000000"``: the size field whose default value shrinks the model most."""
-    defaults = GCDocConfig()
-    best, best_count = None, count
-    for name, flag in SIZE_FIELDS.items():
-        value, default = getattr(config, name), getattr(defaults, name)
-        if value <= default:
-            continue
-        smaller = parameter_count(replace(config, **{name: default}), vocabs)
-        if smaller < best_count:
-            best, best_count = f"{flag} {value}", smaller
-    return best or "the model's sizes"
-
-
-def _bytes(n: float) -> str:
-    """``"3.2 GB"`` (powers of 1000)."""
-    for unit in ("bytes", "KB", "MB", "GB", "TB"):
-        if n < 1000:
-            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
-        n /= 1000
-    return f"{n:,.1f} PB"
+    problem = memory_problem(
+        config, available, optimizer, momentum, processes,
+        sharing=processes if device.type == "cpu" else 1,
+        where=f" on {device}" if device.type == "cuda" else "",
+        count_parameters=lambda c: parameter_count(c, vocabs))
+    if problem is not None:
+        raise ModelSizeError(problem)
 
 
 def unwrap(model: nn.Module) -> GCDoc:

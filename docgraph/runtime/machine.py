@@ -10,11 +10,7 @@ from pathlib import Path
 
 import torch
 
-#: Files that say how much memory a process may still use, in order: the cgroup's limit and
-#: usage (v2, then v1) bound what ``/proc/meminfo`` says in a container.
-_CGROUP_FILES = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                 ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                  "/sys/fs/cgroup/memory/memory.usage_in_bytes"))
+from docgraph.config.size import host_available_memory
 
 
 def cpu_model() -> str:
@@ -47,25 +43,10 @@ def resolve_device(name: str) -> torch.device:
 
 def available_memory(device: torch.device | str = "cpu") -> int | None:
     """Bytes of memory a new allocation can still get: free memory of a CUDA device, else the
-    host's available memory (``MemAvailable``, bounded by the cgroup's limit in a container);
-    ``None`` when it cannot be told."""
+    host's available memory (:func:`~docgraph.config.size.host_available_memory`:
+    ``MemAvailable``, bounded by the cgroup's limit in a container); ``None`` when it cannot be
+    told."""
     device = torch.device(device)
     if device.type == "cuda":
         return int(torch.cuda.mem_get_info(device)[0])
-    found: list[int] = []
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                found.append(int(line.split()[1]) * 1024)
-    except (OSError, ValueError, IndexError):
-        pass
-    for limit_file, usage_file in _CGROUP_FILES:
-        try:
-            limit = Path(limit_file).read_text().strip()
-            usage = int(Path(usage_file).read_text().strip())
-        except (OSError, ValueError):
-            continue
-        if limit.isdigit() and int(limit) < 1 << 60:  # "max" or a huge number: no limit
-            found.append(max(0, int(limit) - usage))
-        break
-    return min(found) if found else None
+    return host_available_memory()

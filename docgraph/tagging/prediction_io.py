@@ -7,7 +7,8 @@ Reading (:func:`read_chunks`). A file is CoNLL columns or raw text (``--input-fo
 * Raw text is split into documents (``--documents``): the whole file (default), its
   paragraphs (separated by blank lines) or its lines. A document is split into sentences and
   tokens by :mod:`docgraph.data.tokenize` (or, with ``--tokenized``, one sentence per line and
-  tokens separated by whitespace); every token keeps its span of the text.
+  tokens separated by whitespace or control characters); every token keeps its span of the
+  text. Control characters (a NUL byte, ...) are never part of a token.
 * A CoNLL file's documents are its ``-DOCSTART-`` documents; its tokens have no offsets.
 
 A document longer than ``max_tokens`` (``--max-doc-tokens``) is tagged in chunks of whole
@@ -45,10 +46,21 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from docgraph.cli.arguments import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS, UsageError
+from docgraph.cli.arguments import (  # noqa: F401 - check_output re-exported for callers
+    DEFAULT_MAX_DOC_TOKENS,
+    DOCUMENT_SPLITS,
+    UsageError,
+    check_output,
+)
 from docgraph.data.conll import looks_like_conll, read_conll, read_text
 from docgraph.data.tags import spans as tag_spans
-from docgraph.data.tokenize import Span, paragraph_spans, text_to_sentence_spans
+from docgraph.data.tokenize import (
+    Span,
+    is_blank,
+    paragraph_spans,
+    text_to_sentence_spans,
+    word_spans,
+)
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +69,6 @@ FORMATS = ("jsonl", "jsonl-tokens", "conll")
 
 # Line breaks of str.splitlines(), so --tokenized lines are the lines they always were.
 _LINE_RE = re.compile(r"[^\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
-_WORD_RE = re.compile(r"\S+")
 
 
 @dataclass(frozen=True)
@@ -139,28 +150,6 @@ class Chunk:
         return sum(len(p) for p in self.pieces)
 
 
-def check_output(path: str | None) -> None:
-    """Check before any work that ``--output PATH`` can be written.
-
-    Raises:
-        UsageError: ``path`` is a directory, lies under a file, or in a directory that cannot
-            be written.
-    """
-    if path is None:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"--output {path}: is a directory; expected a file to write, e.g. "
-                         f"{target / 'predictions.jsonl'}")
-    parent = target.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise UsageError(f"--output {path}: {parent} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--output {path}: cannot write in {parent} (permission denied)")
-
-
 def check_inputs(paths: Iterable[Path]) -> None:
     """Check that every input file exists before tagging the first.
 
@@ -208,7 +197,7 @@ def _document_spans(text: str, documents: str) -> Iterator[Span]:
         yield from paragraph_spans(text)
     else:
         for line in _LINE_RE.finditer(text):
-            if not line.group().isspace():
+            if not is_blank(text, *line.span()):
                 yield line.span()
 
 
@@ -218,7 +207,7 @@ def _sentence_spans(text: str, start: int, end: int, tokenized: bool) -> Iterato
         yield from text_to_sentence_spans(text, start, end)
         return
     for line in _LINE_RE.finditer(text, start, end):
-        if words := [w.span() for w in _WORD_RE.finditer(text, *line.span())]:
+        if words := word_spans(text, *line.span()):
             yield words
 
 

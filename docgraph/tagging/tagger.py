@@ -23,7 +23,7 @@ from docgraph.config import ExperimentConfig
 from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document, make_document
 from docgraph.data.tags import spans
-from docgraph.data.tokenize import text_to_sentences
+from docgraph.data.tokenize import text_to_sentences, word_spans
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import split_long_documents
 from docgraph.graph.splits import PreparedSplit, prepare_split
@@ -59,13 +59,15 @@ def as_document(item: DocumentInput, doc_id: str, tokenized: bool = False) -> Do
     """Turn raw text, a list of token lists or a :class:`Document` into a :class:`Document`.
 
     Raw text goes through :func:`docgraph.data.tokenize.text_to_sentences`; with
-    ``tokenized=True`` a string is read as one sentence per line, tokens split on whitespace.
+    ``tokenized=True`` a string is read as one sentence per line, tokens split on whitespace
+    and control characters (:func:`~docgraph.data.tokenize.word_spans`).
     """
     if isinstance(item, Document):
         return item
     if isinstance(item, str):
         if tokenized:
-            sentences = [line.split() for line in item.splitlines() if line.strip()]
+            words = ([line[s:e] for s, e in word_spans(line)] for line in item.splitlines())
+            sentences = [line for line in words if line]
         else:
             sentences = text_to_sentences(item)
     else:
