@@ -13,7 +13,7 @@ from docgraph.persistence.model_dir import load_model_dir
 def test_corrupt_model_directory(model_dir, tmp_path):
     import shutil
 
-    with pytest.raises(CheckpointError, match="model directory not found"):
+    with pytest.raises(CheckpointError, match="neither a model directory nor a shipped model"):
         load_model_dir(tmp_path / "nowhere")
     copy = tmp_path / "copy"
     shutil.copytree(model_dir, copy)

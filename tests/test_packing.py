@@ -9,12 +9,8 @@ import pytest
 import torch
 
 from docgraph.persistence.checkpoint import CheckpointError, checkpoint_bytes, save_checkpoint
-from docgraph.persistence.packing import (
-    file_sha256,
-    pack_model_dir,
-    pretrained_rows,
-    verify_manifest,
-)
+from docgraph.persistence.manifest import file_sha256, verify_manifest
+from docgraph.persistence.packing import pack_model_dir, pretrained_rows
 
 
 @pytest.fixture(scope="module")

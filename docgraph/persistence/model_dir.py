@@ -43,7 +43,7 @@ from docgraph.persistence.checkpoint import (
     save_checkpoint,
 )
 from docgraph.persistence.lm_record import check_lm_record
-from docgraph.persistence.packing import read_manifest, verify_manifest
+from docgraph.persistence.manifest import read_manifest, verify_manifest
 from docgraph.persistence.shipped import ModelNotFoundError, resolve_model
 from docgraph.runtime.machine import available_memory
 

@@ -8,8 +8,9 @@
   that same vector at load, from the same table (the configuration's ``embeddings``).
 - **16-bit tensors.** Floating-point tensors are stored as ``float16`` (or ``bfloat16``), those
   named in ``keep_float32`` as they are; loading copies them into the float32 parameters.
-- **Checksums.** ``manifest.json`` lists the SHA-256 of every file; :func:`verify_manifest`
-  checks them when the directory is loaded, so a damaged file is an error naming it.
+- **Checksums.** ``manifest.json`` lists the SHA-256 of every file;
+  :func:`~docgraph.persistence.manifest.verify_manifest` checks them when the directory is
+  loaded, so a damaged file is an error naming it.
 
 Saved files are byte-identical for equal tensors and metadata
 (:func:`~docgraph.persistence.checkpoint.checkpoint_bytes`).
@@ -17,7 +18,6 @@ Saved files are byte-identical for equal tensors and metadata
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -34,10 +34,15 @@ from docgraph.data.embeddings import load_embeddings
 from docgraph.data.open_vocab import PretrainedTable
 from docgraph.data.vocab import Vocab, Vocabularies
 from docgraph.persistence.checkpoint import CheckpointError, checkpoint_bytes
+from docgraph.persistence.manifest import (
+    PACK_FORMAT,
+    PACK_VERSION,
+    file_sha256,
+    read_manifest,
+)
+from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
 from docgraph.persistence.shipped import MANIFEST
 
-PACK_FORMAT = "docgraph-packed-model"
-PACK_VERSION = 1
 _DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 _EMBEDDING = "word_embedding.weight"
 
@@ -59,61 +64,6 @@ class PackSummary:
     dropped_words: int
     dtype: str
     bytes: int
-
-
-def file_sha256(path: str | Path) -> str:
-    """The SHA-256 of a file's bytes, in hex."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def read_manifest(directory: str | Path) -> dict | None:
-    """The manifest of a packed model directory (``None`` for a directory without one).
-
-    Raises:
-        CheckpointError: The manifest is unreadable or not a docgraph manifest.
-    """
-    path = Path(directory) / MANIFEST
-    if not path.is_file():
-        return None
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise CheckpointError(f"{path}: unreadable manifest ({err})") from None
-    if (not isinstance(manifest, dict) or manifest.get("format") != PACK_FORMAT
-            or not isinstance(manifest.get("files"), dict)):
-        raise CheckpointError(f"{path}: not a {PACK_FORMAT} manifest")
-    if manifest.get("version") != PACK_VERSION:
-        raise CheckpointError(f"{path}: packed-model format {manifest.get('version')} is not "
-                              f"supported (this docgraph reads {PACK_VERSION})")
-    return manifest
-
-
-def verify_manifest(directory: str | Path) -> dict | None:
-    """Check every file a packed model directory's manifest lists against its SHA-256.
-
-    Returns:
-        The manifest, or ``None`` for a directory without one (nothing to check).
-
-    Raises:
-        CheckpointError: A listed file is missing or its bytes differ (naming the file).
-    """
-    directory = Path(directory)
-    manifest = read_manifest(directory)
-    if manifest is None:
-        return None
-    for name, expected in sorted(manifest["files"].items()):
-        path = directory / name
-        if Path(name).name != name or not path.is_file():
-            raise CheckpointError(f"{path}: missing (listed in {directory / MANIFEST})")
-        if file_sha256(path) != expected:
-            raise CheckpointError(f"{path}: damaged (its SHA-256 is not the one in "
-                                  f"{directory / MANIFEST}); reinstall docgraph or copy the "
-                                  "model again")
-    return manifest
 
 
 def pretrained_rows(vocab: Vocab, weight: torch.Tensor, words: Sequence[str],
@@ -175,8 +125,6 @@ def pack_model_dir(source: str | Path, target: str | Path, dtype: str = "float16
             pretrained vectors cannot be read.
         ValueError: An unknown ``dtype``.
     """
-    from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
-
     if dtype not in _DTYPES:
         raise ValueError(f"dtype {dtype!r}: expected one of {', '.join(_DTYPES)}")
     source, target = Path(source), Path(target)
@@ -225,5 +173,4 @@ def pack_model_dir(source: str | Path, target: str | Path, dtype: str = "float16
     return PackSummary(target, len(words), len(dropped), dtype, size)
 
 
-__all__ = ["PACK_FORMAT", "PackSummary", "file_sha256", "pack_model_dir", "pretrained_rows",
-           "read_manifest", "verify_manifest"]
+__all__ = ["PackSummary", "pack_model_dir", "pretrained_rows"]

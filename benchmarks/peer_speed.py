@@ -1,0 +1,13 @@
+"""Tagging speed and F1 of docgraph's shipped models against spaCy's en_core_web_sm.
+
+The study is :mod:`docgraph.tools.peer_speed`; this script is its command line:
+
+    python benchmarks/peer_speed.py --models conll03 ontonotes --data-dir DIR --out OUT.json
+"""
+
+import sys
+
+from docgraph.tools.peer_speed import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""The manifest of a packed model directory: how it was packed and the SHA-256 of every
+file, checked when the directory is loaded (:mod:`docgraph.persistence.packing` writes it)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from docgraph.persistence.checkpoint import CheckpointError
+from docgraph.persistence.shipped import MANIFEST
+
+PACK_FORMAT = "docgraph-packed-model"
+PACK_VERSION = 1
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, in hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_manifest(directory: str | Path) -> dict | None:
+    """The manifest of a packed model directory (``None`` for a directory without one).
+
+    Raises:
+        CheckpointError: The manifest is unreadable or not a docgraph manifest.
+    """
+    path = Path(directory) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise CheckpointError(f"{path}: unreadable manifest ({err})") from None
+    if (not isinstance(manifest, dict) or manifest.get("format") != PACK_FORMAT
+            or not isinstance(manifest.get("files"), dict)):
+        raise CheckpointError(f"{path}: not a {PACK_FORMAT} manifest")
+    if manifest.get("version") != PACK_VERSION:
+        raise CheckpointError(f"{path}: packed-model format {manifest.get('version')} is not "
+                              f"supported (this docgraph reads {PACK_VERSION})")
+    return manifest
+
+
+def verify_manifest(directory: str | Path) -> dict | None:
+    """Check every file a packed model directory's manifest lists against its SHA-256.
+
+    Returns:
+        The manifest, or ``None`` for a directory without one (nothing to check).
+
+    Raises:
+        CheckpointError: A listed file is missing or its bytes differ (naming the file).
+    """
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    if manifest is None:
+        return None
+    for name, expected in sorted(manifest["files"].items()):
+        path = directory / name
+        if Path(name).name != name or not path.is_file():
+            raise CheckpointError(f"{path}: missing (listed in {directory / MANIFEST})")
+        if file_sha256(path) != expected:
+            raise CheckpointError(f"{path}: damaged (its SHA-256 is not the one in "
+                                  f"{directory / MANIFEST}); reinstall docgraph or copy the "
+                                  "model again")
+    return manifest
+
+
+__all__ = ["PACK_FORMAT", "PACK_VERSION", "file_sha256", "read_manifest", "verify_manifest"]
