@@ -265,7 +265,7 @@ def setting_key(run: Run) -> str:
     """Everything but the row's model switches that must agree between runs of one table.
 
     Data set, hardware, word embeddings (GloVe files cut from the same vectors count as one),
-    every model field except :data:`ROW_FIELDS`, the graph construction and the training
+    whether dev/test words with a vector were added to the vocabulary, every model field except :data:`ROW_FIELDS`, the graph construction and the training
     settings except the caps, threads and CPU processes (:data:`_FREE_TRAIN_FIELDS`). Fields an
     older run lacks take today's defaults.
     """
@@ -277,6 +277,7 @@ def setting_key(run: Run) -> str:
         "hardware": _hardware_kind(run),
         "embeddings": pretty_embeddings(run.embeddings),
         "lm": run.lm,
+        "vocab_eval_words": bool(run.config.get("vocab_eval_words", True)),
         "model": {k: v for k, v in model.items() if k not in ROW_FIELDS},
         "graph": {**graph_defaults, **(run.config.get("graph") or {})},
         "train": {k: v for k, v in train.items() if k not in _FREE_TRAIN_FIELDS},
@@ -292,6 +293,7 @@ def describe_setting(key: str) -> str:
         s["dataset"], s["hardware"], s["embeddings"],
         *([f"+ {s['lm']} features"] if s.get("lm") else []),
         "frozen embeddings" if model.get("freeze_embeddings") else "fine-tuned embeddings",
+        *([] if s.get("vocab_eval_words", True) else ["training words only"]),
         f"{train.get('optimizer')} lr {train.get('lr')}",
         f"batches of {train.get('batch_tokens')} tokens",
         f"loss {train.get('loss_reduction')}",

@@ -331,6 +331,8 @@ def model_notes(run: Run) -> str:
     notes = [f"+ {run.lm} features"] if run.lm else []
     if model.get("freeze_embeddings"):
         notes.append("frozen embeddings")
+    if not run.config.get("vocab_eval_words", True):
+        notes.append("training words only")
     if model.get("window_encoding", "concat") != "concat" or model.get("mc_dropout",
                                                                          "full") != "full":
         notes.append("fast approximations")
