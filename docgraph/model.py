@@ -289,17 +289,25 @@ class GCDoc(nn.Module):
         c = self.char_encoder(batch.chars, batch.char_len, plan.chars)
         return torch.cat([w, c], dim=-1)
 
+    @property
+    def dtype(self) -> torch.dtype:
+        """The floating dtype of the parameters: that of the host-side plans' floating tensors
+        (:meth:`plan`)."""
+        return self.emission.weight.dtype
+
     def _plan_of(self, batch: Batch, plan: BatchPlan | None = None) -> BatchPlan:
         for candidate in (plan, getattr(batch, "plan", None)):
             if isinstance(candidate, BatchPlan) and candidate.fits(self.config):
-                return candidate
+                return candidate if candidate.dtype == self.dtype \
+                    else candidate.to(dtype=self.dtype)
         return self.plan(batch)
 
     def plan(self, batch: Batch, buckets: int | None = None) -> BatchPlan:
         """The host-side plan of ``batch`` for this model
-        (:func:`~docgraph.batching.plan.plan_batch`),
-        on the batch's device. The trainer makes it while the previous step runs; a batch
-        without one gets it here, at the cost of reading the batch's lengths back to the host.
+        (:func:`~docgraph.batching.plan.plan_batch`), on the batch's device, its floating
+        tensors of the model's :attr:`dtype`. The trainer makes it while the previous step
+        runs; a batch without one gets it here, at the cost of reading the batch's lengths
+        back to the host.
 
         Args:
             batch: A batch of document graphs.
@@ -307,8 +315,8 @@ class GCDoc(nn.Module):
                 on a GPU, :data:`~docgraph.batching.plan.CPU_BUCKETS` on the CPU).
         """
         device = batch.sent_len.device
-        return plan_batch(batch, self.config,
-                          buckets_for(device) if buckets is None else buckets).to(device)
+        return plan_batch(batch, self.config, buckets_for(device) if buckets is None else buckets,
+                          self.dtype).to(device)
 
     def _lm_features(self, batch: Batch, dtype: torch.dtype) -> Tensor:
         lm = getattr(batch, "lm", None)

@@ -3,11 +3,12 @@ layers built on them: each checked against plain advanced indexing / index_add."
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
 from docgraph.nn import DocGraphConv
-from docgraph.nn.gather import gather_rows, segment_sum
+from docgraph.nn.gather import csr_segments, gather_rows, segment_sum
 from docgraph.nn.layout import DirectionLSTM, SequenceLayout, run_bilstm, segment_means
 
 
@@ -33,6 +34,74 @@ def test_segment_sum_by_hand_with_empty_segments():
     assert torch.equal(out, torch.tensor([[4.0, 6.0], [0.0, 0.0], [5.0, 6.0]]))
     out.backward(torch.tensor([[1.0, 1.0], [7.0, 7.0], [2.0, 3.0]]))
     assert torch.equal(values.grad, torch.tensor([[1.0, 1.0], [1.0, 1.0], [2.0, 3.0]]))
+
+
+@pytest.mark.parametrize("shape", [(6,), (6, 3), (6, 2, 3)])
+def test_gather_rows_gradcheck(shape):
+    torch.manual_seed(0)
+    x = torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+    index = torch.tensor([[5, 0, 0], [0, 2, 5]])  # repeats; rows 1, 3 and 4 unread
+    assert torch.autograd.gradcheck(lambda t: gather_rows(t, index), (x,))
+    grad = torch.randn(index.shape + x.shape[1:], dtype=torch.float64)
+    (got,) = torch.autograd.grad(gather_rows(x, index), x, grad)
+    expected = torch.zeros_like(x)
+    for i, row in enumerate(index.flatten().tolist()):  # one addition per read
+        expected[row] += grad.reshape(index.numel(), *x.shape[1:])[i]
+    torch.testing.assert_close(got, expected, rtol=0, atol=1e-15)
+
+
+def _segment_sums_by_loop(values, ptr):
+    return torch.stack([values[ptr[k]:ptr[k + 1]].sum(dim=0) for k in range(len(ptr) - 1)])
+
+
+@pytest.mark.parametrize("ptr", [[0, 2, 2, 5, 6], [0, 0, 3, 6, 6], [0, 6], [0, 1, 2, 3, 4, 5, 6]],
+                         ids=["inner-empty", "outer-empty", "one", "singletons"])
+@pytest.mark.parametrize("shape", [(6,), (6, 2, 3)])
+def test_segment_sum_equals_a_loop_and_gradcheck(ptr, shape):
+    torch.manual_seed(0)
+    values = torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+    ptr = torch.tensor(ptr)
+    torch.testing.assert_close(segment_sum(values, ptr), _segment_sums_by_loop(values, ptr))
+    assert torch.autograd.gradcheck(lambda v: segment_sum(v, ptr), (values,))
+    grad = torch.randn(len(ptr) - 1, *shape[1:], dtype=torch.float64)
+    (got,) = torch.autograd.grad(segment_sum(values, ptr), values, grad)
+    (expected,) = torch.autograd.grad(_segment_sums_by_loop(values, ptr), values, grad)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+def test_csr_segments_by_hand():
+    values, ptr = csr_segments(np.array([0, 0, 2, 2, 2, 5]))
+    assert values.tolist() == [0, 2, 5]
+    assert ptr.tolist() == [0, 2, 5, 6]
+    assert ptr.dtype == torch.int64
+    values, ptr = csr_segments(np.array([4, 4, 4]))  # one segment
+    assert values.tolist() == [4] and ptr.tolist() == [0, 3]
+    values, ptr = csr_segments(np.array([7]))  # one key
+    assert values.tolist() == [7] and ptr.tolist() == [0, 1]
+    values, ptr = csr_segments(np.array([1, 3, 8]))  # every segment of one
+    assert values.tolist() == [1, 3, 8] and ptr.tolist() == [0, 1, 2, 3]
+    values, ptr = csr_segments(np.zeros(0, dtype=np.int64))  # no key
+    assert values.tolist() == [] and ptr.tolist() == [0]
+
+
+@pytest.mark.parametrize("keys", [[1, 0], [0, 2, 1, 2], [3, 3, 1, 1], [0, 1, 1, 0]])
+def test_csr_segments_of_unsorted_keys_is_none(keys):
+    assert csr_segments(np.array(keys)) is None
+
+
+def test_csr_segments_against_brute_force():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        keys = np.sort(rng.integers(0, 6, size=int(rng.integers(1, 15))))
+        values, ptr = csr_segments(keys)
+        assert ptr[0] == 0 and ptr[-1] == keys.size and len(ptr) == len(values) + 1
+        for k, value in enumerate(values.tolist()):
+            run = keys[ptr[k]:ptr[k + 1]]
+            assert run.size > 0 and np.all(run == value)
+        assert values.tolist() == sorted(set(keys.tolist()))
+        # segment_sum over the offsets counts each key's rows
+        counts = segment_sum(torch.ones(keys.size, dtype=torch.float64), ptr)
+        assert counts.tolist() == [float((keys == v).sum()) for v in values.tolist()]
 
 
 def test_run_bilstm_means_equal_the_mean_of_each_sequence_alone():

@@ -1,5 +1,6 @@
 """Tests of :mod:`docgraph.persistence.model_dir`: a model directory that is missing, corrupt or
-does not fit its configuration, and a model built for vectors of another size."""
+does not fit its configuration, a model built for vectors of another size, and the threshold
+override of :func:`load_model_dir`."""
 
 import json
 
@@ -7,7 +8,7 @@ import pytest
 import torch
 
 from docgraph.persistence.checkpoint import CheckpointError
-from docgraph.persistence.model_dir import load_model_dir
+from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
 
 
 def test_corrupt_model_directory(model_dir, tmp_path):
@@ -37,3 +38,45 @@ def test_model_rejects_vectors_of_another_size(sample_vocabs):
 
     with pytest.raises(ValueError, match="3 dimensions but config.word_dim is 50"):
         build_model(GCDocConfig(), sample_vocabs, torch.zeros(len(sample_vocabs.words), 3))
+
+
+@pytest.fixture(scope="module")
+def dev_batch(model_dir):
+    from torch_geometric.data import Batch
+
+    from docgraph.graph.splits import prepare_run_split
+
+    _, vocabs, config = load_model_dir(model_dir)
+    return Batch.from_data_list(prepare_run_split(config, vocabs, "dev").graphs[:4])
+
+
+def test_threshold_override_reaches_the_config_the_model_and_drop(model_dir, dev_batch):
+    import math
+
+    model, _, config = load_model_dir(model_dir)
+    trained = config.model.threshold
+    assert model.config.threshold == model.document_graph.uncertainty.threshold == trained
+    base = model.inspect(dev_batch)
+    u = base.uncertainty
+    assert torch.equal(base.drop, u > trained)
+    assert 0 < int(base.drop.sum()) < u.numel()  # the trained threshold prunes some tokens
+    num_labels = model.emission.out_features
+    middle = float(u.median())
+    for threshold in (middle, 100.0):
+        overridden, _, changed = load_model_dir(model_dir,
+                                                overrides=ModelOverrides(threshold=threshold))
+        assert changed.model.threshold == threshold
+        assert overridden.config.threshold == threshold
+        assert overridden.document_graph.uncertainty.threshold == threshold
+        out = overridden.inspect(dev_batch)
+        assert torch.equal(out.uncertainty, u)  # the override moves the cut only
+        assert torch.equal(out.drop, u > threshold)
+    assert threshold > math.log(num_labels) and not out.drop.any()  # 100 > ln C: Drop is empty
+    # nothing pruned: the tags of the unpruned graph
+    unpruned = model.forward(dev_batch, compute_loss=False, prune=False, mc_seed=0)
+    expected = model.crf.decode(unpruned.emissions, dev_batch.sent_len)
+    assert torch.equal(overridden.predict(dev_batch), expected)
+    assert not torch.equal(model.predict(dev_batch), expected)  # the trained cut matters here
+    # no override: the trained threshold
+    _, _, same = load_model_dir(model_dir, overrides=ModelOverrides(threshold=None))
+    assert same.model.threshold == trained

@@ -5,9 +5,11 @@ import time
 from dataclasses import replace
 
 import pytest
+from torch_geometric.data import Batch
 
 from docgraph.data.document import make_document
 from docgraph.data.tags import spans
+from docgraph.graph.splits import prepare_split
 from docgraph.tagging.tagger import Entity, Tagger, as_document
 
 
@@ -164,3 +166,30 @@ def test_very_long_tokens_and_tabs(tagger):
     assert {e.text for e in tagger.predict([text])[0]} >= {"Kalvenia", "Ostavia"}
     docs, _ = tagger.tag([f"{long_token} met\tKalvenia .\nOstavia won ."], tokenized=True)
     assert [len(s) for s in docs[0].sentences] == [4, 3]
+
+
+# ---------------------------------------------------------------- threshold override
+def test_load_with_a_threshold_override(tagger, model_dir, sample_splits):
+    import math
+
+    docs = sample_splits["dev"][:4]
+    trained = tagger.model.config.threshold
+    assert tagger.overrides.threshold is None
+    assert tagger.config.model.threshold == trained
+    assert tagger.model.document_graph.uncertainty.threshold == trained
+    pruned = Tagger.load(model_dir, threshold=100.0)
+    assert pruned.overrides.threshold == 100.0  # also what its tagging processes load
+    assert pruned.config.model.threshold == pruned.model.config.threshold == 100.0
+    assert pruned.model.document_graph.uncertainty.threshold == 100.0
+    # above ln C, the largest entropy of C labels: Drop is empty
+    assert math.log(pruned.model.emission.out_features) < 100.0
+    batch = Batch.from_data_list(prepare_split(docs, pruned.vocabs, pruned.config).graphs)
+    out = pruned.model.inspect(batch)
+    assert out.uncertainty is not None and not out.drop.any()
+    unpruned = Tagger.load(model_dir)
+    unpruned.model.pruning_active = False
+    _, tags = pruned.tag(docs)
+    _, expected = unpruned.tag(docs)
+    assert tags == expected
+    _, trained_tags = tagger.tag(docs)
+    assert trained_tags != expected  # the trained threshold prunes tokens that change tags

@@ -28,7 +28,7 @@ def collate(graphs: Sequence[DocumentGraph], indices: Sequence[int], device: tor
     batch = Batch.from_data_list([graphs[i] for i in indices])
     plan = None
     if model is not None:
-        plan = plan_batch(batch, model.config, buckets_for(device))
+        plan = plan_batch(batch, model.config, buckets_for(device), model.dtype)
     if device.type == "cuda":
         batch = batch.pin_memory().to(device, non_blocking=True)
         if plan is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from itertools import pairwise
 
 import numpy as np
@@ -43,7 +43,11 @@ def buckets_for(device: torch.device) -> int:
 
 @dataclass
 class BatchPlan:
-    """Host-planned layouts of one batch (see :func:`plan_batch`); move with :meth:`to`."""
+    """Host-planned layouts of one batch (see :func:`plan_batch`); move with :meth:`to`.
+
+    Its floating-point tensors (the mean weights of the layouts) are of :attr:`dtype`, the
+    model's; the rest are integers and booleans.
+    """
 
     sentences: SequenceLayout
     monte_carlo: SequenceLayout | None = None
@@ -55,6 +59,7 @@ class BatchPlan:
     edge_ptr: Tensor | None = None
     sentence_doc: Tensor | None = None
     key: tuple = ()
+    dtype: torch.dtype = field(default_factory=torch.get_default_dtype)
 
     def fits(self, config: GCDocConfig) -> bool:
         """Whether the plan was made for a model with ``config``'s shape-deciding settings."""
@@ -64,12 +69,20 @@ class BatchPlan:
         values = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            values[f.name] = value if value is None or f.name == "key" else move(value)
+            values[f.name] = (value if value is None or f.name in ("key", "dtype")
+                              else move(value))
         return BatchPlan(**values)
 
-    def to(self, device: torch.device | str, non_blocking: bool = False) -> BatchPlan:
-        """A copy on ``device``."""
-        return self._map(lambda v: _move(v, lambda t: t.to(device, non_blocking=non_blocking)))
+    def to(self, device: torch.device | str | None = None, non_blocking: bool = False,
+           dtype: torch.dtype | None = None) -> BatchPlan:
+        """A copy on ``device``, its floating tensors of ``dtype`` (``None``: unchanged)."""
+        def move(t: Tensor) -> Tensor:
+            return t.to(device=device, dtype=dtype if t.is_floating_point() else None,
+                        non_blocking=non_blocking)
+
+        plan = self._map(lambda v: _move(v, move))
+        plan.dtype = self.dtype if dtype is None else dtype
+        return plan
 
     def pin_memory(self) -> BatchPlan:
         """A copy in pinned host memory."""
@@ -80,7 +93,8 @@ def _move(value: object, fn: Callable[[Tensor], Tensor]) -> object:
     return fn(value) if isinstance(value, Tensor) else value._map(fn)  # a layout or plan
 
 
-def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS) -> BatchPlan:
+def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS,
+               dtype: torch.dtype | None = None) -> BatchPlan:
     """Plan the layouts a :class:`~docgraph.model.GCDoc` with ``config`` needs for ``batch``.
 
     Args:
@@ -88,14 +102,17 @@ def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS) ->
         config: The model's :class:`~docgraph.model.GCDocConfig`.
         buckets: Most length buckets of the recurrent layers (:data:`CPU_BUCKETS`,
             :data:`GPU_BUCKETS`).
+        dtype: The model's floating dtype (:attr:`GCDoc.dtype <docgraph.model.GCDoc.dtype>`;
+            default: torch's default dtype), that of the plan's floating tensors.
     """
+    dtype = torch.get_default_dtype() if dtype is None else dtype
     sent_len = batch.sent_len.detach().cpu().numpy().astype(np.int64)
-    sentences = SequenceLayout.from_lengths(sent_len, buckets=buckets)
-    plan = BatchPlan(sentences=sentences, key=plan_key(config))
-    plan.chars = char_plan(batch.chars, batch.char_len, buckets)
+    sentences = SequenceLayout.from_lengths(sent_len, buckets=buckets, dtype=dtype)
+    plan = BatchPlan(sentences=sentences, key=plan_key(config), dtype=dtype)
+    plan.chars = char_plan(batch.chars, batch.char_len, buckets, dtype=dtype)
     starts = np.cumsum(sent_len) - sent_len
     if config.graph and config.pruning and config.mc_dropout == "full":
-        plan.monte_carlo = SequenceLayout.tiled(sent_len, config.num_samples, buckets)
+        plan.monte_carlo = SequenceLayout.tiled(sent_len, config.num_samples, buckets, dtype)
     if config.graph and config.pruning:
         plan.mc_keys = monte_carlo_keys(batch)
     doc = getattr(batch, "batch", None)
@@ -106,9 +123,9 @@ def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS) ->
         prev_start, prev_len, next_start, next_len = window_segments(
             sent_len, sentence_doc, config.window)
         if config.use_previous:
-            plan.previous = window_plan(prev_start, prev_len, buckets)
+            plan.previous = window_plan(prev_start, prev_len, buckets, dtype)
         if config.use_next:
-            plan.next = window_plan(next_start, next_len, buckets)
+            plan.next = window_plan(next_start, next_len, buckets, dtype)
     if config.graph:
         segments = csr_segments(batch.edge_index[1].detach().cpu().numpy())
         if segments is not None:  # edges sorted by target

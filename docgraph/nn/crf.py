@@ -254,7 +254,8 @@ class CRFDecoder(torch.nn.Module):
         if reduction not in ("sum", "mean", "token_mean", "none"):
             raise ValueError(f"invalid reduction {reduction!r}")
         if layout is None:
-            layout = SequenceLayout.from_lengths(sent_len).to(emissions.device)
+            layout = SequenceLayout.from_lengths(sent_len, dtype=emissions.dtype).to(
+                emissions.device)
         crf = self.crf
         labels = emissions.size(1)
         # Every gather of a parameter or activation goes through gather_rows (a deterministic
@@ -312,7 +313,8 @@ class CRFDecoder(torch.nn.Module):
             The best tag sequence of every sentence, flat ``[N]`` (long).
         """
         if layout is None:
-            layout = SequenceLayout.from_lengths(sent_len).to(emissions.device)
+            layout = SequenceLayout.from_lengths(sent_len, dtype=emissions.dtype).to(
+                emissions.device)
         start, end, trans = self._scores()
         labels = emissions.size(1)
         # Packed order (time step by time step, the sentences still running, longest first):

@@ -140,17 +140,18 @@ def encode_segments(
     Returns:
         ``[W, H_out]`` segment representations.
     """
-    plan = window_plan(start, length).to(x.device)
+    plan = window_plan(start, length, dtype=x.dtype).to(x.device)
     return encode_windows(lstm, x, plan, dropout, training)
 
 
 def window_plan(start: Tensor | np.ndarray, length: Tensor | np.ndarray,
-                buckets: int = DEFAULT_BUCKETS) -> WindowPlan:
-    """Plan the non-empty segments ``(start, length)`` on the host (see :class:`WindowPlan`)."""
+                buckets: int = DEFAULT_BUCKETS, dtype: torch.dtype | None = None) -> WindowPlan:
+    """Plan the non-empty segments ``(start, length)`` on the host (see :class:`WindowPlan`),
+    its mean weights of ``dtype`` (the model's; default: torch's default dtype)."""
     start = np.asarray(start.cpu() if isinstance(start, Tensor) else start, dtype=np.int64)
     length = np.asarray(length.cpu() if isinstance(length, Tensor) else length, dtype=np.int64)
     present = np.flatnonzero(length > 0)
-    layout = (SequenceLayout.from_lengths(length[present], start[present], buckets)
+    layout = (SequenceLayout.from_lengths(length[present], start[present], buckets, dtype)
               if present.size else None)
     slot = np.full(length.size, present.size, dtype=np.int64)
     slot[present] = np.arange(present.size)
@@ -401,7 +402,7 @@ class CrossSentenceEncoder(torch.nn.Module):
             ``s_prime [S, sent_channels]`` (or ``(s_prime, attention, lam)``).
         """
         if layout is None:
-            layout = SequenceLayout.from_lengths(sent_len).to(x.device)
+            layout = SequenceLayout.from_lengths(sent_len, dtype=x.dtype).to(x.device)
         drop, train = self.dropout, self.training
         s_c = F.dropout(run_bilstm(self.enc_current, F.dropout(x, drop, train), layout,
                                    reduce="mean"), drop, train)
@@ -414,7 +415,7 @@ class CrossSentenceEncoder(torch.nn.Module):
             has_f = next_len > 0 if self.enc_next is not None else no_side
         else:
             if windows is None:
-                windows = self.plan_windows(sent_len, sentence_doc, x.device)
+                windows = self.plan_windows(sent_len, sentence_doc, x.device, x.dtype)
             s_p = s_f = zeros
             has_p = has_f = no_side
             previous, following = windows
@@ -431,14 +432,15 @@ class CrossSentenceEncoder(torch.nn.Module):
         return s_prime
 
     def plan_windows(self, sent_len: Tensor, sentence_doc: Tensor,
-                     device: torch.device | str = "cpu"
+                     device: torch.device | str = "cpu", dtype: torch.dtype | None = None
                      ) -> tuple[WindowPlan | None, WindowPlan | None]:
-        """Plan the previous / next windows of the sentences on the host."""
+        """Plan the previous / next windows of the sentences on the host (mean weights of
+        ``dtype``, the model's; default: torch's default dtype)."""
         prev_start, prev_len, next_start, next_len = window_segments(
             sent_len.cpu().numpy(), sentence_doc.cpu().numpy(), self.window)
-        previous = (window_plan(prev_start, prev_len).to(device)
+        previous = (window_plan(prev_start, prev_len, dtype=dtype).to(device)
                     if self.enc_previous is not None else None)
-        following = (window_plan(next_start, next_len).to(device)
+        following = (window_plan(next_start, next_len, dtype=dtype).to(device)
                      if self.enc_next is not None else None)
         return previous, following
 

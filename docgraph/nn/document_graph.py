@@ -73,7 +73,8 @@ class DocumentGraphPlan:
     def build(cls, edge_index: Tensor, sent_len: Tensor | None = None, *,
               num_samples: int = 0, batch: Tensor | None = None,
               segment_seeds: Sequence[int] | None = None,
-              buckets: int = DEFAULT_BUCKETS) -> DocumentGraphPlan:
+              buckets: int = DEFAULT_BUCKETS,
+              dtype: torch.dtype | None = None) -> DocumentGraphPlan:
         """Plan a batch from what a PyG model has.
 
         Args:
@@ -84,15 +85,18 @@ class DocumentGraphPlan:
                 ``Batch.batch``: one Monte-Carlo segment per graph, with ``segment_seeds``.
             segment_seeds: One seed per graph of ``batch``.
             buckets: Most length buckets of the recurrent layers (1 suits a GPU).
+            dtype: The model's floating dtype, that of the layouts' mean weights (default:
+                torch's default dtype).
         """
         device = edge_index.device
         plan = cls()
         if sent_len is not None:
             lengths = sent_len.detach().cpu().numpy().astype(np.int64)
-            plan.sentences = SequenceLayout.from_lengths(lengths, buckets=buckets).to(device)
+            plan.sentences = SequenceLayout.from_lengths(lengths, buckets=buckets,
+                                                         dtype=dtype).to(device)
             if num_samples > 0:
-                plan.monte_carlo = SequenceLayout.tiled(lengths, num_samples,
-                                                        buckets).to(device)
+                plan.monte_carlo = SequenceLayout.tiled(lengths, num_samples, buckets,
+                                                        dtype).to(device)
         segments = csr_segments(edge_index[1].detach().cpu().numpy())
         if segments is not None:
             plan.gated_nodes, plan.edge_ptr = (t.to(device) for t in segments)
@@ -415,7 +419,8 @@ class DocumentGraphModule(torch.nn.Module):
             num_samples = 0
             if self.uncertainty is not None and self.uncertainty.mc_dropout == "full":
                 num_samples = self.uncertainty.num_samples
-            plan = DocumentGraphPlan.build(edge_index, sent_len, num_samples=num_samples)
+            plan = DocumentGraphPlan.build(edge_index, sent_len, num_samples=num_samples,
+                                           dtype=x.dtype)
         if sent_len is not None and sent_len.device.type != "cpu":
             _check_planned_lengths(sent_len, plan.sentences, x.size(0))
         layout, mc_layout = plan.sentences, plan.monte_carlo

@@ -256,7 +256,7 @@ class SequenceBiLSTM(torch.nn.Module):
             Flat hidden states ``[N, 2 * hidden_channels]``.
         """
         if layout is None:
-            layout = SequenceLayout.from_lengths(sent_len).to(x.device)
+            layout = SequenceLayout.from_lengths(sent_len, dtype=x.dtype).to(x.device)
         x = F.dropout(x, self.dropout, self.training)
         out = run_bilstm(self.lstm, x, layout)
         return F.dropout(out, self.dropout, self.training)
@@ -356,10 +356,12 @@ class CharEncoder(torch.nn.Module):
         if plan is None and not self.unique:
             lengths = char_len.clamp(min=1, max=width)
             starts = torch.arange(chars.size(0)) * width
-            layout = SequenceLayout.from_lengths(lengths, starts).to(chars.device)
+            layout = SequenceLayout.from_lengths(
+                lengths, starts, dtype=self.embedding.weight.dtype).to(chars.device)
             return self._encode(chars, layout)
         if plan is None:
-            plan = char_plan(chars, char_len, device=chars.device)
+            plan = char_plan(chars, char_len, device=chars.device,
+                             dtype=self.embedding.weight.dtype)
         return gather_rows(self._encode(chars[plan.unique_tokens], plan.layout), plan.inverse)
 
     def __repr__(self) -> str:

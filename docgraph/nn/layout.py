@@ -27,7 +27,8 @@ from torch import Tensor
 from docgraph.nn.gather import gather_rows, segment_sum
 
 __all__ = ["DEFAULT_BUCKETS", "CharPlan", "DirectionLSTM", "LengthBucket", "SequenceLayout",
-           "WindowPlan", "char_plan", "lstm_direction", "run_bilstm", "segment_means"]
+           "WindowPlan", "char_plan", "direction_weights", "lstm_direction", "run_bilstm",
+           "segment_means"]
 
 #: Most length buckets of a layout unless told otherwise: what suits the CPU, where a padded
 #: step costs real time (6 were as fast as ~15 geometric buckets and issue fewer operators
@@ -47,7 +48,8 @@ class LengthBucket:
         reverse_index: ``[n, steps]`` the same rows, each sequence reversed within its own
             length (still left-aligned), for the right-to-left direction.
         mean_weights: ``[n, steps]`` ``1 / length`` on each sequence's real steps, ``0`` on
-            padding: the weights of a sequence's mean over its outputs.
+            padding: the weights of a sequence's mean over its outputs, in the floating dtype
+            of the layout (the model's: ``1 / length`` rounded once, to that dtype).
     """
 
     steps: int
@@ -60,7 +62,9 @@ class LengthBucket:
 class SequenceLayout:
     """Where every sequence of a flat batch goes when it is padded, in length buckets.
 
-    Build it with :meth:`from_lengths` on the host (numpy), move it with :meth:`to`.
+    Build it with :meth:`from_lengths` on the host (numpy), move it with :meth:`to`. Its one
+    floating-point tensor, each bucket's :attr:`LengthBucket.mean_weights`, is made in the
+    model's dtype (``dtype`` of :meth:`from_lengths`, :meth:`to`); the rest are integers.
 
     Attributes:
         lengths: ``[B]`` sequence lengths (on the model's device).
@@ -126,6 +130,7 @@ class SequenceLayout:
         lengths: Sequence[int] | np.ndarray | Tensor,
         starts: Sequence[int] | np.ndarray | Tensor | None = None,
         buckets: int = DEFAULT_BUCKETS,
+        dtype: torch.dtype | None = None,
     ) -> SequenceLayout:
         """Plan the layout of sequences of the given lengths (all ``>= 1``).
 
@@ -134,7 +139,10 @@ class SequenceLayout:
             starts: First source row of every sequence (default: the sequences tile the
                 source back to back, ``starts = cumsum(lengths) - lengths``).
             buckets: Most length buckets (1: one padded call; see :func:`length_partition`).
+            dtype: Floating dtype of the mean weights: the model's (default: torch's
+                default dtype).
         """
+        dtype = torch.get_default_dtype() if dtype is None else dtype
         lengths = _as_numpy(lengths)
         if lengths.size and lengths.min() < 1:
             raise ValueError("every sequence needs a length >= 1 (leave empty ones out)")
@@ -165,10 +173,9 @@ class SequenceLayout:
             reverse_positions[(first + member_len[:, None] - 1 - pos)[real]] = out_row[real]
             last_rows[members] = out_row[np.arange(members.size), member_len - 1]
             member_rows[members] = member_offset + np.arange(members.size)
-            mean_weights = (real / member_len[:, None]).astype(np.float32)
+            mean_weights = torch.from_numpy(real / member_len[:, None]).to(dtype)  # float64 first
             buckets.append(LengthBucket(steps, torch.from_numpy(forward),
-                                        torch.from_numpy(reverse),
-                                        torch.from_numpy(mean_weights)))
+                                        torch.from_numpy(reverse), mean_weights))
             row += members.size * steps
             member_offset += members.size
         max_len = int(lengths.max()) if num else 0
@@ -206,13 +213,16 @@ class SequenceLayout:
 
     @classmethod
     def tiled(cls, lengths: Sequence[int] | np.ndarray | Tensor, copies: int,
-              buckets: int = DEFAULT_BUCKETS) -> SequenceLayout:
+              buckets: int = DEFAULT_BUCKETS, dtype: torch.dtype | None = None
+              ) -> SequenceLayout:
         """The layout of ``copies`` copies of the sequences laid back to back (the flat rows
-        ``x.repeat(copies, 1)``): e.g. the Monte-Carlo passes over a batch's sentences."""
+        ``x.repeat(copies, 1)``): e.g. the Monte-Carlo passes over a batch's sentences. Its
+        outputs are copy after copy: ``out.view(copies, -1, F)[c]`` is copy ``c``'s."""
         lengths = _as_numpy(lengths)
         starts = np.cumsum(lengths) - lengths
         copy_starts = (starts[None, :] + int(lengths.sum()) * np.arange(copies)[:, None])
-        return cls.from_lengths(np.tile(lengths, copies), copy_starts.reshape(-1), buckets)
+        return cls.from_lengths(np.tile(lengths, copies), copy_starts.reshape(-1), buckets,
+                                dtype)
 
     def _map(self, move: Callable[[Tensor], Tensor]) -> SequenceLayout:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -226,12 +236,21 @@ class SequenceLayout:
         ]
         return SequenceLayout(**values)
 
-    def to(self, device: torch.device | str, non_blocking: bool = False) -> SequenceLayout:
-        """A copy whose tensors live on ``device`` (the host arrays stay)."""
-        if all(b.forward_index.device == torch.device(device) for b in self.buckets[:1]) \
-                and self.lengths.device == torch.device(device):
+    @property
+    def dtype(self) -> torch.dtype | None:
+        """Floating dtype of the mean weights (``None`` without sequences)."""
+        return self.buckets[0].mean_weights.dtype if self.buckets else None
+
+    def to(self, device: torch.device | str | None = None, non_blocking: bool = False,
+           dtype: torch.dtype | None = None) -> SequenceLayout:
+        """A copy whose tensors live on ``device`` and whose floating tensors are of ``dtype``
+        (``None``: unchanged; the host arrays stay)."""
+        same_device = device is None or (
+            all(b.forward_index.device == torch.device(device) for b in self.buckets[:1])
+            and self.lengths.device == torch.device(device))
+        if same_device and (dtype is None or self.dtype in (None, dtype)):
             return self
-        return self._map(lambda t: t.to(device, non_blocking=non_blocking))
+        return self._map(_mover(device, dtype, non_blocking))
 
     def pin_memory(self) -> SequenceLayout:
         """A copy in pinned host memory (for ``non_blocking`` copies to a GPU)."""
@@ -279,13 +298,24 @@ class WindowPlan:
                           None if self.layout is None else self.layout._map(move),
                           move(self.slot))
 
-    def to(self, device: torch.device | str, non_blocking: bool = False) -> WindowPlan:
-        """A copy on ``device``."""
-        return self._map(lambda t: t.to(device, non_blocking=non_blocking))
+    def to(self, device: torch.device | str | None = None, non_blocking: bool = False,
+           dtype: torch.dtype | None = None) -> WindowPlan:
+        """A copy on ``device``, its floating tensors of ``dtype`` (``None``: unchanged)."""
+        return self._map(_mover(device, dtype, non_blocking))
+
+
+def _mover(device: torch.device | str | None, dtype: torch.dtype | None,
+           non_blocking: bool) -> Callable[[Tensor], Tensor]:
+    """Move a planned tensor to ``device``; a floating one also to ``dtype``."""
+    def move(t: Tensor) -> Tensor:
+        return t.to(device=device, dtype=dtype if t.is_floating_point() else None,
+                    non_blocking=non_blocking)
+    return move
 
 
 def char_plan(chars: Tensor | np.ndarray, char_len: Tensor | np.ndarray,
-              buckets: int = DEFAULT_BUCKETS, device: torch.device | str = "cpu") -> CharPlan:
+              buckets: int = DEFAULT_BUCKETS, device: torch.device | str = "cpu",
+              dtype: torch.dtype | None = None) -> CharPlan:
     """Plan the character encoder's distinct words of a batch on the host.
 
     Args:
@@ -293,6 +323,7 @@ def char_plan(chars: Tensor | np.ndarray, char_len: Tensor | np.ndarray,
         char_len: Word lengths ``[N]`` (clamped to ``[1, C]``).
         buckets: Most length buckets.
         device: Where the plan's tensors go.
+        dtype: Floating dtype of the layout (the model's; default: torch's default dtype).
     """
     chars = chars.detach().cpu().numpy() if isinstance(chars, Tensor) else np.asarray(chars)
     char_len = _as_numpy(char_len)
@@ -300,7 +331,8 @@ def char_plan(chars: Tensor | np.ndarray, char_len: Tensor | np.ndarray,
     char_len = np.clip(char_len, 1, width)
     key = np.concatenate([chars, char_len[:, None]], axis=1)
     _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    layout = SequenceLayout.from_lengths(char_len[first], np.arange(first.size) * width, buckets)
+    layout = SequenceLayout.from_lengths(char_len[first], np.arange(first.size) * width, buckets,
+                                         dtype)
     plan = CharPlan(torch.from_numpy(first), torch.from_numpy(inverse.reshape(-1)), layout)
     return plan._map(lambda t: t.to(device))
 
@@ -345,6 +377,11 @@ def _as_numpy(values: Sequence[int] | np.ndarray | Tensor) -> np.ndarray:
     return np.asarray(values, dtype=np.int64).reshape(-1)
 
 
+#: cuDNN's number of the LSTM mode (``CUDNN_LSTM`` of ``cudnnRNNMode_t``; what
+#: ``torch.backends.cudnn.rnn.get_cudnn_mode("LSTM")`` returns where cuDNN is present).
+CUDNN_LSTM = 2
+
+
 class DirectionLSTM(torch.nn.LSTM):
     """A one-layer bidirectional ``batch_first`` LSTM whose directions run as separate calls
     (:func:`lstm_direction`, :func:`run_bilstm`): on CUDA each direction's weights are kept
@@ -360,25 +397,49 @@ class DirectionLSTM(torch.nn.LSTM):
         super().__init__(input_size, hidden_size, num_layers=1, batch_first=True,
                          bidirectional=True)
 
-    def flatten_parameters(self) -> None:
-        """Flatten each direction's weights into a cuDNN buffer of its own (CUDA only)."""
+    def flatten_calls(self) -> list[tuple[list[Tensor], tuple]] | None:
+        """What :meth:`flatten_parameters` hands cuDNN: for each direction (left to right,
+        then right to left) the arguments of ``torch._cudnn_rnn_flatten_weight``, its weights
+        in the order of :func:`direction_weights` and ``(weights per direction, input size,
+        cuDNN mode, hidden size, projection size, layers = 1, batch_first,
+        bidirectional = False)``. ``None`` when the weights cannot share a buffer (one missing,
+        several dtypes, two sharing memory). Pure: runs on any device."""
         weights = self._flat_weights
         if (len(weights) != len(self._flat_weights_names)
-                or not all(isinstance(w, Tensor) and w.is_cuda
-                           and torch.backends.cudnn.is_acceptable(w) for w in weights)
+                or not all(isinstance(w, Tensor) for w in weights)
                 or len({w.dtype for w in weights}) != 1
-                or len({w.data_ptr() for w in weights}) != len(weights)
-                or not torch._use_cudnn_rnn_flatten_weight()):
-            return
-        import torch.backends.cudnn.rnn as cudnn_rnn
+                or len({w.data_ptr() for w in weights}) != len(weights)):
+            return None
+        calls = []
+        for suffix in ("", "_reverse"):
+            group = direction_weights(self, suffix)
+            calls.append((group, (len(group), self.input_size, CUDNN_LSTM, self.hidden_size,
+                                  self.proj_size, 1, self.batch_first, False)))
+        return calls
 
-        per_direction = len(weights) // 2
-        with torch.cuda.device_of(weights[0]), torch.no_grad():
-            for first in (0, per_direction):
-                torch._cudnn_rnn_flatten_weight(
-                    weights[first:first + per_direction], per_direction, self.input_size,
-                    cudnn_rnn.get_cudnn_mode(self.mode), self.hidden_size, self.proj_size, 1,
-                    self.batch_first, False)
+    def flatten_parameters(self) -> None:
+        """Flatten each direction's weights into a cuDNN buffer of its own (CUDA only): the
+        calls of :meth:`flatten_calls`, when cuDNN takes every weight."""
+        calls = self.flatten_calls()
+        if (calls is None or not torch._use_cudnn_rnn_flatten_weight()
+                or not all(_cudnn_takes(w) for w in self._flat_weights)):
+            return
+        with torch.cuda.device_of(calls[0][0][0]), torch.no_grad():
+            for weights, args in calls:
+                torch._cudnn_rnn_flatten_weight(weights, *args)
+
+
+def _cudnn_takes(weight: Tensor) -> bool:
+    """Whether cuDNN can hold ``weight`` (a CUDA tensor it accepts)."""
+    return weight.is_cuda and torch.backends.cudnn.is_acceptable(weight)
+
+
+def direction_weights(lstm: torch.nn.LSTM, suffix: str) -> list[Tensor]:
+    """The parameters of one direction (``suffix`` ``""`` or ``"_reverse"``) of a one-layer
+    LSTM in the order its calls and cuDNN's flat buffer take them: ``weight_ih``,
+    ``weight_hh``, then (with biases) ``bias_ih``, ``bias_hh``."""
+    names = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if lstm.bias else [])
+    return [getattr(lstm, f"{name}_l0{suffix}") for name in names]
 
 
 def lstm_direction(lstm: torch.nn.LSTM, x: Tensor, suffix: str, h0: Tensor | None = None
@@ -387,9 +448,7 @@ def lstm_direction(lstm: torch.nn.LSTM, x: Tensor, suffix: str, h0: Tensor | Non
     over the padded batch ``x`` from the state ``h0`` (zeros when ``None``)."""
     if h0 is None:
         h0 = x.new_zeros(1, x.size(0), lstm.hidden_size)
-    weights = [getattr(lstm, f"{name}_l0{suffix}") for name in ("weight_ih", "weight_hh")]
-    if lstm.bias:
-        weights += [getattr(lstm, f"{name}_l0{suffix}") for name in ("bias_ih", "bias_hh")]
+    weights = direction_weights(lstm, suffix)
     out, _, _ = torch._VF.lstm(x, (h0, h0), weights, lstm.bias, 1, 0.0, lstm.training, False,
                                True)
     return out
@@ -427,7 +486,7 @@ def run_bilstm(lstm: torch.nn.LSTM, x: Tensor, layout: SequenceLayout,
         out_f = lstm_direction(lstm, gather_rows(x, bucket.forward_index), "", h0)
         out_r = lstm_direction(lstm, gather_rows(x, bucket.reverse_index), "_reverse", h0)
         if reduce == "mean":
-            weights = bucket.mean_weights.to(out_f.dtype).unsqueeze(2)
+            weights = bucket.mean_weights.to(out_f.dtype).unsqueeze(2)  # bf16 under autocast
             forward.append((out_f * weights).sum(dim=1))
             reverse.append((out_r * weights).sum(dim=1))
         else:
