@@ -42,8 +42,9 @@ def _check_features(name: str, x: Tensor, channels: int, num_nodes: int | None =
                          f"got {list(x.shape)}")
 
 
-def _check_edge_index(edge_index: Tensor, num_nodes: int) -> None:
-    """Check that ``edge_index`` is a ``[2, E]`` integer tensor of indices in ``[0, N)``."""
+def _check_edge_index(edge_index: Tensor, num_nodes: int, read_values: bool = True) -> None:
+    """Check that ``edge_index`` is a ``[2, E]`` integer tensor of indices in ``[0, N)`` (the
+    range only with ``read_values``: inputs planned on the host are not read again)."""
     if not isinstance(edge_index, Tensor):
         raise TypeError(f"edge_index must be a tensor of shape [2, E] "
                         f"(got {_describe(edge_index)})")
@@ -53,7 +54,7 @@ def _check_edge_index(edge_index: Tensor, num_nodes: int) -> None:
                         f"(got {_describe(edge_index)})")
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(f"edge_index must have shape [2, E], got {list(edge_index.shape)}")
-    if edge_index.numel() and _reads_values(edge_index):
+    if read_values and edge_index.numel() and _reads_values(edge_index):
         low, high = (int(v) for v in torch.aminmax(edge_index))
         if low < 0 or high >= num_nodes:
             raise ValueError(f"edge_index must hold node indices in [0, {num_nodes}) for "
@@ -81,7 +82,8 @@ def _check_conv_inputs(x: Tensor, edge_index: Tensor, channels: int,
     first argument that does not fit."""
     _check_features("x", x, channels)
     num_nodes = x.size(0)
-    _check_edge_index(edge_index, num_nodes)
+    # edges planned on the host (gated_nodes, ptr) came from checked graphs: no read-back
+    _check_edge_index(edge_index, num_nodes, read_values=gated_nodes is None)
     num_edges = edge_index.size(1)
     if edge_weight is not None:
         if not isinstance(edge_weight, Tensor):

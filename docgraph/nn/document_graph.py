@@ -414,7 +414,8 @@ class DocumentGraphModule(torch.nn.Module):
                 ``token_channels``, ``N`` or ``E``; ``sent_len`` does not sum to ``N``; or
                 ``edge_index`` holds an index outside ``[0, N)`` (checked on the CPU).
         """
-        sent_len = self._check_inputs(x, edge_index, token_x, sent_len, y, node_type)
+        sent_len = self._check_inputs(x, edge_index, token_x, sent_len, y, node_type,
+                                      planned=plan is not None)
         if plan is None:
             num_samples = 0
             if self.uncertainty is not None and self.uncertainty.mc_dropout == "full":
@@ -455,13 +456,14 @@ class DocumentGraphModule(torch.nn.Module):
 
     def _check_inputs(self, x: Tensor, edge_index: Tensor, token_x: Tensor | None,
                       sent_len: Tensor | Sequence[int] | None, y: Tensor | None,
-                      node_type: Tensor | None) -> Tensor | None:
+                      node_type: Tensor | None, planned: bool = False) -> Tensor | None:
         """Check the inputs of :meth:`forward` like a PyG layer (one error naming the first
         argument that does not fit); return ``sent_len`` as a tensor. ``sent_len`` on an
-        accelerator is summed later, from the plan's host copy."""
+        accelerator is summed later, from the plan's host copy; with a ``planned`` batch (a
+        plan given) no value is read back (the plan checked them on the host)."""
         _check_features("x", x, self.channels)
         num_nodes = x.size(0)
-        _check_edge_index(edge_index, num_nodes)
+        _check_edge_index(edge_index, num_nodes, read_values=not planned)
         if token_x is not None and self.uncertainty is not None:  # unread without it
             _check_features("token_x", token_x, self.uncertainty.in_channels, num_nodes,
                             owner="token_channels")
@@ -471,7 +473,7 @@ class DocumentGraphModule(torch.nn.Module):
         if sent_len is None:
             return None
         sent_len = _as_lengths(sent_len, x.device)
-        if _reads_values(sent_len):
+        if not planned and _reads_values(sent_len):
             _check_total(int(sent_len.sum()), sent_len.numel(), num_nodes)
         return sent_len
 
