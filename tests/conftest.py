@@ -210,3 +210,37 @@ def half_pruning_model(vocabs, graphs):
     pruning = build_model(replace(model.config, threshold=float(u.median())), vocabs)
     pruning.load_state_dict(model.state_dict())
     return pruning.eval()
+
+
+def child_processes(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux ``/proc``), multiprocessing's resource tracker
+    left out, in the order they were started (by pid)."""
+    children: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children += [int(c) for c in (task / "children").read_text().split()]
+    return sorted(c for c in children if process_alive(c)
+                  and b"resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes())
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def still_running(pids, seconds: float) -> list[int]:
+    """The processes of ``pids`` still running ``seconds`` from now (checked until then)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        running = [p for p in pids if process_alive(p)]
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.1)
+
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/task").is_dir(),
+                                reason="needs Linux /proc to find child processes")

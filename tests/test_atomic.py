@@ -1,11 +1,21 @@
 """Tests of :mod:`docgraph.persistence.atomic`."""
 
+import errno
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
+from conftest import ROOT, script_env
 
-from docgraph.persistence.atomic import atomic_write, atomic_write_json, atomic_write_text
+from docgraph.persistence import atomic
+from docgraph.persistence.atomic import (
+    WriteError,
+    atomic_write,
+    atomic_write_json,
+    atomic_write_text,
+)
 
 
 @pytest.fixture
@@ -37,3 +47,44 @@ def test_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
         atomic_write(target, fail)
     assert target.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+def test_a_write_out_of_room_names_the_file_and_the_cause(tmp_path):
+    target = tmp_path / "last.pt"
+
+    def full(tmp: str) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(WriteError) as info:
+        atomic_write(target, full)
+    assert str(info.value) == f"cannot write {target}: No space left on device (ENOSPC)"
+    assert isinstance(info.value, OSError) and info.value.errno == errno.ENOSPC
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_writer_that_does_not_say_why_is_put_down_to_a_full_disk(tmp_path, monkeypatch):
+    # torch.save to a file on a full disk: "basic_ios::clear: iostream error", nothing more
+    target = tmp_path / "model.pt"
+
+    def torch_save(tmp: str) -> None:
+        raise RuntimeError("basic_ios::clear: iostream error")
+
+    full = os.statvfs_result((4096, 4096, 1000, 0, 0, 1000, 0, 0, 0, 255))
+    monkeypatch.setattr(atomic.os, "statvfs", lambda path: full)
+    with pytest.raises(WriteError, match=r"model\.pt: No space left on device \(ENOSPC\)$"):
+        atomic_write(target, torch_save)
+    monkeypatch.undo()
+    with pytest.raises(WriteError, match=r"model\.pt: write failed \(basic_ios::clear: iostream"):
+        atomic_write(target, torch_save)  # room enough: the cause is unknown, the file named
+
+
+def test_a_file_size_limit_is_named(tmp_path):
+    # ulimit -f in a child process: the write fails with EFBIG (Python ignores SIGXFSZ)
+    code = ("import resource, sys; from docgraph.persistence.atomic import atomic_write_bytes\n"
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+            "try:\n    atomic_write_bytes(sys.argv[1], bytes(10000))\n"
+            "except OSError as err:\n    print(err)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "big.bin")],
+                         capture_output=True, text=True, check=True, env=script_env(), cwd=ROOT)
+    assert out.stdout.strip() == f"cannot write {tmp_path / 'big.bin'}: File too large (EFBIG)"
+    assert not list(tmp_path.iterdir())

@@ -1,9 +1,22 @@
 """End-to-end tests of ``scripts/train.py``, ``scripts/evaluate.py`` and ``scripts/predict.py``."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
-from conftest import TINY_FLAGS, run_script
+from conftest import (
+    ROOT,
+    TINY_FLAGS,
+    child_processes,
+    needs_proc,
+    run_script,
+    script_env,
+    still_running,
+)
 
 from docgraph.cli import evaluate_main, predict_main, train_main
 from docgraph.data.conll import looks_like_conll, read_conll, write_conll
@@ -364,3 +377,38 @@ def test_evaluate_threshold_needs_pruning(tmp_path, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "--threshold 1.0" in err and "does not prune" in err
+
+
+@pytest.mark.slow
+@needs_proc
+@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C"])
+def test_a_stopped_predict_leaves_no_process_and_no_temporary_file(model_dir, tmp_path, how):
+    # Tagging a long input in two processes: SIGTERM ended predict.py at once, leaving its
+    # tagging processes running on their own and a .out.jsonl.*.tmp beside the output; Ctrl-C
+    # (the whole terminal's process group) printed a traceback per process.
+    test_docs = load_dataset("sample", splits=("test",))["test"]
+    paragraph = " ".join(token for doc in test_docs for token in doc.tokens)
+    (tmp_path / "long.txt").write_text("\n\n".join([paragraph] * 300))  # ~550,000 tokens
+    out = tmp_path / "out.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "predict.py"), "--model", str(model_dir),
+         str(tmp_path / "long.txt"), "--output", str(out), "--processes", "2", "--device",
+         "cpu", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=script_env(), cwd=ROOT,
+        start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(workers := child_processes(proc.pid)) < 2:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no tagging processes"
+        time.sleep(0.05)
+    time.sleep(1.0)
+    if how == "SIGTERM":
+        proc.send_signal(signal.SIGTERM)
+    else:
+        os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert not still_running(workers, 5)
+    assert proc.returncode == (143 if how == "SIGTERM" else 130), stderr
+    reason = "stopped by SIGTERM" if how == "SIGTERM" else "interrupted"
+    assert stderr.strip() == f"{reason}: {out} was left as it was"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.txt"]

@@ -1,14 +1,32 @@
-"""Two-process DDP training on CPU (gloo) through ``torchrun``."""
+"""Two-process DDP training on CPU (gloo): through ``torchrun`` and the built-in launcher, and
+how a two-process run ends: a worker killed, the launcher stopped or killed, a write that
+fails, the process group torn down on every process."""
 
+import atexit
+import gc
 import json
+import logging
 import math
+import os
+import resource
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
-from conftest import ROOT, TINY_FLAGS, script_env
+from conftest import (
+    ROOT,
+    TINY_FLAGS,
+    child_processes,
+    needs_proc,
+    script_env,
+    still_running,
+    tiny_config,
+)
 
-from docgraph.training.distributed import free_port
+from docgraph.training.distributed import ProcessError, ProcessFailedError, free_port, spawn
 
 
 @pytest.mark.slow
@@ -68,3 +86,172 @@ def test_two_process_run_resumes_exactly(tmp_path):
     # the two processes) did: each document's Monte-Carlo masks are its own
     best = next(e for e in log(straight) if e["epoch"] == a["best_epoch"])
     assert a["dev"]["f1"] == best["dev_f1"] and a["dev"]["precision"] == best["dev_precision"]
+
+
+def _launch(out: Path, *flags: str, preexec_fn=None) -> subprocess.Popen:
+    """``train.py`` in two processes on the sample corpus, long enough to be stopped."""
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), "--dataset", "sample",
+         "--output-dir", str(out), *TINY_FLAGS, "--processes", "2", "--batch-tokens", "500",
+         *flags],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=script_env(), cwd=ROOT,
+        preexec_fn=preexec_fn)
+
+
+def _workers_after_first_checkpoint(proc: subprocess.Popen, out: Path) -> list[int]:
+    """The two training processes of ``proc`` (rank 0 first), once ``last.pt`` exists."""
+    deadline = time.monotonic() + 240
+    while not (out / "last.pt").exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no checkpoint written"
+        time.sleep(0.05)
+    workers = child_processes(proc.pid)
+    assert len(workers) == 2, workers
+    return workers
+
+
+def _resume_line(out: Path) -> str:
+    return f"Resume with: python {ROOT / 'scripts' / 'train.py'} --resume {out}"
+
+
+@pytest.mark.slow
+@needs_proc
+def test_a_killed_worker_is_named_with_what_is_saved_and_how_to_resume(tmp_path):
+    # kill -9 of rank 1 in the middle of training (what the out-of-memory killer does)
+    out = tmp_path / "run"
+    proc = _launch(out, "--epochs", "50", "--patience", "50")
+    workers = _workers_after_first_checkpoint(proc, out)
+    os.kill(workers[1], signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 1, stderr
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 2, stderr
+    assert lines[0] == (f"error: training process 1 (pid {workers[1]}) was killed by SIGKILL "
+                        "(as the out-of-memory killer does; see dmesg)")
+    assert lines[1].startswith(f"{out / 'last.pt'} holds the run after epoch ")
+    assert lines[1].endswith(_resume_line(out))
+    assert not still_running(workers, 5)
+    assert not (out / "metrics.json").exists() and not list(out.glob(".*.tmp"))
+
+
+def _ignore_sigint() -> None:
+    # a background job of a script (``cmd &``): SIGINT is ignored, as it is in its processes
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.slow
+@needs_proc
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_the_workers_end_with_their_launcher(tmp_path, signum):
+    # SIGTERM stops the run as Ctrl-C does (one short message, exit status 143); after SIGKILL
+    # nothing is left to say it, but the workers end with the launcher all the same (they ran
+    # on and wrote metrics.json when they kept torch's parent-death signal, SIGINT, which a
+    # background job ignores)
+    out = tmp_path / "run"
+    proc = _launch(out, "--epochs", "50", "--patience", "50", preexec_fn=_ignore_sigint)
+    workers = _workers_after_first_checkpoint(proc, out)
+    proc.send_signal(signum)
+    assert not still_running(workers, 10 if signum == signal.SIGKILL else 30)
+    _, stderr = proc.communicate(timeout=60)
+    assert not (out / "metrics.json").exists() and not list(out.glob(".*.tmp"))
+    if signum == signal.SIGKILL:
+        return
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith(f"stopped by SIGTERM: {out / 'last.pt'} holds the run after ")
+    assert lines[0].endswith(_resume_line(out))
+
+
+@pytest.mark.slow
+def test_the_first_error_of_any_process_is_the_one_shown(tmp_path):
+    # Files of at most 500 KB (ulimit -f): model.pt (about 320 KB) is written, last.pt (about
+    # 1 MB) fails on rank 0; rank 1 then loses its peer ("Connection closed by peer"), which
+    # is not what went wrong.
+    def limit_file_size() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (500_000, 500_000))
+
+    out = tmp_path / "run"
+    proc = _launch(out, "--epochs", "2", preexec_fn=limit_file_size)
+    _, stderr = proc.communicate(timeout=240)
+    assert proc.returncode == 1, stderr
+    assert "Traceback" not in stderr and "peer" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 2, stderr
+    assert lines[0].startswith("error: training process 0 (pid ")
+    assert lines[0].endswith(f"cannot write {out / 'last.pt'}: File too large (EFBIG)")
+    assert lines[1] == (f"no epoch had finished, nothing was saved in {out} (no checkpoint to "
+                        "resume)")
+    assert not list(out.glob(".*.tmp"))
+
+
+def _train_then_watch_the_teardown(config, marks: str) -> None:
+    """A spawned process: train with the garbage collector off (a reference cycle then keeps
+    what it holds), and at exit, after :func:`spawn`'s teardown, note the process group and
+    gloo's threads that are left."""
+    import torch.distributed as dist
+
+    from docgraph.training.experiment import run_experiment
+
+    gc.disable()
+    rank = dist.get_rank()
+
+    def note() -> None:
+        threads = [(task / "comm").read_text().strip()
+                   for task in Path("/proc/self/task").iterdir()]
+        Path(marks, f"{rank}.json").write_text(json.dumps(
+            {"group": dist.is_initialized(), "gloo": [t for t in threads if "gloo" in t]}))
+
+    atexit.register(note)
+    run_experiment(config, progress=False)
+
+
+@pytest.mark.slow
+@needs_proc
+def test_no_process_group_outlives_a_two_process_run(tmp_path):
+    # Left to the garbage collector, the trainer, its DDP wrapper and so the gloo group
+    # outlived destroy_process_group (the epoch's progress statistics closed over the trainer
+    # and the bar, the bar held them: a cycle), and gloo's threads ran into the interpreter's
+    # shutdown, which they could end with "terminate called without an active exception".
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    config = tiny_config(tmp_path / "run", epochs=1, batch_tokens=500)
+    spawn(_train_then_watch_the_teardown, 2, config, str(marks), name="training process")
+    for rank in (0, 1):
+        assert json.loads((marks / f"{rank}.json").read_text()) == {"group": False, "gloo": []}
+
+
+def _fail_on(failing_rank: int) -> None:
+    import torch.distributed as dist
+
+    if dist.get_rank() == failing_rank:
+        raise ProcessError("corpus.txt:3: invalid tag 'X-ORG'", 2)
+    dist.barrier()  # the other process loses its peer here
+
+
+def test_spawn_raises_the_error_of_the_failing_process(tmp_path):
+    with pytest.raises(ProcessFailedError) as info:
+        spawn(_fail_on, 2, 1, name="training process")
+    err = info.value
+    assert (err.rank, err.status, err.signal, err.traceback) == (1, 2, None, None)
+    assert err.detail == "corpus.txt:3: invalid tag 'X-ORG'"
+    assert str(err) == f"training process 1 (pid {err.pid}): corpus.txt:3: invalid tag 'X-ORG'"
+
+
+def _abort_at_exit(aborting_rank: int) -> None:
+    import torch.distributed as dist
+
+    if dist.get_rank() == aborting_rank:
+        atexit.register(os.abort)  # as "terminate called without an active exception" does
+
+
+def test_a_crash_after_the_run_finished_is_a_warning(caplog):
+    # every process finished its work: the run's files are whole, the run has succeeded
+    with caplog.at_level(logging.WARNING, logger="docgraph"):
+        spawn(_abort_at_exit, 2, 1, name="training process")
+    [message] = [r.getMessage() for r in caplog.records if r.name == "docgraph"]
+    assert message.startswith("training process 1 (pid ")
+    assert message.endswith("was killed by SIGABRT after the run had finished; the run's files "
+                            "are whole")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import re
 import signal
 import subprocess
@@ -241,3 +242,22 @@ def test_the_interrupted_message_of_runs_over_seeds(tmp_path, monkeypatch):
         f"{tmp_path / 'seed-2'}",
         "  seed 3: not started",
     ]
+
+
+def test_a_run_log_that_cannot_be_written_says_so_once(tmp_path, capsys):
+    # a full disk: one line on stderr, not a "--- Logging error ---" traceback per line
+    import errno
+
+    class FullDisk(io.StringIO):
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    logger = logging.getLogger("docgraph")
+    with log_to_file(tmp_path / "train.log"):
+        [handler] = [h for h in logger.handlers if isinstance(h, logging.FileHandler)]
+        handler.stream.close()
+        handler.stream = FullDisk()
+        for epoch in (1, 2, 3):
+            logger.info("epoch %d", epoch)
+    assert capsys.readouterr().err == (f"warning: cannot write {tmp_path / 'train.log'}: No "
+                                       "space left on device; its lines are lost from here\n")

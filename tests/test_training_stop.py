@@ -1,4 +1,5 @@
-"""Early stopping: training stops after exactly ``patience`` epochs without a dev F1 improvement.
+"""How training stops: after exactly ``patience`` epochs without a dev F1 improvement, on a
+write that fails, and what it leaves alive.
 
 The real :class:`~docgraph.training.loop.Trainer` loop trains on two documents of the sample corpus;
 only the dev scores are scripted, so that which epoch improves is known in advance.
@@ -6,10 +7,14 @@ only the dev scores are scripted, so that which epoch improves is known in advan
 
 from __future__ import annotations
 
+import errno
+import gc
 import json
+import os
+import weakref
 
 import pytest
-from conftest import tiny_config
+from conftest import TINY_FLAGS, tiny_config
 
 import docgraph.training.loop as training
 from docgraph.graph.splits import build_vocabularies, prepare_split
@@ -95,3 +100,54 @@ def test_resume_rebuilds_an_epoch_log_that_lost_its_last_line(tmp_path, monkeypa
     rebuilt = log_path.read_text().splitlines(keepends=True)
     assert rebuilt[:2] == lines
     assert [json.loads(line)["dev_f1"] for line in rebuilt] == [10.0, 20.0, 30.0]
+
+
+def test_a_trainer_needs_no_garbage_collector_to_go(tmp_path, monkeypatch, sample_splits):
+    # The epoch's progress statistics closed over the trainer and the bar, which held them: a
+    # reference cycle that kept the trainer (in a data-parallel run its DDP wrapper, and so the
+    # gloo group) alive until a collection, past the group's end.
+    gc.collect()
+    gc.disable()
+    try:
+        trainer = _fit(tmp_path, monkeypatch, sample_splits, [10.0], patience=5, epochs=1)
+        gone = weakref.ref(trainer)
+        del trainer
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
+def test_a_full_disk_names_the_file_and_how_to_resume(tmp_path, monkeypatch, capsys):
+    # The second epoch's checkpoint finds the disk full: one line with the file and the cause,
+    # one with what the run holds and the command that resumes it; no traceback.
+    from docgraph.cli import train_main
+    from docgraph.persistence import atomic
+
+    replace = os.replace
+    written = []
+
+    def full_disk(src, dst):
+        if os.path.basename(dst) == "last.pt":
+            written.append(dst)
+            if len(written) == 2:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        replace(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", full_disk)
+    out = tmp_path / "run"
+    status = train_main(["--dataset", "sample", "--output-dir", str(out), *TINY_FLAGS,
+                         "--epochs", "2", "--processes", "1", "--lr", "0.03"])
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert status == 1, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert lines == [
+        f"error: cannot write {out / 'last.pt'}: No space left on device (ENOSPC)",
+        lines[1]]
+    assert lines[1].startswith(f"{out / 'last.pt'} holds the run after epoch 1 (")
+    assert lines[1].endswith(f"every file was written whole. Resume with: python "
+                             f"scripts/train.py --resume {out}")
+    assert not list(out.glob(".*.tmp"))
+    assert [json.loads(line)["epoch"] for line in
+            (out / "train_log.jsonl").read_text().splitlines()] == [1]

@@ -13,12 +13,10 @@ import contextlib
 import json
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from docgraph.cli.arguments import (
     DEFAULT_MAX_DOC_TOKENS,
@@ -38,10 +36,11 @@ from docgraph.data.stats import GRAPH_KEYS, corpus_statistics, format_statistics
 from docgraph.graph import graph_statistics
 from docgraph.graph.splits import prepare_split
 from docgraph.metrics import format_table
-from docgraph.persistence.atomic import atomic_write
+from docgraph.persistence.atomic import WriteError, atomic_write
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, atomic_write_text
 from docgraph.persistence.model_dir import check_model_memory
 from docgraph.persistence.run_lock import RunLock, run_directory
+from docgraph.runtime.lifetime import exit_status, received_signal, signal_name, stop_on_signals
 from docgraph.runtime.machine import resolve_device
 from docgraph.runtime.progress import ProgressSettings, is_main_process
 from docgraph.runtime.progress import configure as configure_progress
@@ -60,6 +59,7 @@ from docgraph.training.experiment import (
     interrupted_message,
     run_experiment,
     run_seeds,
+    saved_message,
 )
 from docgraph.training.loop import TrainingError
 from docgraph.viz.edges import format_edge_table, inspection_words, noisy_edges, repeated_words
@@ -102,15 +102,28 @@ def _train_exit_code(err: BaseException) -> int:
 
 def _spawned_train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
                    settings: ProgressSettings, lock: RunLock | None = None) -> None:
-    """One process of :func:`docgraph.training.distributed.spawn`: train, or exit with a clean
-    error; ``lock`` is its share of the launcher's lock of the output directory."""
+    """One process of :func:`docgraph.training.distributed.spawn`: train; an error of bad
+    input, of training or of writing is handed to the launcher, which says it in one line
+    (:class:`~docgraph.training.distributed.ProcessError`); ``lock`` is its share of the
+    launcher's lock of the output directory."""
 
     try:
         _train(config, seeds, resume, settings, lock)
+    except WriteError as err:
+        raise distributed.ProcessError(str(err), 1) from None
     except TRAIN_ERRORS as err:
-        if dist.get_rank() == 0:
-            print(f"error: {err}", file=sys.stderr, flush=True)
-        raise SystemExit(_train_exit_code(err)) from None
+        raise distributed.ProcessError(str(err), _train_exit_code(err)) from None
+
+
+def _stopped(config: ExperimentConfig | None, seeds: Sequence[int] | None, first: str) -> None:
+    """Say on stderr why training stopped (``first``) and, when the run directory is known,
+    what it holds and how to resume (rank 0 only)."""
+    if not is_main_process():
+        return
+    lines = [first]
+    if config is not None:
+        lines.append(saved_message(config.output_dir, seeds))
+    print("\n".join(lines), file=sys.stderr, flush=True)
 
 
 def train(args: argparse.Namespace) -> int:
@@ -121,7 +134,18 @@ def train(args: argparse.Namespace) -> int:
     The output directory (or the one of ``--resume``) is locked here before any process is
     started or anything written (:mod:`docgraph.persistence.run_lock`), and the processes share
     the lock: a second run into it fails at once with a one-line error (exit status 2).
+
+    However the run ends, stderr says so in a line or two: the error (the first of any
+    process: a process's error, the signal that killed it, a file that could not be written,
+    with its cause), what ``last.pt`` and ``model.pt`` hold and the command that resumes the
+    run. SIGTERM stops it as Ctrl-C does (exit status 143, 130 for Ctrl-C).
     """
+    with stop_on_signals():
+        return _train_command(args)
+
+
+def _train_command(args: argparse.Namespace) -> int:
+    """:func:`train` with SIGTERM taken as Ctrl-C."""
     setup_logging(args.quiet)
     settings = ProgressSettings(enabled=not args.quiet, interval=args.progress_interval,
                                 tty=is_tty())
@@ -157,14 +181,9 @@ def train(args: argparse.Namespace) -> int:
                 logging.getLogger("docgraph").info(
                     "training in %d processes with %d thread(s) each (--processes 1: one "
                     "process)", processes, threads)
-                # the worker printed the one-line error; torch would add a line per process
-                # it stops
-                logging.getLogger("torch.multiprocessing.spawn").setLevel(logging.ERROR)
-                try:
-                    distributed.spawn(_spawned_train, processes, config, args.seeds,
-                                      bool(args.resume), settings, lock, threads=threads)
-                except mp.ProcessExitedException as err:
-                    raise SystemExit(err.exit_code if err.exit_code > 0 else 1) from None
+                distributed.spawn(_spawned_train, processes, config, args.seeds,
+                                  bool(args.resume), settings, lock, threads=threads,
+                                  name="training process")
             return 0
         if torchrun:  # the first process locks the directory (run_experiment, run_seeds)
             distributed.init_distributed(config.device)
@@ -172,21 +191,38 @@ def train(args: argparse.Namespace) -> int:
         else:
             with run_directory(config.output_dir) as lock:
                 _train(config, args.seeds, bool(args.resume), settings, lock)
+    except distributed.ProcessFailedError as err:
+        if err.status == 2:  # bad input: the process's own one-line error, as in one process
+            fail(err.detail or str(err))
+        if err.traceback:  # an unexpected error (a bug): where it happened
+            print(err.traceback.rstrip(), file=sys.stderr)
+        _stopped(config, args.seeds, f"error: {err}")
+        return err.status
+    except WriteError as err:
+        _stopped(config, args.seeds, f"error: {err}")
+        return 1
     except TRAIN_ERRORS as err:
         if _train_exit_code(err) == 1:
             print(f"error: {err}", file=sys.stderr)
             return 1
         fail(str(err))
     except KeyboardInterrupt:
+        reason = _interruption()
         if is_main_process():
-            print("\n" + (interrupted_message(config.output_dir, args.seeds)
-                          if config is not None else "interrupted"),
+            print("\n" + (interrupted_message(config.output_dir, args.seeds, reason)
+                          if config is not None else reason),
                   file=sys.stderr, flush=True)
-        return 130
+        return exit_status()
     finally:
         if torchrun:
             distributed.cleanup_distributed()
     return 0
+
+
+def _interruption() -> str:
+    """``"interrupted"`` after Ctrl-C, ``"stopped by SIGTERM"`` after SIGTERM."""
+    signum = received_signal()
+    return "interrupted" if signum in (None, signal.SIGINT) else f"stopped by {signal_name(signum)}"
 
 
 def _load_tagger(args: argparse.Namespace) -> Tagger:
@@ -295,8 +331,21 @@ def predict(args: argparse.Namespace) -> int:
 
     JSON lines and CoNLL are written as the input is tagged, a few thousand tokens at a time
     (:mod:`docgraph.tagging.prediction_io`, :mod:`docgraph.tagging.stream`); the HTML page is built
-    whole.
+    whole. Ctrl-C and SIGTERM stop it with one line (exit status 130 or 143): its tagging
+    processes end at once and ``--output`` is left as it was.
     """
+    with stop_on_signals():
+        try:
+            return _predict(args)
+        except KeyboardInterrupt:
+            kept = (f"{args.output} was left as it was" if args.output
+                    else "the output above is incomplete")
+            print(f"\n{_interruption()}: {kept}", file=sys.stderr, flush=True)
+            return exit_status()
+
+
+def _predict(args: argparse.Namespace) -> int:
+    """:func:`predict` with SIGTERM taken as Ctrl-C."""
     setup_logging(quiet=True)
     try:
         check_output(args.output)
@@ -323,6 +372,9 @@ def predict(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError, distributed.WorkerError, CheckpointError,
             CorpusFormatError) as err:
         fail(str(err))
+    except WriteError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -334,10 +386,13 @@ def _stream_predictions(tagger: Tagger, args: argparse.Namespace, paths: list[Pa
     progress = ProgressReport(paths, enabled=not args.quiet, interval=args.progress_interval)
     with (open(output, "w", encoding="utf-8", newline="") if output
           else contextlib.nullcontext(sys.stdout)) as out:
+        # closed on the way out: an error or Ctrl-C ends the tagging processes at once
+        tagged = contextlib.closing(tag_chunks(chunks, tagger, args.processes, args.mc_seed))
         try:
-            for chunk, tags in tag_chunks(chunks, tagger, args.processes, args.mc_seed):
-                out.write(format_chunk(args.format, chunk, tags))
-                progress.update(chunk)
+            with tagged as pairs:
+                for chunk, tags in pairs:
+                    out.write(format_chunk(args.format, chunk, tags))
+                    progress.update(chunk)
         finally:
             progress.close()
 

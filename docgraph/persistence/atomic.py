@@ -1,11 +1,14 @@
 """Atomic file writes: a temporary file in the target's directory, fsynced, then renamed.
 
 A crash or an exception at any point leaves the target as it was; an exception leaves no
-temporary file behind, a killed process may (:func:`temporaries` finds them).
+temporary file behind, a killed process may (:func:`temporaries` finds them). A write that
+fails for want of room (disk full, a file-size limit) raises :class:`WriteError`, which names
+the file and the cause.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -13,6 +16,74 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - not a POSIX system
+    resource = None  # type: ignore[assignment]
+
+
+class WriteError(OSError):
+    """A file could not be written; ``str()`` names the file and the cause, e.g. ``cannot
+    write runs/x/last.pt: No space left on device (ENOSPC)``."""
+
+    def __str__(self) -> str:
+        code = errno.errorcode.get(self.errno or 0)
+        return (f"cannot write {self.filename}: {self.strerror or 'write failed'}"
+                + (f" ({code})" if code else ""))
+
+    @classmethod
+    def from_os_error(cls, err: OSError, path: str | Path) -> WriteError:
+        """The :class:`WriteError` of ``err``, raised while writing ``path``."""
+        if isinstance(err, WriteError):
+            return err
+        return cls(err.errno or errno.EIO, err.strerror or str(err), str(path))
+
+
+#: Free bytes below which a failed write is put down to a full disk.
+FULL_DISK_BYTES = 1 << 20
+
+
+#: Words of the errors of writers that do not say why they failed (``torch.save``:
+#: ``basic_ios::clear: iostream error``, ``PytorchStreamWriter failed writing file``).
+WRITER_FAILURES = ("iostream", "failed writing", "file write failed")
+
+
+def _room_error(path: Path, tmp: str) -> WriteError | None:
+    """Why writing ``tmp`` (for ``path``) ran out of room, when it did: a file-size limit
+    (``ulimit -f``) the file reached, or a file system with (almost) no space left."""
+    if resource is not None:
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        try:
+            if limit != resource.RLIM_INFINITY and os.path.getsize(tmp) + (64 << 10) >= limit:
+                return WriteError(errno.EFBIG, os.strerror(errno.EFBIG), str(path))
+        except OSError:
+            pass
+    try:
+        stats = os.statvfs(path.parent)
+    except (AttributeError, OSError):
+        return None
+    free = stats.f_bfree if hasattr(os, "geteuid") and os.geteuid() == 0 else stats.f_bavail
+    if free * stats.f_frsize < FULL_DISK_BYTES:
+        return WriteError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    return None
+
+
+def _write_error(err: BaseException, path: Path, tmp: str) -> WriteError | None:
+    """The :class:`WriteError` that ``err``, raised while ``tmp`` was written for ``path``,
+    stands for; ``None`` for an error that is not about writing it (Ctrl-C, a bug, a file
+    the writer read)."""
+    if isinstance(err, WriteError):
+        return err
+    if isinstance(err, OSError) and err.errno is not None:
+        if err.filename not in (None, tmp, str(path)):
+            return None
+        return WriteError.from_os_error(err, path)
+    if isinstance(err, RuntimeError) and any(words in str(err) for words in WRITER_FAILURES):
+        first = str(err).strip().splitlines()[0]
+        return _room_error(path, tmp) or WriteError(errno.EIO, f"write failed ({first})",
+                                                    str(path))
+    return None
 
 
 def _default_mode() -> int:
@@ -29,10 +100,18 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
     temporary file (a killed process may: ``.<name>.XXXXXXXX.tmp``, :func:`temporaries`). The
     file gets the permissions a plain ``open(path, "w")`` would give it (``mkstemp`` alone would
     leave it readable by its owner only).
+
+    Raises:
+        WriteError: Writing failed with an ``OSError`` (disk full, file too large, ...), or
+            with a ``RuntimeError`` of a writer that does not say why (``torch.save``) when
+            the disk is full or the file reached the size limit; it names ``path``.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        raise WriteError.from_os_error(err, path) from err
     os.close(fd)
     try:
         os.chmod(tmp, _default_mode())
@@ -40,9 +119,12 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
+        failure = _write_error(err, path, tmp)
         Path(tmp).unlink(missing_ok=True)
-        raise
+        if failure is None or failure is err:
+            raise
+        raise failure from err
 
 
 def temporaries(directory: str | Path, names: Iterable[str]) -> list[Path]:

@@ -1,1 +1,2 @@
-"""The process a run lives in: the machine, progress reporting, deterministic kernels."""
+"""The process a run lives in: the machine, progress reporting, deterministic kernels, and
+process lifetimes (workers that end with their parent, SIGTERM taken as Ctrl-C)."""

@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -300,6 +300,22 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else format_clock(seconds)
 
 
+class _RunLog(logging.FileHandler):
+    """The file handler of :func:`log_to_file`: when its file cannot be written (a full disk)
+    it says so once on stderr and drops its lines, instead of a traceback per line."""
+
+    failed = False
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging API
+        if self.failed:
+            return
+        self.failed = True
+        err = sys.exc_info()[1]
+        cause = getattr(err, "strerror", None) or err
+        sys.stderr.write(f"warning: cannot write {self.baseFilename}: {cause}; its lines are "
+                         "lost from here\n")
+
+
 class _Forward(logging.Handler):
     """Passes records on to the root logger's handlers, as propagation would (used while
     :func:`log_to_file` holds the ``docgraph`` logger at INFO for its file)."""
@@ -322,7 +338,7 @@ def log_to_file(path: str | os.PathLike[str], logger: str = "docgraph") -> Itera
     target = logging.getLogger(logger)
     console_level = target.getEffectiveLevel()
     level, propagate = target.level, target.propagate
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = _RunLog(path, encoding="utf-8")
     handler.setLevel(logging.INFO)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%d %H:%M:%S"))
     forward = _Forward(console_level) if propagate else None
@@ -339,4 +355,5 @@ def log_to_file(path: str | os.PathLike[str], logger: str = "docgraph") -> Itera
             target.removeHandler(forward)
         target.setLevel(level)
         target.propagate = propagate
-        handler.close()
+        with suppress(OSError):  # a full disk was said once (_RunLog), and may be the error
+            handler.close()

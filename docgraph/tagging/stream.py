@@ -16,12 +16,11 @@ its group or on the processes.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -41,6 +40,7 @@ from docgraph.training.distributed import (
     WorkerError,
     contiguous_shards,
     min_tagging_tokens,
+    process_pool,
     tagging_processes,
 )
 
@@ -224,12 +224,9 @@ def _tag_in_pool(groups: Iterator[list[Chunk]], model_dir: str,
                  ) -> Iterator[tuple[Chunk, Tags]]:
     """Tag groups in ``workers`` processes that load the model once, at most two groups per
     process in flight, results in input order."""
-    context = multiprocessing.get_context("spawn")
     pending: deque[tuple[list[Chunk], Future]] = deque()
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                 initializer=_load_worker,
-                                 initargs=(model_dir, overrides, 1)) as pool:
+        with process_pool(workers, _load_worker, (model_dir, overrides, 1)) as pool:
             for group in groups:
                 pending.append((group, pool.submit(_tag_in_worker, _documents(group), mc_seed)))
                 while len(pending) >= 2 * workers:

@@ -10,14 +10,25 @@ every batch, with gradients averaged by :class:`~torch.nn.parallel.DistributedDa
 from __future__ import annotations
 
 import datetime
+import gc
+import importlib
+import json
+import logging
 import multiprocessing
+import multiprocessing.connection
 import os
+import pickle
+import shutil
 import signal
 import socket
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+import traceback
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -25,9 +36,24 @@ import torch.distributed as dist
 
 from docgraph.config.fields import available_cores
 from docgraph.runtime import progress as _progress
+from docgraph.runtime.lifetime import (
+    exit_status,
+    leaving,
+    received_signal,
+    reference,
+    resolve,
+    run_child,
+    sigint_blocked,
+    signal_name,
+    start_pool_process,
+    stop_on_signals,
+    unblock_sigint,
+)
 
-#: Seconds the processes of :func:`spawn` get to stop by themselves after Ctrl-C (they save
-#: nothing half-written: every file is written atomically) before they are terminated.
+log = logging.getLogger("docgraph")
+
+#: Seconds the processes of :func:`spawn` get to stop after Ctrl-C or SIGTERM (they save
+#: nothing half-written: every file is written atomically) before they are killed.
 INTERRUPT_GRACE = 20.0
 
 #: How long a process waits at a collective: the first process may spend a long time alone
@@ -36,10 +62,20 @@ INTERRUPT_GRACE = 20.0
 COLLECTIVE_TIMEOUT = datetime.timedelta(hours=6)
 
 
+def _import_before_the_group() -> None:
+    """Import ``torch._dynamo`` before the process group exists: imported later (by the
+    DDP wrapper's constructor) it keeps a reference to the group for good (torch 2.13), and
+    the group's gloo threads then outlive ``destroy_process_group`` into the interpreter's
+    shutdown, where they can end the process with a C++ abort."""
+    with suppress(ImportError):
+        importlib.import_module("torch._dynamo")
+
+
 def init_distributed(device: str = "auto") -> None:
     """Initialise the default process group from the ``torchrun`` environment."""
     if dist.is_initialized():
         return
+    _import_before_the_group()
     use_cuda = device != "cpu" and torch.cuda.is_available()
     backend = "nccl" if use_cuda else "gloo"
     if use_cuda:
@@ -48,8 +84,10 @@ def init_distributed(device: str = "auto") -> None:
 
 
 def cleanup_distributed() -> None:
-    """Destroy the process group if one is up."""
+    """Destroy the process group if one is up (after collecting the garbage: nothing left in
+    a reference cycle may hold the group past its end)."""
     if dist.is_initialized():
+        gc.collect()
         dist.destroy_process_group()
 
 
@@ -94,56 +132,271 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _worker(rank: int, world: int, port: int, threads: int,
-            fn: Callable[..., Any], args: tuple) -> None:
+class ProcessError(Exception):
+    """The clean failure of a process of :func:`spawn`: its one-line message and the exit
+    status the command should end with (2: bad input, 1: anything else). The process
+    itself prints nothing; :func:`spawn` raises it in the launcher as a
+    :class:`ProcessFailedError`."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ProcessFailedError(RuntimeError):
+    """A process of :func:`spawn` failed: the first failure of any of them.
+
+    ``str()`` says in one line which process and how: its error (:class:`ProcessError`, or
+    another exception), the signal that killed it or its exit status.
+
+    Attributes:
+        rank: The process that failed first.
+        pid: Its process id.
+        status: The exit status the command should end with.
+        detail: The process's own error message (``None`` for a process killed or ended
+            without one).
+        traceback: The traceback of an unexpected exception (``None`` for a
+            :class:`ProcessError`, a signal or an exit status).
+        signal: The signal that ended it, if one did.
+    """
+
+    def __init__(self, message: str, rank: int, pid: int | None, status: int, *,
+                 detail: str | None = None, traceback: str | None = None,
+                 signal: int | None = None) -> None:
+        super().__init__(message)
+        self.rank, self.pid, self.status = rank, pid, status
+        self.detail, self.traceback, self.signal = detail, traceback, signal
+
+
+#: Seconds the other processes get to stop (as after Ctrl-C) once one of them failed, before
+#: they are killed.
+FAILURE_GRACE = 10.0
+
+#: Words of the errors a process gets from a collective when another process of the group has
+#: gone: consequences of another failure, never its cause.
+PEER_ERRORS = ("closed by peer", "reset by peer", "broken pipe", "connection refused",
+               "socket closed", "connection closed")
+
+
+def _is_peer_error(err: BaseException) -> bool:
+    """Whether ``err`` is what a collective raises when another process has gone."""
+    text = str(err).lower()
+    return isinstance(err, RuntimeError) and any(words in text for words in PEER_ERRORS)
+
+
+def _one_line(err: BaseException) -> str:
+    """``"Type: first line of the message"``."""
+    lines = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
+
+
+def _record(records: Path, rank: int, **fields: Any) -> None:
+    """Write a process's failure record for the launcher (``<rank>.json``, whole or not at
+    all)."""
+    path = records / f"{rank}.json"
+    tmp = path.with_suffix(".tmp")
+    try:
+        tmp.write_text(json.dumps({"rank": rank, "time": time.time(), **fields}))
+        os.replace(tmp, path)
+    except OSError:  # the launcher's temporary directory is gone: nobody to tell
+        pass
+
+
+def _worker(rank: int, world: int, port: int, threads: int, records: str, fn: str,
+            args: tuple) -> None:
+    """One process of :func:`spawn` (started by :func:`~docgraph.runtime.lifetime.run_child`,
+    so it ends with the launcher): run ``fn`` (``"module:function"``) in the group; SIGTERM
+    stops it as Ctrl-C does; a failure is written to ``records`` for the launcher and ends
+    the process with its exit status, without a traceback."""
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       LOCAL_RANK=str(rank), WORLD_SIZE=str(world))
-    torch.set_num_threads(threads)
-    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=COLLECTIVE_TIMEOUT)
+    with stop_on_signals():
+        try:
+            status = _run_in_group(rank, world, threads, Path(records), fn, args)
+        except KeyboardInterrupt:  # a signal before the process knew it was leaving
+            status = exit_status()
+    if status:
+        raise SystemExit(status)
+
+
+def _run_in_group(rank: int, world: int, threads: int, records: Path, fn: str,
+                  args: tuple) -> int:
+    """:func:`_worker` under :func:`stop_on_signals`: its exit status."""
+    status, grouped = 0, False
     try:
-        fn(*args)
+        unblock_sigint()  # blocked while the process started (spawn)
+        torch.set_num_threads(threads)
+        function = resolve(fn)
+        _import_before_the_group()
+        dist.init_process_group("gloo", rank=rank, world_size=world,
+                                timeout=COLLECTIVE_TIMEOUT)
+        grouped = True
+        function(*args)
         # Leave together: the first process hosts the group's store, and one that tore the
         # group down while another still talked to it could end that one with a C++ abort at
-        # exit ("terminate called without an active exception"). After a failure there is no
-        # waiting: the parent stops the other processes.
+        # exit. After a failure there is no waiting: the parent stops the others.
         dist.barrier()
+        leaving()
+        (records / f"{rank}.done").touch()
+    except KeyboardInterrupt:
+        leaving()
+        signum = received_signal() or signal.SIGINT
+        status = exit_status(signum)
+        _record(records, rank, signal=int(signum), status=status,
+                message=f"stopped by {signal_name(signum)}")
+    except ProcessError as err:
+        leaving()
+        status = err.status
+        _record(records, rank, message=str(err), status=status)
+    except Exception as err:
+        leaving()
+        status, peer = 1, _is_peer_error(err)
+        _record(records, rank, message=_one_line(err), status=status, peer=peer,
+                traceback=None if peer else traceback.format_exc())
     finally:
-        dist.destroy_process_group()
+        leaving()
+        if grouped:
+            # Nothing may hold the group past its end: a DDP wrapper kept alive by a reference
+            # cycle keeps gloo's threads running into the interpreter's shutdown, where they
+            # end the process with "terminate called without an active exception".
+            gc.collect()
+            dist.destroy_process_group()
+    return status
 
 
-def spawn(fn: Callable[..., Any], processes: int, *args: Any, threads: int = 1) -> None:
+def spawn(fn: Callable[..., Any], processes: int, *args: Any, threads: int = 1,
+          name: str = "process") -> None:
     """Run ``fn(*args)`` in ``processes`` CPU processes joined in a gloo process group.
 
     Each process gets ``threads`` intra-op threads and the usual ``RANK``/``WORLD_SIZE``
-    environment; ``fn`` and ``args`` must be picklable (a module-level function). Raises
-    :class:`torch.multiprocessing.ProcessRaisedException` if a process fails. On Ctrl-C the
-    processes are given :data:`INTERRUPT_GRACE` seconds to stop, then terminated, and
-    :class:`KeyboardInterrupt` is raised here.
+    environment; ``fn`` must be a module-level function and ``args`` picklable. The
+    processes end with this one, whatever ends it, even while they still import torch
+    (:func:`~docgraph.runtime.lifetime.run_child`). On Ctrl-C (or SIGTERM, under
+    :func:`~docgraph.runtime.lifetime.stop_on_signals`) the processes are given
+    :data:`INTERRUPT_GRACE` seconds to stop, then killed, and :class:`KeyboardInterrupt` is
+    raised here. A process that ends with a signal after every process had finished ``fn``
+    (a crash in the interpreter's shutdown) is reported with a warning: the run is whole.
+
+    Args:
+        fn: The function.
+        processes: How many processes.
+        args: Its arguments.
+        threads: Intra-op threads of each process.
+        name: What a process is called in messages (``"training process"``).
+
+    Raises:
+        ProcessFailedError: A process failed; the first failure of any process (an error
+            raised by ``fn`` comes before the errors it caused in the others).
     """
-    context = torch.multiprocessing.start_processes(
-        _worker, args=(processes, free_port(), threads, fn, args), nprocs=processes,
-        join=False, start_method="spawn")
+    records = Path(tempfile.mkdtemp(prefix="docgraph-spawn-"))
+    context = multiprocessing.get_context("spawn")
+    port = free_port()
+    started: list[Any] = []
     try:
-        while not context.join():
-            pass
-    except KeyboardInterrupt:
-        _stop_processes(context.processes)
-        raise
+        try:
+            with sigint_blocked():  # a Ctrl-C now comes after the processes have started
+                for rank in range(processes):
+                    process = context.Process(
+                        target=run_child, name=f"{name} {rank}",
+                        args=(os.getpid(), signal.SIGTERM, reference(_worker), rank, processes,
+                              port, threads, str(records), reference(fn), args))
+                    process.start()
+                    started.append(process)
+            first = _first_failure(started)
+            if first is None:
+                return
+            stopping = time.time()
+            ended = [i for i, process in enumerate(started) if not process.is_alive()]
+            _stop_processes(started, FAILURE_GRACE)
+        except BaseException:  # Ctrl-C, SIGTERM (stop_on_signals)
+            _stop_processes(started)
+            raise
+        failure = _failure(started, first, ended, records, stopping, name)
+        if failure is None:
+            return
+        if failure.signal == signal.SIGINT and failure.detail is not None:
+            raise KeyboardInterrupt  # a Ctrl-C the process got before this one
+        raise failure
+    finally:
+        shutil.rmtree(records, ignore_errors=True)
+
+
+def _first_failure(processes: Sequence[Any]) -> int | None:
+    """Wait for the processes to end; the index of the first that fails (exit status other
+    than 0), or ``None`` when all succeed."""
+    pending = {process.sentinel: i for i, process in enumerate(processes)}
+    while pending:
+        for sentinel in multiprocessing.connection.wait(list(pending)):
+            index = pending.pop(sentinel)
+            processes[index].join()
+            if processes[index].exitcode != 0:
+                return index
+    return None
+
+
+def _failure(processes: Sequence[Any], first: int, ended: Sequence[int], records: Path,
+             stopping: float, name: str) -> ProcessFailedError | None:
+    """What :func:`spawn` reports once process ``first`` failed and the others were stopped
+    (from ``stopping`` on; ``ended`` had ended by then): the earliest failure a process wrote
+    down that is not the consequence of another's (a collective that lost its peer) nor of
+    being stopped; else the death of a process that could write nothing (a signal); else the
+    lost peer. ``None`` when every process had finished (a crash at exit)."""
+    found: dict[int, dict[str, Any]] = {}
+    for rank in range(len(processes)):
+        with suppress(OSError, ValueError):
+            found[rank] = json.loads((records / f"{rank}.json").read_text())
+    if all((records / f"{rank}.done").exists() for rank in range(len(processes))):
+        process = processes[first]
+        log.warning("%s %d (pid %s) %s after the run had finished; the run's files are whole",
+                    name, first, process.pid, _how(process.exitcode))
+        return None
+    causes = sorted((r for r in found.values() if not r.get("peer") and r["time"] < stopping),
+                    key=lambda r: r["time"])
+    silent = [i for i in (first, *ended) if i not in found and processes[i].exitcode]
+    if not causes and silent:
+        process = processes[silent[0]]
+        code = process.exitcode
+        how = _how(code)
+        if code == -signal.SIGKILL:
+            how += " (as the out-of-memory killer does; see dmesg)"
+        return ProcessFailedError(f"{name} {silent[0]} (pid {process.pid}) {how}", silent[0],
+                                  process.pid, 1 if code < 0 else code,
+                                  signal=-code if code < 0 else None)
+    chosen = causes[0] if causes else found.get(first) or min(found.values(),
+                                                                key=lambda r: r["time"])
+    rank = int(chosen["rank"])
+    pid = processes[rank].pid
+    return ProcessFailedError(f"{name} {rank} (pid {pid}): {chosen['message']}", rank, pid,
+                              int(chosen.get("status", 1)), detail=chosen["message"],
+                              traceback=chosen.get("traceback"), signal=chosen.get("signal"))
+
+
+def _how(exitcode: int) -> str:
+    """``"was killed by SIGKILL"`` or ``"exited with status 3"``."""
+    if exitcode < 0:
+        return f"was killed by {signal_name(-exitcode)}"
+    return f"exited with status {exitcode}"
 
 
 def _stop_processes(processes: Sequence[Any], grace: float = INTERRUPT_GRACE) -> None:
-    """After Ctrl-C: let the processes stop (a terminal's Ctrl-C reached them too; a signal
-    sent to this process alone is passed on), then terminate those still running."""
+    """Send SIGTERM to the processes still running (they stop as after Ctrl-C, which a
+    terminal may have sent them already), give them ``grace`` seconds, then kill those still
+    running."""
     for process in processes:
         if process.is_alive():
-            os.kill(process.pid, signal.SIGINT)
-    deadline = time.monotonic() + grace
+            with suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGTERM)
+    _join(processes, grace)
+    for process in processes:
+        if process.is_alive():
+            process.kill()
+        process.join()
+
+
+def _join(processes: Sequence[Any], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
     for process in processes:
         process.join(max(0.0, deadline - time.monotonic()))
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-            process.join(5.0)
 
 
 class WorkerError(RuntimeError):
@@ -217,6 +470,53 @@ def contiguous_shards(lengths: Sequence[int], parts: int) -> list[range]:
     return shards
 
 
+class _Pool(ProcessPoolExecutor):
+    """A process pool whose processes start with SIGINT blocked (:func:`sigint_blocked`)."""
+
+    def _spawn_process(self) -> None:
+        with sigint_blocked():
+            super()._spawn_process()  # type: ignore[misc]
+
+
+@contextmanager
+def process_pool(workers: int, initializer: Callable[..., Any] | None = None,
+                 initargs: tuple = (), shared: tuple = ()) -> Iterator[ProcessPoolExecutor]:
+    """A :class:`~concurrent.futures.ProcessPoolExecutor` of ``workers`` fresh (spawned)
+    processes that end with this one, whatever ends it, even while they still import torch
+    (:func:`~docgraph.runtime.lifetime.start_pool_process`); Ctrl-C is this process's to act
+    on. When the block raises (an error, Ctrl-C, SIGTERM, a generator closed early) they are
+    killed at once instead of finishing the work submitted to them.
+
+    Args:
+        workers: How many processes.
+        initializer: Run first in each process as ``initializer(*initargs, *shared)``.
+        initargs: Its picklable arguments (unpickled after the process is set to end with
+            this one).
+        shared: Arguments that go to a process only as it is started
+            (``multiprocessing.Value``).
+    """
+    payload = pickle.dumps((initializer, initargs))
+    pool = _Pool(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                 initializer=start_pool_process, initargs=(os.getpid(), payload, *shared))
+    try:
+        yield pool
+    except BaseException:
+        _kill_pool(pool)
+        raise
+    pool.shutdown()
+
+
+def _kill_pool(pool: ProcessPoolExecutor) -> None:
+    """Kill the processes of ``pool`` and shut it down, dropping the work not done."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with suppress(ProcessLookupError, AttributeError):
+            process.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
+    for process in processes:
+        process.join(5.0)
+
+
 def _init_worker(threads: int, counter: Any) -> None:
     torch.set_num_threads(threads)
     _progress.report_to(counter)
@@ -227,7 +527,8 @@ def map_in_processes(fn: Callable[..., Any], arguments: Sequence[tuple], threads
     """``[fn(*args) for args in arguments]``, each call in its own fresh (spawned) process.
 
     Each process runs ``threads`` intra-op threads. ``fn`` must be a module-level function and
-    its arguments and results picklable. An exception raised by ``fn`` is raised here.
+    its arguments and results picklable. An exception raised by ``fn`` is raised here. The
+    processes end with this one (:func:`process_pool`).
 
     Args:
         fn: The function.
@@ -241,11 +542,9 @@ def map_in_processes(fn: Callable[..., Any], arguments: Sequence[tuple], threads
     """
     if len(arguments) <= 1:
         return [fn(*args) for args in arguments]
-    context = multiprocessing.get_context("spawn")
-    counter = context.Value("q", 0)
+    counter = multiprocessing.get_context("spawn").Value("q", 0)
     try:
-        with ProcessPoolExecutor(max_workers=len(arguments), mp_context=context,
-                                 initializer=_init_worker, initargs=(threads, counter)) as pool:
+        with process_pool(len(arguments), _init_worker, (threads,), (counter,)) as pool:
             futures = [pool.submit(fn, *args) for args in arguments]
             pending = set(futures)
             while pending:

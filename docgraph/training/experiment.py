@@ -319,14 +319,21 @@ def _summary(base: Path, seeds: Sequence[int], runs: list[dict[str, Any]]) -> di
     return summary
 
 
-def interrupted_message(output_dir: str | Path, seeds: Sequence[int] | None = None) -> str:
+def interrupted_message(output_dir: str | Path, seeds: Sequence[int] | None = None,
+                        reason: str = "interrupted") -> str:
     """What an interrupted ``train.py`` left in ``output_dir`` and how to go on, in a few
-    lines (``seeds``: the runs of ``--seeds``, one directory each)."""
+    lines (``seeds``: the runs of ``--seeds``, one directory each), after ``reason``."""
+    return f"{reason}: {saved_message(output_dir, seeds)}"
+
+
+def saved_message(output_dir: str | Path, seeds: Sequence[int] | None = None) -> str:
+    """What a stopped ``train.py`` left in ``output_dir``: what ``last.pt`` and ``model.pt``
+    hold and the command that resumes the run (one line; one per seed with ``seeds``)."""
     base = Path(output_dir)
     script = _script()
     if not seeds:
-        return "interrupted: " + _saved(base, script)
-    lines = ["interrupted: no summary.json written"]
+        return _saved(base, script)
+    lines = ["no summary.json written"]
     for seed in seeds:
         run = base / f"seed-{seed}"
         if (run / "metrics.json").is_file():
@@ -355,6 +362,12 @@ def _saved(run: Path, script: str) -> str:
         epoch, best, best_f1 = state["epoch"], state["best_epoch"], state["best_f1"]
     except (CheckpointError, KeyError, TypeError) as err:
         return f"{checkpoint} cannot be read back ({err})"
-    return (f"{checkpoint} holds the run after epoch {epoch} (the best so far, epoch {best} "
-            f"with dev F1 {best_f1:.2f}, is in {run / 'model.pt'}); every file was written "
-            f"whole. Resume with: {script} --resume {run}")
+    model = run / "model.pt"
+    try:  # written before the checkpoint: newer when the checkpoint of its epoch failed
+        later = model.stat().st_mtime_ns > checkpoint.stat().st_mtime_ns
+    except OSError:
+        later = False
+    best_text = (f"{model} holds epoch {epoch + 1}, which resuming trains again" if later else
+                 f"the best so far, epoch {best} with dev F1 {best_f1:.2f}, is in {model}")
+    return (f"{checkpoint} holds the run after epoch {epoch} ({best_text}); every file was "
+            f"written whole. Resume with: {script} --resume {run}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import signal
 import threading
@@ -33,7 +34,7 @@ from docgraph.config import ExperimentConfig, TrainConfig
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit
 from docgraph.model import GCDoc
-from docgraph.persistence.atomic import atomic_write_text
+from docgraph.persistence.atomic import WriteError, atomic_write_text
 from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from docgraph.persistence.model_dir import save_model_dir, weights_mismatch
 from docgraph.runtime.machine import peak_rss_mib, resolve_device
@@ -178,8 +179,9 @@ def clip_groups(model: GCDoc) -> list[list[nn.Parameter]]:
 
 @contextmanager
 def interrupt_after() -> Iterator[None]:
-    """Hold Ctrl-C (SIGINT) back until the block has run, then act on it: the files a block
-    writes together (the best model, the checkpoint, the log record) stay consistent.
+    """Hold Ctrl-C (SIGINT) and SIGTERM back until the block has run, then act on them: the
+    files a block writes together (the best model, the checkpoint, the log record) stay
+    consistent.
 
     Only in the main thread of a process (where Python handles signals); elsewhere the block
     just runs.
@@ -188,16 +190,24 @@ def interrupt_after() -> Iterator[None]:
         yield
         return
     received: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {signum: signal.signal(signum, lambda signum, frame: received.append(signum))
+                for signum in held}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            if handler is not None:
+                signal.signal(signum, handler)
     if received:
-        if callable(previous):
-            previous(signal.SIGINT, None)
-        elif previous == signal.SIG_DFL:
-            raise KeyboardInterrupt
+        signum = received[0]
+        handler = previous[signum]
+        if callable(handler):
+            handler(signum, None)
+        elif handler == signal.SIG_DFL:
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            os.kill(os.getpid(), signum)  # what the signal would have done
 
 
 #: Steps between two checks that the epoch's summed loss is finite (each check reads one value
@@ -330,11 +340,16 @@ class Trainer:
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
         drop_sum = torch.zeros((), dtype=torch.long, device=self.device)
 
+        counts = [0, 0]  # steps, tokens
+        world = self.world
+
         def stats() -> dict[str, str]:
-            # called only when a progress line is due (one read-back from the device)
-            steps = max(bar.n, 1)
-            return {"tok/s": f"{tokens * self.world / max(bar.elapsed, 1e-9):,.0f}",
-                    "mean loss": f"{float(loss_sum) / steps:.4g}"}
+            # called only when a progress line is due (one read-back from the device); it
+            # refers to neither the trainer nor the bar: a cycle through the bar would keep the
+            # trainer, its DDP wrapper and the process group alive past the group's end
+            elapsed = time.perf_counter() - start
+            return {"tok/s": f"{counts[1] * world / max(elapsed, 1e-9):,.0f}",
+                    "mean loss": f"{float(loss_sum) / max(counts[0], 1):.4g}"}
 
         with Progress(f"epoch {epoch}", total=len(self.sampler), unit="step", stats=stats,
                       enabled=self.progress) as bar:
@@ -346,6 +361,7 @@ class Trainer:
                 if drop is not None:
                     drop_sum += drop
                 tokens += int(batch.num_nodes)
+                counts[:] = step, tokens
                 if step % FINITE_CHECK_EVERY == 0:
                     self._check_finite(loss_sum, epoch, step)
                 bar.update()
@@ -383,8 +399,11 @@ class Trainer:
         atomic_write_text(self.log_path, "".join(json.dumps(r) + "\n" for r in history))
 
     def _log(self, record: dict[str, Any]) -> None:
-        with self.log_path.open("a") as handle:
-            handle.write(json.dumps(record) + "\n")
+        try:
+            with self.log_path.open("a") as handle:
+                handle.write(json.dumps(record) + "\n")
+        except OSError as err:
+            raise WriteError.from_os_error(err, self.log_path) from err
         log.info(
             "epoch %3d  loss %10.2f  dev P %.2f R %.2f F1 %.2f  %.1fs  %.0f tok/s  drop %.2f%s",
             record["epoch"], record["loss"], record["dev_precision"], record["dev_recall"],
