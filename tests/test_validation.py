@@ -173,10 +173,13 @@ def test_nn_defaults_are_the_configuration_defaults():
 @pytest.mark.parametrize("tool", ["evaluate", "predict", "visualize"])
 @pytest.mark.parametrize("value,expected", [("-1", "a number >= 0"), ("nan", "a number >= 0")])
 def test_tagging_threshold_is_checked_by_the_training_rule(tool, value, expected, tmp_path):
+    import zipfile
+
     model = tmp_path / "model"
     model.mkdir()
-    for name in ("config.json", "vocab.json", "model.pt"):
+    for name in ("config.json", "vocab.json"):
         (model / name).write_text("{}")
+    zipfile.ZipFile(model / "model.pt", "w").close()  # an archive: the check gets to the flag
     (tmp_path / "in.txt").write_text("Hello .\n")
     entry = {"evaluate": "evaluate_main", "predict": "predict_main",
              "visualize": "visualize_main"}[tool]
