@@ -401,7 +401,12 @@ def test_a_stopped_predict_leaves_no_process_and_no_temporary_file(model_dir, tm
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "no tagging processes"
         time.sleep(0.05)
-    time.sleep(1.0)
+    # signal once tagging is under way (the first records written), not while the processes
+    # still start up: on a loaded machine they take seconds to import torch
+    while not any(p.name.endswith(".tmp") and p.stat().st_size for p in tmp_path.iterdir()):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "nothing tagged"
+        time.sleep(0.05)
     if how == "SIGTERM":
         proc.send_signal(signal.SIGTERM)
     else:
