@@ -42,14 +42,18 @@ def _check_features(name: str, x: Tensor, channels: int, num_nodes: int | None =
                          f"got {list(x.shape)}")
 
 
+def _integer_dtype(t: Tensor) -> bool:
+    """Whether ``t`` holds integers (not floats, complex numbers or booleans)."""
+    return not (t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool)
+
+
 def _check_edge_index(edge_index: Tensor, num_nodes: int, read_values: bool = True) -> None:
     """Check that ``edge_index`` is a ``[2, E]`` integer tensor of indices in ``[0, N)`` (the
     range only with ``read_values``: inputs planned on the host are not read again)."""
     if not isinstance(edge_index, Tensor):
         raise TypeError(f"edge_index must be a tensor of shape [2, E] "
                         f"(got {_describe(edge_index)})")
-    if edge_index.dtype.is_floating_point or edge_index.dtype.is_complex \
-            or edge_index.dtype == torch.bool:
+    if not _integer_dtype(edge_index):
         raise TypeError(f"edge_index must hold integer node indices "
                         f"(got {_describe(edge_index)})")
     if edge_index.dim() != 2 or edge_index.size(0) != 2:

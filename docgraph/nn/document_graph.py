@@ -27,6 +27,7 @@ from docgraph.nn.conv import (
     _check_features,
     _check_node_vector,
     _describe,
+    _integer_dtype,
     _reads_values,
 )
 from docgraph.nn.gather import csr_segments
@@ -122,8 +123,7 @@ def _as_lengths(sent_len: Tensor | Sequence[int], device: torch.device) -> Tenso
     if not isinstance(sent_len, Tensor):
         raise TypeError(f"sent_len must be a 1-D integer tensor or a list of ints "
                         f"(got {_describe(sent_len)})")
-    if sent_len.dtype.is_floating_point or sent_len.dtype.is_complex \
-            or sent_len.dtype == torch.bool:
+    if not _integer_dtype(sent_len):
         raise TypeError(f"sent_len must hold integer sentence lengths "
                         f"(got {_describe(sent_len)})")
     if sent_len.dim() != 1:

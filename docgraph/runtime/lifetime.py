@@ -29,8 +29,9 @@ from contextlib import contextmanager
 from typing import Any
 
 __all__ = ["ORPHAN_GRACE", "die_with_parent", "exit_status", "leaving", "received_signal",
-           "reference", "resolve", "run_child", "set_parent_death_signal", "sigint_blocked",
-           "signal_name", "start_pool_process", "stop_on_signals", "unblock_sigint"]
+           "reference", "resolve", "restore_handlers", "run_child", "set_parent_death_signal",
+           "sigint_blocked", "signal_name", "start_pool_process", "stop_on_signals",
+           "unblock_sigint"]
 
 #: Seconds a worker whose parent ended gets to stop by itself before it exits at once.
 ORPHAN_GRACE = 5.0
@@ -122,6 +123,14 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
+def restore_handlers(previous: dict[int, Any]) -> None:
+    """Put back the signal handlers of ``previous`` (signal -> handler, as
+    :func:`signal.signal` returned them; ``None``, set outside Python, is left alone)."""
+    for signum, handler in previous.items():
+        if handler is not None:
+            signal.signal(signum, handler)
+
+
 @contextmanager
 def stop_on_signals() -> Iterator[None]:
     """While the block runs, SIGTERM raises :class:`KeyboardInterrupt` in the main thread as
@@ -140,9 +149,7 @@ def stop_on_signals() -> Iterator[None]:
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            if handler is not None:
-                signal.signal(signum, handler)
+        restore_handlers(previous)
 
 
 @contextmanager

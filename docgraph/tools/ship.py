@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import subprocess
 import time
 from datetime import date
@@ -30,6 +29,7 @@ from docgraph.persistence.atomic import atomic_write_json
 from docgraph.persistence.manifest import file_sha256, verify_manifest
 from docgraph.persistence.packing import pack_model_dir
 from docgraph.persistence.shipped import MANIFEST, SHIPPED_DIR
+from docgraph.runtime.machine import cpu_model
 
 
 def parser() -> argparse.ArgumentParser:
@@ -75,16 +75,6 @@ def _commit() -> str:
         return "unknown"
 
 
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def compare(run_dir: str | Path, packed_dir: str | Path, threshold: float | None,
             data_dir: str | None) -> dict[str, Any]:
     """Tag the test split of ``run_dir``'s corpus with the run's model and the packed one:
@@ -120,7 +110,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     target = Path(args.target) if args.target else SHIPPED_DIR / args.name
     summary = pack_model_dir(args.run_dir, target, args.dtype, args.keep_float32)
-    manifest = verify_manifest(target)
     trained = None
     if args.threshold is not None:
         trained = _set_threshold(target, args.threshold)
@@ -132,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         "run_model_bytes": (Path(args.run_dir) / "model.pt").stat().st_size,
         "tagging_threshold": args.threshold, "trained_threshold": trained,
         **compare(args.run_dir, target, args.threshold, args.data_dir),
-        "date": date.today().isoformat(), "commit": _commit(), "cpu": _cpu(),
-        "files": (verify_manifest(target) or manifest or {}).get("files"),
+        "date": date.today().isoformat(), "commit": _commit(), "cpu": cpu_model(),
+        "files": (verify_manifest(target) or {}).get("files"),
     }
     change = abs(record["test_f1_packed"] - record["test_f1_float32"])
     record["within_tolerance"] = (record["agreement"] >= args.min_agreement

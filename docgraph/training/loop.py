@@ -37,6 +37,7 @@ from docgraph.model import GCDoc
 from docgraph.persistence.atomic import WriteError, atomic_write_text
 from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from docgraph.persistence.model_dir import save_model_dir, weights_mismatch
+from docgraph.runtime.lifetime import restore_handlers
 from docgraph.runtime.machine import peak_rss_mib, resolve_device
 from docgraph.runtime.progress import Progress
 from docgraph.tagging.inference import evaluate_sharded
@@ -196,9 +197,7 @@ def interrupt_after() -> Iterator[None]:
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            if handler is not None:
-                signal.signal(signum, handler)
+        restore_handlers(previous)
     if received:
         signum = received[0]
         handler = previous[signum]
