@@ -108,7 +108,7 @@ def _worker(rank: int, setting: str, port: int, args: argparse.Namespace, out: s
 
 def run_setting(setting: str, args: argparse.Namespace, out: str) -> list[dict]:
     """Per-process records of one setting, each process fresh."""
-    from docgraph.training.distributed import free_port
+    from docgraph.runtime.processes import free_port
 
     ctx = torch.multiprocessing.get_context("spawn")
     port = free_port()

@@ -30,7 +30,7 @@ from docgraph.data.vocab import Vocabularies
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.model import GCDocConfig
 from docgraph.persistence.model_dir import build_model, load_model_dir
-from docgraph.viz import inspect_documents
+from docgraph.tagging.inference import inspect_documents
 from docgraph.viz.html import to_html
 
 BROWSER = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

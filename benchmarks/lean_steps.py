@@ -38,7 +38,8 @@ import docgraph.training.loop as T
 from docgraph.config import TrainConfig
 from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
-from docgraph.graph import GraphConfig, TokenBudgetBatchSampler, documents_to_graphs
+from docgraph.batching.sampler import TokenBudgetBatchSampler
+from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.model import GCDocConfig
 dataset, data_dir, split, budget, count, model_name = sys.argv[1:7]
 docs = load_dataset(dataset, data_dir or None, splits=(split,))[split]

@@ -25,7 +25,7 @@ from docgraph.data.contextual import (
     cached_features,
 )
 from docgraph.data.registry import load_dataset
-from docgraph.persistence.atomic import atomic_write_json
+from docgraph.runtime.atomic import atomic_write_json
 
 
 def main() -> None:

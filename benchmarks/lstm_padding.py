@@ -21,9 +21,9 @@ from torch_geometric.data import Batch
 
 import docgraph.nn.cross_sentence as cross_sentence
 import docgraph.nn.encoders as encoders
+from docgraph.batching.sampler import TokenBudgetBatchSampler
 from docgraph.config import ExperimentConfig
 from docgraph.data.registry import load_dataset
-from docgraph.graph import TokenBudgetBatchSampler
 from docgraph.graph.splits import build_vocabularies, prepare_split
 from docgraph.model import GCDocConfig
 from docgraph.persistence.model_dir import build_model

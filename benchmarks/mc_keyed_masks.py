@@ -33,9 +33,9 @@ from typing import Any
 import torch
 
 from docgraph.graph.splits import prepare_run_split
-from docgraph.persistence.atomic import atomic_write_json
 from docgraph.persistence.checkpoint import CheckpointError
 from docgraph.persistence.model_dir import load_model_dir
+from docgraph.runtime.atomic import atomic_write_json
 from docgraph.runtime.machine import cpu_model
 from docgraph.tagging.inference import (
     interleaved_shard,

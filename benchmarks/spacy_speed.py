@@ -207,7 +207,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "results": results,
     }
     if args.out:
-        from docgraph.persistence.atomic import atomic_write_json
+        from docgraph.runtime.atomic import atomic_write_json
 
         atomic_write_json(args.out, summary)
         print(f"wrote {args.out}")

@@ -1,4 +1,4 @@
-"""Tests of :mod:`docgraph.persistence.atomic`."""
+"""Tests of :mod:`docgraph.runtime.atomic`."""
 
 import errno
 import os
@@ -9,8 +9,8 @@ import sys
 import pytest
 from conftest import ROOT, script_env
 
-from docgraph.persistence import atomic
-from docgraph.persistence.atomic import (
+from docgraph.runtime import atomic
+from docgraph.runtime.atomic import (
     WriteError,
     atomic_write,
     atomic_write_json,
@@ -80,7 +80,7 @@ def test_a_writer_that_does_not_say_why_is_put_down_to_a_full_disk(tmp_path, mon
 
 def test_a_file_size_limit_is_named(tmp_path):
     # ulimit -f in a child process: the write fails with EFBIG (Python ignores SIGXFSZ)
-    code = ("import resource, sys; from docgraph.persistence.atomic import atomic_write_bytes\n"
+    code = ("import resource, sys; from docgraph.runtime.atomic import atomic_write_bytes\n"
             "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
             "try:\n    atomic_write_bytes(sys.argv[1], bytes(10000))\n"
             "except OSError as err:\n    print(err)\n")

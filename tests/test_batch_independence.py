@@ -22,9 +22,9 @@ from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.graph.splits import prepare_split
 from docgraph.nn import MonteCarloKeys, UncertaintyTagger
 from docgraph.nn.uncertainty import mix_seed
-from docgraph.tagging.inference import predict_documents, predict_graphs
+from docgraph.tagging.inference import inspect_documents, predict_documents, predict_graphs
 from docgraph.tagging.tagger import Tagger
-from docgraph.viz import format_edge_table, inspect_documents, noisy_edges
+from docgraph.viz import format_edge_table, noisy_edges
 
 
 def _tokens(sent_len: list[int], channels: int = 6) -> tuple[torch.Tensor, torch.Tensor]:

@@ -58,7 +58,8 @@ def test_token_budget_sampler_ddp():
 def test_prefetched_batches_equal_the_plain_ones_and_errors_reach_the_loop(sample_splits,
                                                                           sample_vocabs):
     from docgraph.batching.loader import iterate_batches
-    from docgraph.graph import GraphConfig, TokenBudgetBatchSampler, documents_to_graphs
+    from docgraph.batching.sampler import TokenBudgetBatchSampler
+    from docgraph.graph import GraphConfig, documents_to_graphs
     from docgraph.persistence.model_dir import build_model
 
     graphs = documents_to_graphs(sample_splits["train"], sample_vocabs, GraphConfig())

@@ -5,8 +5,8 @@ import pytest
 import torch
 from conftest import tiny_config
 
-import docgraph.persistence.atomic as atomic
 import docgraph.persistence.checkpoint as checkpoint
+import docgraph.runtime.atomic as atomic
 from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 
 

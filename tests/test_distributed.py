@@ -26,7 +26,7 @@ from conftest import (
     tiny_config,
 )
 
-from docgraph.training.distributed import ProcessError, ProcessFailedError, free_port, spawn
+from docgraph.runtime.processes import ProcessError, ProcessFailedError, free_port, spawn
 
 
 @pytest.mark.slow

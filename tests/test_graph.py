@@ -267,15 +267,13 @@ def test_run_seed_changes_the_sampled_edges_unless_pinned():
                 edges(ExperimentConfig(seed=1, graph=pinned)))
 
 
-def test_the_package_exports_what_it_always_exported():
+def test_the_package_exports_its_names():
     import docgraph.graph
-    from docgraph.batching.sampler import TokenBudgetBatchSampler
 
     assert set(docgraph.graph.__all__) == {
         "PUNCTUATION", "UNLABELLED_TAGS", "CharIdTable", "DocumentGraph", "GraphConfig",
-        "TokenBudgetBatchSampler", "attach_token_features", "document_generator",
+        "attach_token_features", "document_generator",
         "document_to_graph", "documents_to_graphs", "graph_statistics", "recurrence_edges",
         "split_long_documents"}
     assert docgraph.graph.split_long_documents is split_long_documents
-    assert docgraph.graph.TokenBudgetBatchSampler is TokenBudgetBatchSampler
     assert docgraph.graph.GraphConfig is GraphConfig

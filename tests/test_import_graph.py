@@ -87,6 +87,49 @@ def test_no_import_cycles(graph):
     assert not cycles, f"import cycles: {cycles[:5]}"
 
 
+#: The packages and top-level modules of ``docgraph``, lowest layer first (docs/design.md,
+#: "Code layout"): a module may import only from its own package and from layers below it.
+LAYERS = ("config", "runtime", "data", "metrics", "nn", "graph", "batching", "model",
+          "persistence", "viz", "tagging", "training", "cli", "integrations", "tools", "")
+
+
+def layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of a module's package (``""``: the package root)."""
+    parts = module.split(".")
+    return LAYERS.index(parts[1] if len(parts) > 1 else "")
+
+
+def arrows_back_up(graph: nx.DiGraph) -> list[tuple[str, str]]:
+    """The imports from a lower layer into a higher one, or within a layer across packages."""
+    return [(a, b) for a, b in graph.edges
+            if layer_of(a) < layer_of(b)
+            or (layer_of(a) == layer_of(b) and a.split(".")[:2] != b.split(".")[:2])]
+
+
+def test_every_package_has_a_layer():
+    packages = {p.name for p in PACKAGE.iterdir()
+                if (p / "__init__.py").exists() or p.suffix == ".py"}
+    assert {p.removesuffix(".py") for p in packages} - {"__init__"} == set(LAYERS) - {""}
+
+
+def test_layers_point_one_way(graph):
+    """No import runs back up the layers: ``TYPE_CHECKING`` imports and imports inside
+    functions count as much as the others."""
+    upward = arrows_back_up(graph)
+    assert not upward, upward
+
+
+def test_an_arrow_back_up_is_found():
+    g = nx.DiGraph([("docgraph.data.vocab", "docgraph.runtime.atomic"),
+                    ("docgraph.tagging.tagger", "docgraph.viz.html")])
+    assert arrows_back_up(g) == []
+    g.add_edge("docgraph.viz.networkx", "docgraph.tagging.inference")
+    g.add_edge("docgraph.data.conll", "docgraph.persistence.checkpoint")
+    assert sorted(arrows_back_up(g)) == [
+        ("docgraph.data.conll", "docgraph.persistence.checkpoint"),
+        ("docgraph.viz.networkx", "docgraph.tagging.inference")]
+
+
 def test_nn_knows_only_tensors(graph):
     """``docgraph.nn`` never imports files, vocabularies or tag names (``data``), nor the
     model, the trainer or any other module above it; its defaults are the declared ones of
@@ -98,7 +141,7 @@ def test_nn_knows_only_tensors(graph):
 
 def test_data_knows_no_model(graph):
     """``docgraph.data`` knows files and strings: it imports nothing of the model side."""
-    allowed = ("docgraph.data", "docgraph.persistence.atomic", "docgraph.config")
+    allowed = ("docgraph.data", "docgraph.runtime.atomic", "docgraph.config")
     outside = [(a, b) for a, b in _edges_from(graph, "docgraph.data")
                if not b.startswith(allowed)]
     assert not outside, outside
@@ -113,8 +156,9 @@ def test_the_library_never_imports_its_tools(graph):
 def test_argument_checking_stays_free_of_torch_modules(graph):
     """What ``scripts/*.py`` import before the arguments are checked reaches no module that
     loads torch: only ``cli``'s deferred ``commands`` does."""
-    torch_free = {"docgraph.cli.arguments", "docgraph.persistence.atomic",
-                  "docgraph.persistence.archive", "docgraph.persistence.shipped"}
+    torch_free = {"docgraph.cli.arguments", "docgraph.runtime.atomic",
+                  "docgraph.persistence.archive", "docgraph.persistence.shipped",
+                  "docgraph.tagging.prediction_io"}
     torch_free |= {m for m in graph if m.startswith(("docgraph.data", "docgraph.config"))}
     for module in torch_free:
         reached = nx.descendants(graph, module)

@@ -16,6 +16,7 @@ from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.graph.splits import PreparedSplit, prepare_split
 from docgraph.model import GCDocConfig
 from docgraph.persistence.model_dir import build_model, load_model_dir
+from docgraph.runtime.processes import min_tagging_tokens, tagging_processes
 from docgraph.tagging.inference import (
     Evaluation,
     GraphInspection,
@@ -27,7 +28,6 @@ from docgraph.tagging.inference import (
     split_consistency,
 )
 from docgraph.tagging.tagger import Tagger
-from docgraph.training.distributed import min_tagging_tokens, tagging_processes
 
 
 @pytest.fixture(scope="module")

@@ -390,7 +390,9 @@ def test_an_absurd_model_size_is_refused_before_torch(tmp_path):
         assert err.startswith("error: --hidden 100000000: the model would have "
                               "360,000,363,201,773,406 parameters (1,440.0 PB as float32) and "
                               f"{what} at least "), err
-        assert "of memory available; lower it (model sizes: --hidden 100000000, " in err
+        assert ("of memory available; lower it (model sizes: --hidden 100000000, --sent-dim "
+                "300, --uncertainty-hidden 100, [model] word_dim 50, --char-hidden 50, "
+                "--char-dim 30)") in err
         assert len(err.splitlines()) == 1
     code, torch_loaded, err = _before_torch("train", [
         "--sent-dim", "2000000", "--quiet", "--output-dir", str(tmp_path / "run")])

@@ -16,11 +16,11 @@ from docgraph.cli.arguments import UsageError
 from docgraph.data.document import make_document
 from docgraph.data.tokenize import text_to_sentences
 from docgraph.graph import split_long_documents
+from docgraph.runtime.atomic import check_output
 from docgraph.tagging.prediction_io import (
     Chunk,
     ProgressReport,
     ReadOptions,
-    check_output,
     format_chunk,
     pack_pieces,
     read_chunks,

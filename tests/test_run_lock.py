@@ -109,8 +109,8 @@ def test_train_into_a_held_directory_exits_2_and_touches_nothing(tmp_path, capsy
     from conftest import TINY_FLAGS, run_script, tiny_config
 
     from docgraph.cli import train_main
-    from docgraph.persistence.atomic import atomic_write_json
     from docgraph.persistence.checkpoint import save_checkpoint
+    from docgraph.runtime.atomic import atomic_write_json
     from docgraph.training.experiment import run_seeds
 
     run = tmp_path / "run"

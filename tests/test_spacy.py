@@ -19,7 +19,7 @@ spacy = pytest.importorskip(
 
 from spacy.tokens import Doc, Span  # noqa: E402
 
-from docgraph.cli.arguments import DEFAULT_MAX_DOC_TOKENS  # noqa: E402
+from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS  # noqa: E402
 from docgraph.integrations.spacy_component import (  # noqa: E402
     DocgraphSpacyError,
     chunk_sentences,
@@ -307,8 +307,8 @@ def test_existing_entities_are_kept_or_overwritten(model_dir, documents):
 
 def test_uncertainty_and_edges_are_the_models(model_dir, tagger, documents):
     from docgraph.graph.splits import prepare_split
+    from docgraph.tagging.inference import inspect_documents
     from docgraph.tagging.tagger import as_document
-    from docgraph.viz import inspect_documents
 
     sentences = documents["multi-sentence"]
     nlp = pipeline(model_dir)

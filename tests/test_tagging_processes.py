@@ -7,14 +7,14 @@ import shutil
 import pytest
 from conftest import run_script
 
-from docgraph.tagging.tagger import Tagger
-from docgraph.training.distributed import (
+from docgraph.runtime.processes import (
     MIN_TOKENS_PER_TAGGING_PROCESS,
     contiguous_shards,
     map_in_processes,
     min_tagging_tokens,
     tagging_processes,
 )
+from docgraph.tagging.tagger import Tagger
 
 
 @pytest.mark.parametrize("lengths, parts, expected", [

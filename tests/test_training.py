@@ -8,7 +8,7 @@ import pytest
 import torch
 from conftest import TINY_MODEL, tiny_config
 
-import docgraph.persistence.atomic as atomic
+import docgraph.runtime.atomic as atomic
 from docgraph.model import GCDoc, GCDocConfig
 from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from docgraph.training.experiment import run_experiment

@@ -121,7 +121,7 @@ def test_a_full_disk_names_the_file_and_how_to_resume(tmp_path, monkeypatch, cap
     # The second epoch's checkpoint finds the disk full: one line with the file and the cause,
     # one with what the run holds and the command that resumes it; no traceback.
     from docgraph.cli import train_main
-    from docgraph.persistence import atomic
+    from docgraph.runtime import atomic
 
     replace = os.replace
     written = []

@@ -89,12 +89,13 @@ def test_scores_are_attached(example):
 def test_with_model(example):
     from docgraph.model import GCDocConfig
     from docgraph.persistence.model_dir import build_model
+    from docgraph.tagging.inference import inspect_documents
 
     doc, vocabs, graph = example
     torch.manual_seed(0)
     model = build_model(GCDocConfig(hidden=8, char_hidden=4, char_dim=8, word_dim=8, sent_dim=8,
                                     uncertainty_hidden=4, num_samples=2), vocabs)
-    G = to_networkx(graph, doc, vocabs, model=model)
+    G = inspect_documents(model, [graph], [doc], vocabs)[0]
     assert all({"pred_tag", "uncertainty", "pruned"} <= set(a) for _, a in G.nodes(data=True))
     assert all(0.0 <= a["r_ij"] <= 1.0 for _, _, a in G.edges(data=True))
 
@@ -102,8 +103,7 @@ def test_with_model(example):
 def test_inspect_documents_are_the_tagging_pass(model_dir, sample_splits):
     from docgraph.graph.splits import prepare_split
     from docgraph.persistence.model_dir import load_model_dir
-    from docgraph.tagging.inference import predict_graphs
-    from docgraph.viz import inspect_documents
+    from docgraph.tagging.inference import inspect_documents, inspect_graphs, predict_graphs
 
     model, vocabs, config = load_model_dir(model_dir)
     prepared = prepare_split(sample_splits["dev"], vocabs, config)
@@ -113,8 +113,11 @@ def test_inspect_documents_are_the_tagging_pass(model_dir, sample_splits):
     tags = predict_graphs(model, prepared.graphs, vocabs, seed=3)
     for G, doc_tags in zip(graphs, tags, strict=True):
         assert [G.nodes[v]["pred_tag"] for v in G] == [t for s in doc_tags for t in s]
-    # one graph alone (to_networkx runs the model itself, at tagging seed 0)
-    alone = to_networkx(prepared.graphs[1], prepared.documents[1], vocabs, model=model)
+    # one graph alone, tagged by itself at tagging seed 0
+    out = inspect_graphs(model, prepared.graphs[1:2], vocabs)[0]
+    alone = to_networkx(prepared.graphs[1], prepared.documents[1], vocabs,
+                        uncertainty=out.uncertainty, drop=out.drop, edge_weight=out.edge_weight,
+                        predicted=out.label_ids)
     seed0 = inspect_documents(model, prepared.graphs, prepared.documents, vocabs)[1]
     assert [(v, a["pred_tag"], a.get("pruned")) for v, a in alone.nodes(data=True)] == [
         (v, a["pred_tag"], a.get("pruned")) for v, a in seed0.nodes(data=True)]
@@ -126,7 +129,7 @@ def test_inspect_documents_are_the_tagging_pass(model_dir, sample_splits):
 
 #: The public names of the module the package held before it was split.
 _OLD_NAMES = ("draw_document_graph", "edge_weight_report", "format_edge_table",
-              "inspect_documents", "inspection_words", "noisiest_words", "noisy_edges",
+              "inspection_words", "noisiest_words", "noisy_edges",
               "repeated_words", "roc_auc", "save_figure", "short_label", "to_networkx")
 
 
@@ -209,7 +212,7 @@ def test_visualize_draws_and_lists_what_a_reader_inspects(model_dir, tmp_path):
     from docgraph.data.registry import load_dataset
     from docgraph.graph.splits import prepare_split
     from docgraph.persistence.model_dir import load_model_dir
-    from docgraph.viz import inspect_documents
+    from docgraph.tagging.inference import inspect_documents
 
     model, vocabs, config = load_model_dir(model_dir)
     prepared = prepare_split(load_dataset("sample", splits=("dev",))["dev"], vocabs, config)

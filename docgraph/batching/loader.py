@@ -11,20 +11,31 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Protocol
 
 import torch
 from torch_geometric.data import Batch
 
 from docgraph.batching.plan import buckets_for, plan_batch
+from docgraph.config.model import GCDocConfig
 from docgraph.graph import DocumentGraph
-from docgraph.model import GCDoc
+
+
+class PlannedModel(Protocol):
+    """What a batch's host-side plan needs of a model (:class:`~docgraph.model.GCDoc` has it)."""
+
+    @property
+    def config(self) -> GCDocConfig: ...
+
+    @property
+    def dtype(self) -> torch.dtype: ...
 
 
 def collate(graphs: Sequence[DocumentGraph], indices: Sequence[int], device: torch.device,
-            model: GCDoc | None = None) -> Batch:
+            model: PlannedModel | None = None) -> Batch:
     """Collate ``graphs[indices]`` into a batch on ``device``, with ``model``'s host-side plan
-    (:meth:`GCDoc.plan`) attached as ``batch.plan``; on CUDA through pinned memory with
-    non-blocking copies."""
+    (:func:`~docgraph.batching.plan.plan_batch`) attached as ``batch.plan``; on CUDA through
+    pinned memory with non-blocking copies."""
     batch = Batch.from_data_list([graphs[i] for i in indices])
     plan = None
     if model is not None:
@@ -41,7 +52,7 @@ def collate(graphs: Sequence[DocumentGraph], indices: Sequence[int], device: tor
 
 
 def iterate_batches(graphs: Sequence[DocumentGraph], sampler: Iterable[list[int]],
-                    device: torch.device, model: GCDoc | None = None, prefetch: int = 0
+                    device: torch.device, model: PlannedModel | None = None, prefetch: int = 0
                     ) -> Iterator[tuple[list[int], Batch]]:
     """Yield ``(indices, batch)`` for every list of graph indices the sampler gives.
 
@@ -57,7 +68,7 @@ def iterate_batches(graphs: Sequence[DocumentGraph], sampler: Iterable[list[int]
 
 
 def _prefetched(graphs: Sequence[DocumentGraph], batches: list[list[int]],
-                device: torch.device, model: GCDoc | None, depth: int
+                device: torch.device, model: PlannedModel | None, depth: int
                 ) -> Iterator[tuple[list[int], Batch]]:
     ready: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()

@@ -22,6 +22,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch
 
+from docgraph.config.fields import PLAN, fields_marked
 from docgraph.config.model import GCDocConfig
 from docgraph.nn.cross_sentence import window_plan, window_segments
 from docgraph.nn.gather import csr_segments
@@ -34,6 +35,7 @@ __all__ = ["BatchPlan", "buckets_for", "monte_carlo_keys", "plan_batch"]
 #: there) and on a GPU (a padded step is nearly free, a kernel launch is not).
 CPU_BUCKETS = DEFAULT_BUCKETS
 GPU_BUCKETS = 1
+_PLAN_FIELDS = fields_marked(GCDocConfig, PLAN)
 
 
 def buckets_for(device: torch.device) -> int:
@@ -155,7 +157,6 @@ def monte_carlo_keys(batch: Batch) -> MonteCarloKeys:
 
 
 def plan_key(config: GCDocConfig) -> tuple:
-    """The settings of a :class:`~docgraph.model.GCDocConfig` that decide a plan."""
-    return (config.graph, config.pruning, config.mc_dropout, config.num_samples,
-            config.cross_sentence, config.window, config.window_encoding, config.use_previous,
-            config.use_next)
+    """The settings of a :class:`~docgraph.model.GCDocConfig` that decide a plan (the fields
+    marked :data:`~docgraph.config.fields.PLAN`)."""
+    return tuple(getattr(config, name) for name in _PLAN_FIELDS)

@@ -26,9 +26,10 @@ from docgraph.config.experiment import (
     check_values,
     section_settings,
 )
-from docgraph.config.fields import Setting, check_field, check_processes
+from docgraph.config.fields import Setting, UsageError, check_field, check_processes
 from docgraph.config.presets import load_toml, preset_path
 from docgraph.config.size import ModelSizeError, host_available_memory, memory_problem
+from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS
 from docgraph.data.conll import check_text_head, has_tokens
 from docgraph.data.registry import DATASETS, dataset_files
 from docgraph.persistence.archive import damage_message
@@ -38,6 +39,8 @@ from docgraph.persistence.shipped import (
     resolve_model,
     shipped_models,
 )
+from docgraph.runtime.atomic import check_output
+from docgraph.tagging.prediction_io import OUTPUT_FORMATS
 
 #: Switches of ``train.py`` that set several fields at once (the others are declared with
 #: their field, :func:`docgraph.config.fields.switch`).
@@ -140,10 +143,6 @@ def _default_of(section: str, key: str) -> Any:
     cls = {"": ExperimentConfig, **SECTIONS}[section]
     found = next(f for f in fields(cls) if f.name == key)
     return found.default if found.default is not MISSING else None
-
-
-class UsageError(ValueError):
-    """A bad command-line argument."""
 
 
 def fail(message: str) -> NoReturn:
@@ -395,29 +394,6 @@ def check_input_file(path: str, flag: str | None = None) -> None:
     check_text_head(path)
 
 
-def check_output(path: str | None) -> None:
-    """Check before any work (and before torch loads) that ``--output PATH`` can be written;
-    the directories it names that do not exist yet are made when it is written.
-
-    Raises:
-        UsageError: ``path`` is a directory, lies under a file, or in a directory that cannot
-            be written.
-    """
-    if path is None:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"--output {path}: is a directory; expected a file to write, e.g. "
-                         f"{target / 'predictions.jsonl'}")
-    parent = target.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise UsageError(f"--output {path}: {parent} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--output {path}: cannot write in {parent} (permission denied)")
-
-
 def check_some_tokens(names: Sequence[str], input_format: str = "auto") -> None:
     """Raise :class:`UsageError` when none of the input files ``names`` has a token
     (:func:`~docgraph.data.conll.has_tokens`): nothing would be tagged. ``predict.py
@@ -512,14 +488,6 @@ def add_processes_argument(p: argparse.ArgumentParser) -> None:
                         "gets at least 20000 tokens, 160000 for a BiLSTM-CRF; 1: one process)")
 
 
-DEFAULT_MAX_DOC_TOKENS = 2000
-"""``predict.py --max-doc-tokens`` for a model trained without a limit: the OntoNotes preset's
-(longer than every CoNLL-2003 document, 1,335 tokens at most, which are so tagged whole)."""
-
-DOCUMENT_SPLITS = ("file", "paragraphs", "lines")
-"""The values of ``predict.py --documents``: what a document of raw text is."""
-
-
 def positive_int(value: str) -> int:
     """An ``argparse`` type: an integer of at least 1."""
     return _int_at_least(value, 1, "a positive integer")
@@ -541,12 +509,11 @@ def predict_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokenized", action="store_true",
                    help="text input is pre-tokenised: one sentence per line, tokens split "
                         "on whitespace")
-    p.add_argument("--format", choices=("conll", "jsonl", "jsonl-tokens", "html"),
-                   default="jsonl",
-                   help="output: CoNLL columns (word, predicted tag), JSON lines of entities "
-                        "or of tokens (with start_char, end_char offsets into the input text; "
-                        "docs/predict.md), or an interactive HTML page of the documents and "
-                        "their graphs (default: jsonl)")
+    formats = list(OUTPUT_FORMATS)
+    p.add_argument("--format", choices=formats, default=formats[0],
+                   help="output: " + "; ".join(f"{name}: {fmt.help}"
+                                               for name, fmt in OUTPUT_FORMATS.items())
+                        + f" (default: {formats[0]})")
     p.add_argument("--documents", choices=DOCUMENT_SPLITS, default="file",
                    help="what a document of raw text is: the whole file (default), each "
                         "paragraph (blank lines between them) or each line; CoNLL input keeps "

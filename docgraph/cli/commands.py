@@ -26,9 +26,8 @@ from docgraph.cli.arguments import (
     is_tty,
     setup_logging,
 )
-from docgraph.config import ExperimentConfig, check_processes
+from docgraph.config import ExperimentConfig, check_processes, section_settings
 from docgraph.data.conll import looks_like_conll, read_conll, read_text, write_conll
-from docgraph.data.contextual import LanguageModelError
 from docgraph.data.document import Document
 from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import dataset_files, load_dataset
@@ -36,25 +35,35 @@ from docgraph.data.stats import GRAPH_KEYS, corpus_statistics, format_statistics
 from docgraph.graph import graph_statistics
 from docgraph.graph.splits import prepare_split
 from docgraph.metrics import format_table
-from docgraph.persistence.atomic import WriteError, atomic_write
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, atomic_write_text
-from docgraph.persistence.model_dir import check_model_memory
+from docgraph.persistence.model_dir import OverrideError, check_model_memory
 from docgraph.persistence.run_lock import RunLock, run_directory
+from docgraph.runtime.atomic import WriteError, atomic_write, check_output
 from docgraph.runtime.lifetime import exit_status, received_signal, signal_name, stop_on_signals
 from docgraph.runtime.machine import resolve_device
+from docgraph.runtime.processes import (
+    ProcessError,
+    ProcessFailedError,
+    WorkerError,
+    available_cores,
+    cleanup_distributed,
+    default_processes,
+    init_distributed,
+    launched_by_torchrun,
+    spawn,
+)
 from docgraph.runtime.progress import ProgressSettings, is_main_process
 from docgraph.runtime.progress import configure as configure_progress
+from docgraph.tagging.inference import inspect_documents
 from docgraph.tagging.prediction_io import (
     ProgressReport,
     ReadOptions,
     check_inputs,
-    check_output,
     format_chunk,
     read_chunks,
 )
 from docgraph.tagging.stream import tag_chunks
 from docgraph.tagging.tagger import Tagger, as_document
-from docgraph.training import distributed
 from docgraph.training.experiment import (
     interrupted_message,
     run_experiment,
@@ -64,7 +73,6 @@ from docgraph.training.experiment import (
 from docgraph.training.loop import TrainingError
 from docgraph.viz.edges import format_edge_table, inspection_words, noisy_edges, repeated_words
 from docgraph.viz.html import page_title, to_html
-from docgraph.viz.networkx import inspect_documents
 
 #: The exceptions that end training with a one-line error instead of a traceback.
 TRAIN_ERRORS: tuple[type[BaseException], ...] = (
@@ -102,17 +110,17 @@ def _train_exit_code(err: BaseException) -> int:
 
 def _spawned_train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
                    settings: ProgressSettings, lock: RunLock | None = None) -> None:
-    """One process of :func:`docgraph.training.distributed.spawn`: train; an error of bad
+    """One process of :func:`docgraph.runtime.processes.spawn`: train; an error of bad
     input, of training or of writing is handed to the launcher, which says it in one line
-    (:class:`~docgraph.training.distributed.ProcessError`); ``lock`` is its share of the
+    (:class:`~docgraph.runtime.processes.ProcessError`); ``lock`` is its share of the
     launcher's lock of the output directory."""
 
     try:
         _train(config, seeds, resume, settings, lock)
     except WriteError as err:
-        raise distributed.ProcessError(str(err), 1) from None
+        raise ProcessError(str(err), 1) from None
     except TRAIN_ERRORS as err:
-        raise distributed.ProcessError(str(err), _train_exit_code(err)) from None
+        raise ProcessError(str(err), _train_exit_code(err)) from None
 
 
 def _stopped(config: ExperimentConfig | None, seeds: Sequence[int] | None, first: str) -> None:
@@ -149,7 +157,7 @@ def _train_command(args: argparse.Namespace) -> int:
     setup_logging(args.quiet)
     settings = ProgressSettings(enabled=not args.quiet, interval=args.progress_interval,
                                 tty=is_tty())
-    torchrun = distributed.launched_by_torchrun()
+    torchrun = launched_by_torchrun()
     config: ExperimentConfig | None = None
     try:
         if args.resume and args.seeds:
@@ -166,7 +174,7 @@ def _train_command(args: argparse.Namespace) -> int:
         if not torchrun:
             check_processes(config.train.processes, "--processes" if args.processes is not None
                             else "[train] processes")
-        processes = config.train.processes or distributed.default_processes(config.device)
+        processes = config.train.processes or default_processes(config.device)
         if resolve_device(config.device).type == "cpu":  # a GPU's: once the run has its device
             world = int(os.environ.get("WORLD_SIZE", "1")) if torchrun else processes
             check_model_memory(config.model, config.train.optimizer, config.train.momentum,
@@ -176,22 +184,22 @@ def _train_command(args: argparse.Namespace) -> int:
                 raise UsageError("--processes > 1 is for CPU training; use torchrun on GPUs")
             dataset_files(config.dataset, config.data_dir)  # missing data: fail here, once
             threads = config.train.threads or max(
-                1, distributed.available_cores() // processes)
+                1, available_cores() // processes)
             with run_directory(config.output_dir) as lock:
                 logging.getLogger("docgraph").info(
                     "training in %d processes with %d thread(s) each (--processes 1: one "
                     "process)", processes, threads)
-                distributed.spawn(_spawned_train, processes, config, args.seeds,
+                spawn(_spawned_train, processes, config, args.seeds,
                                   bool(args.resume), settings, lock, threads=threads,
                                   name="training process")
             return 0
         if torchrun:  # the first process locks the directory (run_experiment, run_seeds)
-            distributed.init_distributed(config.device)
+            init_distributed(config.device)
             _train(config, args.seeds, bool(args.resume), settings)
         else:
             with run_directory(config.output_dir) as lock:
                 _train(config, args.seeds, bool(args.resume), settings, lock)
-    except distributed.ProcessFailedError as err:
+    except ProcessFailedError as err:
         if err.status == 2:  # bad input: the process's own one-line error, as in one process
             fail(err.detail or str(err))
         if err.traceback:  # an unexpected error (a bug): where it happened
@@ -215,7 +223,7 @@ def _train_command(args: argparse.Namespace) -> int:
         return exit_status()
     finally:
         if torchrun:
-            distributed.cleanup_distributed()
+            cleanup_distributed()
     return 0
 
 
@@ -227,15 +235,17 @@ def _interruption() -> str:
 
 def _load_tagger(args: argparse.Namespace) -> Tagger:
     """The model of a tagging command (``--model``, ``--device``) with its overrides (``--lm``,
-    ``--threshold``); a threshold for a model that does not prune is a usage error naming the
-    flag."""
+    ``--threshold``); an override the model cannot take is a usage error naming its flag."""
     try:
         return Tagger.load(args.model, resolve_device(args.device), lm=args.lm,
                            threshold=args.threshold)
-    except LanguageModelError:
-        raise
-    except ValueError as err:  # the threshold of a model that does not prune
-        raise UsageError(f"--{err}") from None
+    except OverrideError as err:
+        flag = next((setting.flag for section in ("model", "")
+                     if (setting := section_settings(section).get(err.setting)) is not None
+                     and setting.flag), None)
+        if flag is None:  # an override no flag sets (Python API only)
+            raise
+        raise UsageError(f"{flag} {err.value}: {err.reason}") from None
 
 
 def _dataset_split(args: argparse.Namespace, config: ExperimentConfig
@@ -281,7 +291,7 @@ def evaluate(args: argparse.Namespace) -> int:
                 "tagging in %d processes (--processes 1: one process)", processes)
         result = tagger.evaluate(documents, processes, args.mc_seed,
                                  progress=None if args.quiet else name)
-    except (ValueError, FileNotFoundError, distributed.WorkerError, CheckpointError,
+    except (ValueError, FileNotFoundError, WorkerError, CheckpointError,
             CorpusFormatError) as err:
         fail(str(err))
     scores, consistency = result.scores, result.consistency
@@ -369,7 +379,7 @@ def _predict(args: argparse.Namespace) -> int:
                                                                       options, tmp))
         else:
             _stream_predictions(tagger, args, paths, options, None)
-    except (ValueError, FileNotFoundError, distributed.WorkerError, CheckpointError,
+    except (ValueError, FileNotFoundError, WorkerError, CheckpointError,
             CorpusFormatError) as err:
         fail(str(err))
     except WriteError as err:

@@ -18,12 +18,12 @@ from docgraph.config.experiment import (
     check_values,
     section_settings,
 )
-from docgraph.config.fields import ConfigError, check_processes
+from docgraph.config.fields import ConfigError, UsageError, check_processes
 from docgraph.config.graph import GraphConfig
 from docgraph.config.model import GCDocConfig
 from docgraph.config.presets import load_toml, preset_path
 from docgraph.config.train import TrainConfig
 
 __all__ = ["SECTIONS", "ConfigError", "ExperimentConfig", "GCDocConfig", "GraphConfig",
-           "TrainConfig", "apply_overrides", "check_processes", "check_values", "load_toml",
-           "preset_path", "section_settings"]
+           "TrainConfig", "UsageError", "apply_overrides", "check_processes", "check_values",
+           "load_toml", "preset_path", "section_settings"]

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from docgraph.config.fields import (
+    MACHINE,
     ConfigError,
     Setting,
     check_config,
@@ -69,16 +70,16 @@ class ExperimentConfig:
     """
 
     dataset: str = choice("sample", DATASET_NAMES, help="corpus")
-    data_dir: str | None = text(None, optional=True, help="corpus directory")
+    data_dir: str | None = text(None, optional=True, help="corpus directory", marks=(MACHINE,))
     embeddings: str = text("glove-6b-50d", flag="--embeddings", metavar="NAME|PATH",
                            help="glove-6b-50d | none | PATH to GloVe/word2vec vectors")
     vocab_eval_words: bool = switch(True, help="add the dev/test words that have a pretrained "
                                     "vector to the word vocabulary",
                                     switches={"--training-words-only": False})
-    output_dir: str = text("runs/sample", help="run directory")
+    output_dir: str = text("runs/sample", help="run directory", marks=(MACHINE,))
     seed: int = integer(1, low=0, flag="--seed", help="random seed of the run")
     device: str = choice("auto", ("auto", "cpu", "cuda"), flag="--device",
-                         help="where to train (auto: a GPU when there is one)")
+                         help="where to train (auto: a GPU when there is one)", marks=(MACHINE,))
     lm: str | None = text(None, optional=True, flag="--lm", metavar="PATH",
                           help="Hugging Face encoder directory: add its frozen states as "
                                "contextual word features (pip install 'docgraph[lm]')")

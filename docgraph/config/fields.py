@@ -5,6 +5,9 @@ A setting is declared once, as a dataclass field made by one of :func:`integer`,
 
     window: int = integer(2, low=0, flag="--window", help="cross-sentence window k")
 
+A field may carry marks (``marks=(SIZE,)``) naming a role it plays elsewhere; the lists of the
+fields in a role are read from the marks (:func:`fields_marked`), never kept by hand.
+
 Everything else is generated from that declaration: the check of every value
 (:func:`check_config`, :func:`check_field`), the TOML keys (the field names), the command-line
 flags and their ``--help`` (:mod:`docgraph.cli.arguments`), and the names by which an error
@@ -17,17 +20,37 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["ConfigError", "Rule", "Setting", "available_cores", "check_config", "check_field",
-           "check_processes", "choice", "integer", "number", "setting_of", "settings_of",
+__all__ = ["CAP", "MACHINE", "PLAN", "SHARDING", "SIZE", "VARIANT", "ConfigError", "Rule",
+           "Setting",
+           "UsageError", "available_cores", "check_config", "check_field", "check_processes",
+           "choice", "fields_marked", "integer", "number", "setting_of", "settings_of",
            "strings", "switch", "text"]
+
+#: Mark of a dimension of the model: together they decide its size in memory.
+SIZE = "size"
+#: Mark of a model setting that decides a batch's host-side plan (:mod:`docgraph.batching.plan`).
+PLAN = "plan"
+#: Mark of a model switch that makes a variant of the paper's ablations (a row of a table).
+VARIANT = "variant"
+#: Mark of a setting that says where and how fast a run goes, not what it trains.
+MACHINE = "machine"
+#: Mark of a cap on how long a training run may go.
+CAP = "cap"
+#: Mark of a setting that shares a run's work out differently: the model differs only in its
+#: random draws and the make-up of the batches, not in what is trained.
+SHARDING = "sharding"
 
 
 class ConfigError(ValueError):
     """A configuration value that its field does not accept."""
+
+
+class UsageError(ValueError):
+    """A command-line argument or a path that cannot work."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +138,7 @@ class Setting:
         flag: The value flag of ``train.py`` that sets it (``None``: TOML and Python only).
         switches: Switches of ``train.py`` that set it to a fixed value: flag -> value.
         metavar: How ``--help`` names the flag's value.
+        marks: The roles the field plays elsewhere (:data:`SIZE`, :data:`PLAN`, ...).
     """
 
     rule: Rule
@@ -122,6 +146,7 @@ class Setting:
     flag: str | None = None
     switches: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     metavar: str | None = None
+    marks: frozenset[str] = frozenset()
 
     @property
     def parse(self) -> Any:
@@ -132,8 +157,9 @@ class Setting:
 
 def _declare(default: Any, rule: Rule, help: str, flag: str | None,
              switches: Mapping[str, Any] | None, metavar: str | None,
-             factory: Any = None) -> Any:
-    metadata = {"setting": Setting(rule, help, flag, dict(switches or {}), metavar)}
+             factory: Any = None, marks: Iterable[str] = ()) -> Any:
+    metadata = {"setting": Setting(rule, help, flag, dict(switches or {}), metavar,
+                                   frozenset(marks))}
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -141,35 +167,40 @@ def _declare(default: Any, rule: Rule, help: str, flag: str | None,
 
 def integer(default: int | None, *, help: str, low: int | None = None,
             high: int | None = None, optional: bool = False, even: bool = False,
-            flag: str | None = None, metavar: str | None = None) -> Any:
+            flag: str | None = None, metavar: str | None = None,
+            marks: Iterable[str] = ()) -> Any:
     """A field holding an integer in ``[low, high]`` (``None`` too when ``optional``)."""
     return _declare(default, Rule(int, low=low, high=high, optional=optional, even=even),
-                    help, flag, None, metavar)
+                    help, flag, None, metavar, marks=marks)
 
 
 def number(default: float, *, help: str, low: float | None = None, high: float | None = None,
            low_open: bool = False, high_open: bool = False, flag: str | None = None,
-           metavar: str | None = None) -> Any:
+           metavar: str | None = None, marks: Iterable[str] = ()) -> Any:
     """A field holding a finite number in the given range (an open end excludes itself)."""
     return _declare(default, Rule(float, low=low, high=high, low_open=low_open,
-                                  high_open=high_open), help, flag, None, metavar)
+                                  high_open=high_open), help, flag, None, metavar, marks=marks)
 
 
 def choice(default: str, choices: tuple[str, ...], *, help: str,
-           flag: str | None = None, switches: Mapping[str, str] | None = None) -> Any:
+           flag: str | None = None, switches: Mapping[str, str] | None = None,
+           marks: Iterable[str] = ()) -> Any:
     """A field holding one of ``choices``."""
-    return _declare(default, Rule(str, choices=tuple(choices)), help, flag, switches, None)
+    return _declare(default, Rule(str, choices=tuple(choices)), help, flag, switches, None,
+                    marks=marks)
 
 
-def switch(default: bool, *, help: str, switches: Mapping[str, bool] | None = None) -> Any:
+def switch(default: bool, *, help: str, switches: Mapping[str, bool] | None = None,
+           marks: Iterable[str] = ()) -> Any:
     """A field holding ``True`` or ``False``; ``switches`` are the flags that set it."""
-    return _declare(default, Rule(bool), help, None, switches, None)
+    return _declare(default, Rule(bool), help, None, switches, None, marks=marks)
 
 
 def text(default: str | None, *, help: str, optional: bool = False, flag: str | None = None,
-         metavar: str | None = None) -> Any:
+         metavar: str | None = None, marks: Iterable[str] = ()) -> Any:
     """A field holding a string (a path, a name), or ``None`` when ``optional``."""
-    return _declare(default, Rule(str, optional=optional), help, flag, None, metavar)
+    return _declare(default, Rule(str, optional=optional), help, flag, None, metavar,
+                    marks=marks)
 
 
 def strings(*, help: str) -> Any:
@@ -180,6 +211,11 @@ def strings(*, help: str) -> Any:
 def setting_of(field: dataclasses.Field) -> Setting | None:
     """The :class:`Setting` a field was declared with (``None`` for a nested section)."""
     return field.metadata.get("setting")
+
+
+def fields_marked(cls: type, mark: str) -> tuple[str, ...]:
+    """The names of the fields of a configuration dataclass that carry ``mark``, in order."""
+    return tuple(name for name, setting in settings_of(cls) if mark in setting.marks)
 
 
 def settings_of(cls: type) -> Iterator[tuple[str, Setting]]:

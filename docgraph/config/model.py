@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-from docgraph.config.fields import check_config, choice, integer, number, switch
+from docgraph.config.fields import (
+    PLAN,
+    SIZE,
+    VARIANT,
+    check_config,
+    choice,
+    integer,
+    number,
+    switch,
+)
 
 __all__ = ["SAVED_WITHOUT", "GCDocConfig"]
 
@@ -96,34 +105,40 @@ class GCDocConfig:
             ``benchmarks/gpu/kit.sh`` measures its speed against fp32. Weights stay float32.
     """
 
-    word_dim: int = integer(50, low=1, help="word embedding size (set from the vectors)")
+    word_dim: int = integer(50, low=1, help="word embedding size (set from the vectors)",
+                            marks=(SIZE,))
     freeze_embeddings: bool = switch(False, help="keep the word embeddings fixed",
                                      switches={"--freeze-embeddings": True})
-    char_dim: int = integer(30, low=1, flag="--char-dim", help="character embedding size")
+    char_dim: int = integer(30, low=1, flag="--char-dim", help="character embedding size",
+                            marks=(SIZE,))
     char_hidden: int = integer(50, low=1, flag="--char-hidden",
-                               help="character BiLSTM hidden size per direction")
+                               help="character BiLSTM hidden size per direction", marks=(SIZE,))
     hidden: int = integer(200, low=1, flag="--hidden",
-                          help="word BiLSTM hidden size per direction")
+                          help="word BiLSTM hidden size per direction", marks=(SIZE,))
     sent_dim: int = integer(300, low=2, even=True, flag="--sent-dim",
-                            help="sentence representation size d_s")
+                            help="sentence representation size d_s", marks=(SIZE,))
     window: int = integer(2, low=0, flag="--window",
-                          help="cross-sentence window k (0 disables the module)")
+                          help="cross-sentence window k (0 disables the module)",
+                          marks=(PLAN, VARIANT))
     use_previous: bool = switch(True, help="use the previous-sentence window",
-                                switches={"--next-only": False})
+                                switches={"--next-only": False}, marks=(PLAN, VARIANT))
     use_next: bool = switch(True, help="use the next-sentence window",
-                            switches={"--previous-only": False})
+                            switches={"--previous-only": False}, marks=(PLAN, VARIANT))
     cross_sentence: bool = switch(True, help="the cross-sentence module",
-                                  switches={"--no-cross-sentence": False})
-    graph: bool = switch(True, help="the document graph module", switches={"--no-graph": False})
+                                  switches={"--no-cross-sentence": False}, marks=(PLAN, VARIANT))
+    graph: bool = switch(True, help="the document graph module", switches={"--no-graph": False},
+                         marks=(PLAN, VARIANT))
     pruning: bool = switch(True, help="prune the uncertain neighbours (Drop)",
-                           switches={"--no-pruning": False})
+                           switches={"--no-pruning": False}, marks=(PLAN, VARIANT))
     edge_weights: bool = switch(True, help="weight messages by the relation scores r_ij",
-                                switches={"--no-edge-weights": False})
-    num_samples: int = integer(8, low=1, flag="--samples", help="Monte-Carlo dropout passes T")
+                                switches={"--no-edge-weights": False}, marks=(VARIANT,))
+    num_samples: int = integer(8, low=1, flag="--samples", help="Monte-Carlo dropout passes T",
+                               marks=(PLAN,))
     threshold: float = number(0.5, low=0.0, flag="--threshold",
                               help="uncertainty threshold for pruning")
     uncertainty_hidden: int = integer(100, low=1, flag="--uncertainty-hidden",
-                                      help="uncertainty tagger hidden size per direction")
+                                      help="uncertainty tagger hidden size per direction",
+                                      marks=(SIZE,))
     detach_uncertainty_input: bool = switch(
         True, help="the uncertainty tagger reads a detached copy of the embeddings",
         switches={"--attach-uncertainty-input": False})
@@ -137,16 +152,17 @@ class GCDocConfig:
                                         switches={"--constrained-decoding": True})
     window_encoding: str = choice("concat", ("concat", "per_sentence"), flag="--window-encoding",
                                   help="cross-sentence windows: concat (paper) | per_sentence "
-                                       "(faster approximation)")
+                                       "(faster approximation)", marks=(PLAN,))
     mc_dropout: str = choice("full", ("full", "output"), flag="--mc-dropout",
                              help="Monte-Carlo dropout passes: full (paper) | output (faster "
-                                  "approximation, one BiLSTM pass)")
+                                  "approximation, one BiLSTM pass)", marks=(PLAN,))
     relation_labels: str = choice("entity", ("type", "entity"), flag="--relation-labels",
                                   help="positives of the auxiliary classifier: type (O is a "
                                        "type, paper) | entity (O-O edges left out of L_a)")
     unpruned_epochs: int = integer(0, low=0, flag="--unpruned-epochs",
                                    help="warm-up: the first N epochs run the graph unpruned")
-    lm_dim: int = integer(0, low=0, help="size of the contextual word features (set from them)")
+    lm_dim: int = integer(0, low=0, help="size of the contextual word features (set from them)",
+                          marks=(SIZE,))
     precision: str = choice("fp32", ("fp32", "bf16"), flag="--precision",
                             help="fp32 | bf16 (autocast of the forward pass, for GPUs; opt-in)")
 

@@ -16,15 +16,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from docgraph.config.experiment import section_settings
+from docgraph.config.fields import SIZE, fields_marked
 from docgraph.config.model import GCDocConfig
 
-_SIZES = ("hidden", "char_hidden", "char_dim", "sent_dim", "uncertainty_hidden", "word_dim",
-          "lm_dim")
-
-#: The size fields of :class:`~docgraph.config.GCDocConfig` and how a user sets them: their
-#: flag (:mod:`docgraph.config.fields`), else their TOML key.
+#: The size fields of :class:`~docgraph.config.GCDocConfig` (marked
+#: :data:`~docgraph.config.fields.SIZE`) and how a user sets them: their flag, else their TOML
+#: key.
 SIZE_FIELDS: dict[str, str] = {
-    name: section_settings("model")[name].flag or f"[model] {name}" for name in _SIZES}
+    name: section_settings("model")[name].flag or f"[model] {name}"
+    for name in fields_marked(GCDocConfig, SIZE)}
 
 #: Files that say how much memory a process may still use, in order: the cgroup's limit and
 #: usage (v2, then v1) bound what ``/proc/meminfo`` says in a container.
@@ -115,9 +115,12 @@ def format_bytes(n: float) -> str:
 
 
 def sizes_text(config: GCDocConfig) -> str:
-    """``"--hidden 200, --char-hidden 50, ..."``: the model's sizes as a user sets them."""
-    return ", ".join(f"{flag} {getattr(config, name)}" for name, flag in SIZE_FIELDS.items()
-                     if not flag.startswith("[") or getattr(config, name))
+    """``"--sent-dim 300, --hidden 200, ..."``: the model's sizes as a user sets them, the
+    largest first."""
+    shown = [(getattr(config, name), flag) for name, flag in SIZE_FIELDS.items()
+             if not flag.startswith("[") or getattr(config, name)]
+    return ", ".join(f"{flag} {value}"
+                     for value, flag in sorted(shown, key=lambda item: -item[0]))
 
 
 def largest_size(config: GCDocConfig, count: int,

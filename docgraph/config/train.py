@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from docgraph.config.fields import check_config, choice, integer, number, switch
+from docgraph.config.fields import (
+    CAP,
+    MACHINE,
+    SHARDING,
+    check_config,
+    choice,
+    integer,
+    number,
+    switch,
+)
 
 __all__ = ["TrainConfig"]
 
@@ -38,7 +47,7 @@ class TrainConfig:
             shared out between the processes of a multi-process run, torch's default on CUDA.
         processes: Training processes of ``scripts/train.py`` on a CPU (data-parallel, gloo):
             0 (default) chooses one per core, at most 2 (see
-            :func:`docgraph.training.distributed.default_processes`); 1 trains in one process. The
+            :func:`docgraph.runtime.processes.default_processes`); 1 trains in one process. The
             ``batch_tokens`` budget is the *global* batch: each of :math:`P` processes takes
             batches of ``batch_tokens / P`` tokens and DDP averages the gradients, so the
             optimisation matches one process up to the batch composition. ``torchrun`` and
@@ -55,7 +64,7 @@ class TrainConfig:
             fast paths). No effect on a CPU, where runs are reproducible anyway.
     """
 
-    epochs: int = integer(50, low=1, flag="--epochs", help="maximum number of epochs")
+    epochs: int = integer(50, low=1, flag="--epochs", help="maximum number of epochs", marks=(CAP,))
     patience: int = integer(8, low=1, flag="--patience", help="early-stopping patience in epochs")
     optimizer: str = choice("sgd", ("sgd", "adam"), flag="--optimizer", help="sgd (paper) or adam")
     lr: float = number(0.01, low=0.0, low_open=True, flag="--lr", help="learning rate")
@@ -71,18 +80,18 @@ class TrainConfig:
     batch_tokens: int = integer(2000, low=1, flag="--batch-tokens",
                                 help="token budget of a training batch")
     eval_batch_tokens: int = integer(8000, low=1, flag="--eval-batch-tokens",
-                                     help="token budget when evaluating")
+                                     help="token budget when evaluating", marks=(MACHINE,))
     loss_reduction: str = choice("sum", ("sum", "sentence_mean"), flag="--loss-reduction",
                                  help="sum (paper) or the mean over the sentences of a batch")
     threads: int = integer(0, low=0, flag="--threads",
                            help="torch intra-op threads (0: one per CPU process; torch default "
-                                "on CUDA)")
+                                "on CUDA)", marks=(MACHINE,))
     processes: int = integer(0, low=0, flag="--processes",
                              help="training processes on a CPU, at most one per core (0: one "
-                                  "per core, at most 2; 1: one process)")
+                                  "per core, at most 2; 1: one process)", marks=(SHARDING,))
     max_minutes: float = number(0.0, low=0.0, flag="--max-minutes",
                                 help="wall-clock budget: start no epoch that would end past it "
-                                     "(0: no limit)")
+                                     "(0: no limit)", marks=(CAP, MACHINE))
     deterministic: bool = switch(False, help="deterministic kernels on CUDA",
                                  switches={"--deterministic": True})
 

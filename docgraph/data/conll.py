@@ -23,7 +23,7 @@ from docgraph.data.document import Document, make_document
 from docgraph.data.errors import CorpusFormatError, format_error
 from docgraph.data.tags import SCHEMES, convert, detect_scheme, to_iob2, validate_tag
 from docgraph.data.tokenize import CONTROL_CHARACTERS, is_blank
-from docgraph.persistence.atomic import atomic_write_text
+from docgraph.runtime.atomic import atomic_write_text
 
 DOCSTART = "-DOCSTART-"
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from docgraph.data.document import Document
 from docgraph.data.lm_encoder import ContextualEncoder
-from docgraph.persistence.atomic import atomic_write, atomic_write_json
+from docgraph.runtime.atomic import atomic_write, atomic_write_json
 
 log = logging.getLogger("docgraph")
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from docgraph.data.document import Document
 from docgraph.data.tags import entity_type, iob2_to_bioes
-from docgraph.persistence.atomic import atomic_write_text
+from docgraph.runtime.atomic import atomic_write_text
 
 PAD = "<pad>"
 UNK = "<unk>"

@@ -6,12 +6,11 @@
 * :mod:`docgraph.graph.splits` -- a corpus split made ready for the model (vocabularies, chunks,
   graphs).
 
-Every name below is importable from here. The graph options (:mod:`docgraph.config.graph`),
-the chunking of long documents (:mod:`docgraph.data.chunking`) and the batch sampler
-(:mod:`docgraph.batching.sampler`) are defined in their own modules and re-exported.
+Every name below is importable from here. The graph options (:mod:`docgraph.config.graph`)
+and the chunking of long documents (:mod:`docgraph.data.chunking`) are defined in their own
+modules and re-exported; the batch sampler is :mod:`docgraph.batching.sampler`'s.
 """
 
-from docgraph.batching.sampler import TokenBudgetBatchSampler
 from docgraph.config.graph import GraphConfig
 from docgraph.data.chunking import split_long_documents
 from docgraph.graph.build import (
@@ -33,7 +32,6 @@ __all__ = [
     "CharIdTable",
     "DocumentGraph",
     "GraphConfig",
-    "TokenBudgetBatchSampler",
     "attach_token_features",
     "document_generator",
     "document_to_graph",

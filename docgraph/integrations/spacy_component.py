@@ -68,11 +68,11 @@ from spacy.tokens import Doc, Span, Token
 from spacy.training import Example
 from spacy.util import minibatch
 
-from docgraph.cli.arguments import DEFAULT_MAX_DOC_TOKENS
+from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS
 from docgraph.data.tags import entity_type, spans
 from docgraph.data.tokenize import sentence_spans
-from docgraph.persistence.atomic import atomic_write_json
 from docgraph.persistence.shipped import MODEL_FILES, shipped_model_dir, shipped_models
+from docgraph.runtime.atomic import atomic_write_json
 
 __all__ = ["FACTORY", "DocgraphNER", "DocgraphSpacyError", "make_docgraph_ner",
            "register_extensions"]
@@ -339,7 +339,7 @@ class DocgraphNER(Pipe):
         threshold: Prune the graph at this uncertainty threshold instead of the trained one.
         max_doc_tokens: Tag Docs in chunks of at most this many tokens (default: the model's
             ``max_doc_tokens``, else ``predict.py``'s
-            :data:`~docgraph.cli.arguments.DEFAULT_MAX_DOC_TOKENS`); ``0``: whole Docs.
+            :data:`~docgraph.config.tagging.DEFAULT_MAX_DOC_TOKENS`); ``0``: whole Docs.
 
     Raises:
         DocgraphSpacyError: The model directory is missing or not ours, an argument is out of

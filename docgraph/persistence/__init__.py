@@ -1,1 +1,1 @@
-"""What a run leaves on disk: atomic writes, checkpoints, model directories."""
+"""What a run leaves on disk: checkpoints, model directories, run locks."""

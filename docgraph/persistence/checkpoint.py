@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from docgraph.persistence.archive import damage_message
-from docgraph.persistence.atomic import (  # noqa: F401 - re-exported for callers
+from docgraph.runtime.atomic import (  # noqa: F401 - re-exported for callers
     atomic_write,
     atomic_write_bytes,
     atomic_write_json,

@@ -49,6 +49,21 @@ from docgraph.runtime.machine import available_memory
 
 log = logging.getLogger(__name__)
 
+
+class OverrideError(ValueError):
+    """An override that a model cannot take (:meth:`ModelOverrides.check`).
+
+    Attributes:
+        setting: The overridden field of :class:`ModelOverrides` (``"threshold"``, ...).
+        value: The value it was given.
+        reason: Why the model cannot take it (names the model directory).
+    """
+
+    def __init__(self, setting: str, value: object, reason: str) -> None:
+        super().__init__(f"{setting} {value}: {reason}")
+        self.setting, self.value, self.reason = setting, value, reason
+
+
 @dataclass(frozen=True)
 class ModelOverrides:
     """What a user may change about a trained model when loading it to tag.
@@ -74,15 +89,16 @@ class ModelOverrides:
     open_vocabulary: bool = True
 
     def check(self, config: ExperimentConfig, directory: str | Path) -> None:
-        """Raise :class:`ValueError` when the model of ``config`` cannot take these overrides
-        (before any weights are loaded)."""
+        """Raise :class:`OverrideError` when the model of ``config`` cannot take these
+        overrides (before any weights are loaded)."""
         if self.threshold is not None and not config.model.uses_uncertainty:
-            raise ValueError(f"threshold {self.threshold}: {directory}: this model does not "
-                             "prune its document graph (trained without pruning or without "
-                             "the graph)")
+            raise OverrideError("threshold", self.threshold,
+                                f"{directory}: this model does not prune its document graph "
+                                "(trained without pruning or without the graph)")
         if not self.open_vocabulary and read_manifest(directory) is not None:
-            raise ValueError(f"{directory}: a packed model left out the words whose vectors "
-                             "are their pretrained ones: it needs its open vocabulary")
+            raise OverrideError("open_vocabulary", self.open_vocabulary,
+                                f"{directory}: a packed model left out the words whose vectors "
+                                "are their pretrained ones: it needs its open vocabulary")
 
     def apply(self, config: ExperimentConfig) -> ExperimentConfig:
         """``config`` with the threshold override applied (checked by the rule of

@@ -1,2 +1,3 @@
-"""The process a run lives in: the machine, progress reporting, deterministic kernels, and
-process lifetimes (workers that end with their parent, SIGTERM taken as Ctrl-C)."""
+"""The process a run lives in: the machine, progress reporting, deterministic kernels,
+process lifetimes (workers that end with their parent, SIGTERM taken as Ctrl-C) and files
+written whole (atomic writes)."""

@@ -1,6 +1,6 @@
 """Process lifetimes: worker processes that end with their parent, SIGTERM taken as Ctrl-C.
 
-A worker process (a training process of :func:`~docgraph.training.distributed.spawn`, a tagging
+A worker process (a training process of :func:`~docgraph.runtime.processes.spawn`, a tagging
 process) calls :func:`die_with_parent` first: on Linux the kernel sends it a signal when its
 parent ends (``prctl(PR_SET_PDEATHSIG)``), whatever ended the parent (``kill -9`` too), and a
 watchdog thread ends it for good a few seconds later if that signal was not acted on. The

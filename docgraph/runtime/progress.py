@@ -16,7 +16,7 @@ program's output goes:
 tagging); a stage that has no counter of its own says it is still running every
 ``interval`` seconds, so a slow stage is never silent.
 
-In a tagging process of :func:`~docgraph.training.distributed.map_in_processes`, a :class:`Progress`
+In a tagging process of :func:`~docgraph.runtime.processes.map_in_processes`, a :class:`Progress`
 shows nothing and adds its count to a counter shared with the parent, which shows the
 progress of all its processes (:func:`report_to`).
 
@@ -105,7 +105,7 @@ def is_main_process() -> bool:
     """Whether this process shows progress: rank 0 of a process group (or the only process).
 
     Reads the group when torch.distributed is loaded and initialised, else ``$RANK`` (set by
-    ``torchrun`` and :func:`docgraph.training.distributed.spawn`); never imports torch itself.
+    ``torchrun`` and :func:`docgraph.runtime.processes.spawn`); never imports torch itself.
     """
     dist = sys.modules.get("torch.distributed")
     if dist is not None and dist.is_available() and dist.is_initialized():

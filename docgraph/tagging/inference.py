@@ -18,22 +18,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 import torch
 import torch.distributed as dist
 from torch import Tensor
 from torch_geometric.data import Batch
 
 from docgraph.batching.loader import iterate_batches
+from docgraph.batching.sampler import TokenBudgetBatchSampler
+from docgraph.config.tagging import DEFAULT_BATCH_TOKENS
 from docgraph.data.document import Document
 from docgraph.data.tags import bioes_to_iob2
 from docgraph.data.vocab import Vocabularies
-from docgraph.graph import DocumentGraph, TokenBudgetBatchSampler
+from docgraph.graph import DocumentGraph
 from docgraph.graph.splits import PreparedSplit, prepare_split
 from docgraph.metrics import DocumentConsistency, Scores, document_consistency, score
 from docgraph.model import GCDoc
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir, unwrap
+from docgraph.runtime.processes import contiguous_shards, map_document_shards, world_and_rank
 from docgraph.runtime.progress import Progress
-from docgraph.training.distributed import contiguous_shards, map_document_shards, world_and_rank
+from docgraph.viz.networkx import to_networkx
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,7 @@ def _sentence_tags(label_ids: Sequence[int], sent_len: Sequence[int], labels: Se
 
 @torch.no_grad()
 def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabularies,
-                   batch_tokens: int = 8000, device: torch.device | str = "cpu",
+                   batch_tokens: int = DEFAULT_BATCH_TOKENS, device: torch.device | str = "cpu",
                    seed: int | None = 0, progress: str | None = None
                    ) -> list[list[list[str]]]:
     """IOB2 predictions per graph, per sentence, per token.
@@ -137,7 +141,7 @@ def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabu
 
 @torch.no_grad()
 def inspect_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabularies,
-                   batch_tokens: int = 8000, device: torch.device | str = "cpu",
+                   batch_tokens: int = DEFAULT_BATCH_TOKENS, device: torch.device | str = "cpu",
                    seed: int | None = 0, progress: str | None = None
                    ) -> list[GraphInspection]:
     """:func:`predict_graphs` with what the model computed on the way, per graph.
@@ -184,6 +188,45 @@ def inspect_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabu
     return out  # type: ignore[return-value]
 
 
+
+def inspect_documents(
+    model: GCDoc,
+    graphs: Sequence[DocumentGraph],
+    documents: Sequence[Document | None] | None,
+    vocabs: Vocabularies,
+    batch_tokens: int = DEFAULT_BATCH_TOKENS,
+    mc_seed: int | None = 0,
+) -> list[nx.DiGraph]:
+    """Tag the documents in batches and build the annotated graph of every one.
+
+    Args:
+        model: A trained :class:`~docgraph.model.GCDoc`.
+        graphs: The document graphs (e.g. ``prepare_split(...).graphs``).
+        documents: The index-aligned documents (for the original words and IOB2 gold tags), or
+            ``None`` to read them from the graphs through ``vocabs``.
+        vocabs: The model's vocabularies.
+        batch_tokens: Token budget per batch.
+        mc_seed: The tagging seed of the Monte-Carlo dropout masks: a document's uncertainty,
+            pruning and tags are those of :func:`predict_graphs` at the
+            same seed, in any batch (:func:`inspect_graphs`).
+
+    Returns:
+        One :class:`networkx.DiGraph` per graph, in order (see
+        :func:`~docgraph.viz.networkx.to_networkx`).
+
+    Raises:
+        ValueError: When ``documents`` and ``graphs`` differ in length.
+    """
+    if documents is not None and len(documents) != len(graphs):
+        raise ValueError(f"{len(documents)} documents for {len(graphs)} graphs")
+    device = next(unwrap(model).parameters()).device
+    inspections = inspect_graphs(model, graphs, vocabs, batch_tokens, device, mc_seed)
+    return [to_networkx(graph, documents[i] if documents is not None else None, vocabs,
+                        uncertainty=out.uncertainty, drop=out.drop, edge_weight=out.edge_weight,
+                        predicted=out.label_ids)
+            for i, (graph, out) in enumerate(zip(graphs, inspections))]
+
+
 def _host(values: Tensor | None) -> list | None:
     """A tensor as a Python list on the host (``None`` stays ``None``)."""
     return None if values is None else values.tolist()
@@ -215,7 +258,7 @@ def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
                          seed: int = 0, progress: str | None = None
                          ) -> list[list[list[str]]]:
     """:func:`predict_documents` with the documents shared out over ``processes`` CPU
-    processes (:func:`~docgraph.training.distributed.map_document_shards`: consecutive runs of
+    processes (:func:`~docgraph.runtime.processes.map_document_shards`: consecutive runs of
     documents with about equal numbers of tokens).
 
     Every document draws its Monte-Carlo dropout masks and its sampled graph neighbours from
@@ -238,7 +281,7 @@ def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
 
 
 def evaluate(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
-             batch_tokens: int = 8000, device: torch.device | str = "cpu",
+             batch_tokens: int = DEFAULT_BATCH_TOKENS, device: torch.device | str = "cpu",
              seed: int | None = 0, progress: str | None = None
              ) -> tuple[Scores, list[list[list[str]]]]:
     """Entity-level micro P/R/F1 (conlleval) of the model on a split, and its predictions
@@ -293,7 +336,7 @@ class Evaluation:
 
 
 def evaluate_sharded(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,
-                     batch_tokens: int = 8000, device: torch.device | str = "cpu",
+                     batch_tokens: int = DEFAULT_BATCH_TOKENS, device: torch.device | str = "cpu",
                      progress: str | None = None) -> Scores | None:
     """:func:`evaluate` with the documents shared out over the processes of a DDP group.
 

@@ -39,19 +39,15 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from tqdm import tqdm
 
-from docgraph.cli.arguments import (  # noqa: F401 - check_output re-exported for callers
-    DEFAULT_MAX_DOC_TOKENS,
-    DOCUMENT_SPLITS,
-    UsageError,
-    check_output,
-)
+from docgraph.config.fields import UsageError
+from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS
 from docgraph.data.conll import looks_like_conll, read_conll, read_text
 from docgraph.data.tags import spans as tag_spans
 from docgraph.data.tokenize import (
@@ -64,8 +60,23 @@ from docgraph.data.tokenize import (
 
 log = logging.getLogger(__name__)
 
-FORMATS = ("jsonl", "jsonl-tokens", "conll")
-"""The streamed output formats (``html`` is written whole, by :meth:`Tagger.to_html`)."""
+@dataclass(frozen=True)
+class OutputFormat:
+    """A ``predict.py --format``: what it writes, and how.
+
+    Attributes:
+        help: What the output holds (``--help``).
+        lines: The lines written for a tagged chunk (``None``: the output is written whole,
+            once every document is tagged).
+    """
+
+    help: str
+    lines: Callable[[Chunk, Sequence[Sequence[str]]], Iterable[str]] | None
+
+
+def _json_lines(records: Callable[[Chunk, Sequence[Sequence[str]]], Iterable[dict]]
+                ) -> Callable[[Chunk, Sequence[Sequence[str]]], Iterable[str]]:
+    return lambda chunk, tags: (json.dumps(r) for r in records(chunk, tags))
 
 # Line breaks of str.splitlines(), so --tokenized lines are the lines they always were.
 _LINE_RE = re.compile(r"[^\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
@@ -315,19 +326,29 @@ def conll_lines(chunk: Chunk, tags: Sequence[Sequence[str]]) -> Iterator[str]:
             yield ""
 
 
+OUTPUT_FORMATS: dict[str, OutputFormat] = {
+    "jsonl": OutputFormat("JSON lines of entities (with start_char, end_char offsets into the "
+                          "input text; docs/predict.md)", _json_lines(entity_records)),
+    "jsonl-tokens": OutputFormat("JSON lines of tokens, with their offsets and IOB2 tags",
+                                 _json_lines(token_records)),
+    "conll": OutputFormat("CoNLL columns (word, predicted tag)", conll_lines),
+    "html": OutputFormat("an interactive HTML page of the documents and their graphs", None),
+}
+"""The output formats of ``predict.py``, the first the default; all but ``html`` are streamed
+chunk by chunk (:func:`format_chunk`)."""
+
+FORMATS = tuple(name for name, fmt in OUTPUT_FORMATS.items() if fmt.lines is not None)
+"""The streamed output formats."""
+
+
 def format_chunk(output_format: str, chunk: Chunk, tags: Sequence[Sequence[str]]) -> str:
     """The text written for a tagged chunk (``tags``: one list per piece), every line ending
     in ``\\n``; ``output_format`` is one of :data:`FORMATS`."""
-    if output_format == "conll":
-        lines: Iterable[str] = conll_lines(chunk, tags)
-    elif output_format == "jsonl":
-        lines = (json.dumps(r) for r in entity_records(chunk, tags))
-    elif output_format == "jsonl-tokens":
-        lines = (json.dumps(r) for r in token_records(chunk, tags))
-    else:
+    fmt = OUTPUT_FORMATS.get(output_format)
+    if fmt is None or fmt.lines is None:
         raise ValueError(f"output_format must be one of {', '.join(FORMATS)}, got "
                          f"{output_format!r}")
-    return "".join(f"{line}\n" for line in lines)
+    return "".join(f"{line}\n" for line in fmt.lines(chunk, tags))
 
 
 def _bar_size() -> dict:

@@ -6,7 +6,7 @@ built, tagged and dropped before the next group is read (:func:`tag_chunks`). Wi
 processes the groups go to a pool of processes that each load the model once and stay for the
 whole input, at most two groups per process in flight. The number of processes is chosen as
 :meth:`~docgraph.tagging.tagger.Tagger.tag` chooses it
-(:func:`~docgraph.training.distributed.tagging_processes`), on the tokens read so far: the input is
+(:func:`~docgraph.runtime.processes.tagging_processes`), on the tokens read so far: the input is
 read ahead only until it is long enough to be worth a second process. A chunk's tags are those
 :meth:`~docgraph.tagging.tagger.Tagger.tag` gives the same tokens as one document: they depend on
 the
@@ -34,15 +34,15 @@ from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import prepare_split
 from docgraph.model import GCDoc
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
-from docgraph.tagging.inference import predict_graphs
-from docgraph.tagging.prediction_io import Chunk
-from docgraph.training.distributed import (
+from docgraph.runtime.processes import (
     WorkerError,
     contiguous_shards,
     min_tagging_tokens,
     process_pool,
     tagging_processes,
 )
+from docgraph.tagging.inference import predict_graphs
+from docgraph.tagging.prediction_io import Chunk
 
 if TYPE_CHECKING:  # not imported at run time: the tagging processes do not need it
     from docgraph.tagging.tagger import Tagger

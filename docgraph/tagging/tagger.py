@@ -30,11 +30,15 @@ from docgraph.graph.splits import PreparedSplit, prepare_split
 from docgraph.model import GCDoc
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
 from docgraph.persistence.shipped import resolve_model
+from docgraph.runtime.processes import min_tagging_tokens, tagging_processes
 from docgraph.runtime.progress import Progress
-from docgraph.tagging.inference import Evaluation, predict_graphs, predict_in_processes
-from docgraph.training.distributed import min_tagging_tokens, tagging_processes
+from docgraph.tagging.inference import (
+    Evaluation,
+    inspect_documents,
+    predict_graphs,
+    predict_in_processes,
+)
 from docgraph.viz.html import to_html
-from docgraph.viz.networkx import inspect_documents
 
 DocumentInput = str | Sequence[Sequence[str]] | Document
 
@@ -142,7 +146,7 @@ class Tagger:
             documents: The documents to tag.
             requested: ``0``: automatic (one per core, at most 2, when each gets enough tokens
                 to win back its start-up, see
-                :func:`~docgraph.training.distributed.min_tagging_tokens`); a positive number
+                :func:`~docgraph.runtime.processes.min_tagging_tokens`); a positive number
                 is taken as it is (capped by the number of tokens). Tagging on CUDA, or with a
                 tagger not made by :meth:`load`, uses one process.
 

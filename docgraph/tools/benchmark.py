@@ -44,8 +44,8 @@ from docgraph.model import GCDoc, GCDocConfig
 from docgraph.nn.cross_sentence import sentence_windows
 from docgraph.nn.gather import gather_rows
 from docgraph.nn.relation import relation_loss
-from docgraph.persistence.atomic import atomic_write_json
 from docgraph.persistence.model_dir import build_model
+from docgraph.runtime.atomic import atomic_write_json
 from docgraph.runtime.determinism import set_deterministic
 from docgraph.runtime.machine import cpu_model, peak_rss_mib, resolve_device
 from docgraph.tagging.inference import predict_graphs

@@ -37,8 +37,8 @@ from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.model import GCDocConfig, GCDocOutput
 from docgraph.persistence.model_dir import build_model
 from docgraph.runtime.machine import peak_rss_mib
+from docgraph.runtime.processes import spawn
 from docgraph.tools.batches import select_batch_indices, split_batch
-from docgraph.training.distributed import spawn
 from docgraph.training.loop import training_step
 
 SPEEDUP_TARGET = 1.8

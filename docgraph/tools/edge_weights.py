@@ -40,9 +40,9 @@ from docgraph.batching.sampler import TokenBudgetBatchSampler
 from docgraph.graph.build import DocumentGraph
 from docgraph.graph.splits import prepare_run_split
 from docgraph.model import GCDoc
-from docgraph.persistence.atomic import atomic_write_json
 from docgraph.persistence.checkpoint import CheckpointError
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
+from docgraph.runtime.atomic import atomic_write_json
 from docgraph.viz import roc_auc
 
 

@@ -38,9 +38,9 @@ from typing import Any
 import torch
 
 from docgraph.graph.splits import prepare_run_split
-from docgraph.persistence.atomic import atomic_write_json
 from docgraph.persistence.checkpoint import CheckpointError
 from docgraph.persistence.model_dir import ModelOverrides, load_model_weights, read_model_dir
+from docgraph.runtime.atomic import atomic_write_json
 from docgraph.tagging.inference import evaluate, split_consistency
 from docgraph.tools.report.stats import mean_std, welch_t_test
 

@@ -29,7 +29,7 @@ import torch
 from docgraph.data.document import Document
 from docgraph.data.lm_encoder import ContextualEncoder, ContextualSettings
 from docgraph.data.registry import load_dataset
-from docgraph.persistence.atomic import atomic_write_json
+from docgraph.runtime.atomic import atomic_write_json
 from docgraph.runtime.machine import cpu_model
 
 

@@ -40,8 +40,8 @@ from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import prepare_split
 from docgraph.model import GCDocConfig
-from docgraph.persistence.atomic import atomic_write_json
 from docgraph.persistence.model_dir import build_model
+from docgraph.runtime.atomic import atomic_write_json
 from docgraph.runtime.machine import cpu_model, peak_rss_mib
 from docgraph.tagging.tagger import Tagger
 from docgraph.tools.batches import select_batches

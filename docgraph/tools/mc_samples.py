@@ -26,8 +26,8 @@ from docgraph.batching.sampler import TokenBudgetBatchSampler
 from docgraph.data.registry import load_dataset
 from docgraph.graph.splits import prepare_split
 from docgraph.model import GCDoc
-from docgraph.persistence.atomic import atomic_write_json
 from docgraph.persistence.model_dir import load_model_dir
+from docgraph.runtime.atomic import atomic_write_json
 
 
 def mc_passes(model: GCDoc, batches: Sequence[Batch], samples: int, seed: int

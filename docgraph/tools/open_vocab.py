@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from docgraph.persistence.atomic import atomic_write_json
+from docgraph.runtime.atomic import atomic_write_json
 
 
 def parser() -> argparse.ArgumentParser:

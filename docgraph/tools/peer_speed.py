@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from docgraph.persistence.atomic import atomic_write_json
+from docgraph.runtime.atomic import atomic_write_json
 
 ROOT = Path(__file__).resolve().parents[2]
 Span = tuple[int, int, str]

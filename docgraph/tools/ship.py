@@ -25,10 +25,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from docgraph.persistence.atomic import atomic_write_json
 from docgraph.persistence.manifest import file_sha256, verify_manifest
 from docgraph.persistence.packing import pack_model_dir
 from docgraph.persistence.shipped import MANIFEST, SHIPPED_DIR
+from docgraph.runtime.atomic import atomic_write_json
 from docgraph.runtime.machine import cpu_model
 
 

@@ -27,17 +27,17 @@ from docgraph.data.document import Document
 from docgraph.data.registry import get_spec, load_dataset, resolve_data_dir
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit, build_vocabularies, prepare_split
-from docgraph.persistence.atomic import atomic_write, temporaries
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, load_checkpoint
 from docgraph.persistence.lm_record import lm_record
 from docgraph.persistence.model_dir import build_model, check_model_memory, load_model_weights
 from docgraph.persistence.run_lock import LOCK_FILE, RunLock, run_directory
+from docgraph.runtime.atomic import atomic_write, temporaries
 from docgraph.runtime.determinism import set_deterministic
 from docgraph.runtime.machine import cpu_model, resolve_device
+from docgraph.runtime.processes import is_main_process
 from docgraph.runtime.progress import Progress, Stages, log_to_file
 from docgraph.runtime.progress import settings as progress_settings
 from docgraph.tagging.inference import evaluate, split_consistency
-from docgraph.training.distributed import is_main_process
 from docgraph.training.loop import Trainer, seed_everything, stop_reason, training_threads
 
 log = logging.getLogger("docgraph")
@@ -116,7 +116,7 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
             raise
 
 
-#: The files a run writes atomically (:func:`~docgraph.persistence.atomic.atomic_write`).
+#: The files a run writes atomically (:func:`~docgraph.runtime.atomic.atomic_write`).
 RUN_FILES = ("model.pt", "config.json", "vocab.json", "lm.json", "last.pt", "train_log.jsonl",
              "metrics.json", "learning_curve.png")
 

@@ -34,14 +34,14 @@ from docgraph.config import ExperimentConfig, TrainConfig
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit
 from docgraph.model import GCDoc
-from docgraph.persistence.atomic import WriteError, atomic_write_text
 from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from docgraph.persistence.model_dir import save_model_dir, weights_mismatch
+from docgraph.runtime.atomic import WriteError, atomic_write_text
 from docgraph.runtime.lifetime import restore_handlers
 from docgraph.runtime.machine import peak_rss_mib, resolve_device
+from docgraph.runtime.processes import is_main_process, world_and_rank
 from docgraph.runtime.progress import Progress
 from docgraph.tagging.inference import evaluate_sharded
-from docgraph.training.distributed import is_main_process, world_and_rank
 
 log = logging.getLogger("docgraph")
 

@@ -1,8 +1,8 @@
 """Inspecting document graphs and what GCDoc learns on them.
 
 * :mod:`docgraph.viz.networkx` -- a document graph as an annotated :class:`networkx.DiGraph`,
-  with the tags, uncertainty, pruning and edge weights of a tagging pass
-  (:func:`to_networkx`, :func:`inspect_documents`);
+  with the tags, uncertainty, pruning and edge weights of a tagging pass (:func:`to_networkx`;
+  :func:`docgraph.tagging.inference.inspect_documents` runs the pass and builds them);
 * :mod:`docgraph.viz.edges` -- statistics of those graphs' edges: noisy edges, how well the
   learnt :math:`r_{ij}` separate them, the words worth inspecting (no torch, no matplotlib);
 * :mod:`docgraph.viz.draw` -- matplotlib figures: a document's graph, the :math:`r_{ij}`
@@ -21,7 +21,7 @@ from typing import Any
 
 #: Where each public name lives.
 _MODULES: dict[str, str] = {
-    **dict.fromkeys(("inspect_documents", "to_networkx"), "docgraph.viz.networkx"),
+    **dict.fromkeys(("to_networkx",), "docgraph.viz.networkx"),
     **dict.fromkeys(("edge_weight_stats", "format_edge_table", "inspection_words",
                      "noisiest_words", "noisy_edges", "relation_scores", "repeated_words",
                      "roc_auc", "short_label"), "docgraph.viz.edges"),

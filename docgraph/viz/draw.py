@@ -27,7 +27,7 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from docgraph.persistence.atomic import atomic_write
+from docgraph.runtime.atomic import atomic_write
 from docgraph.viz.edges import edge_weight_stats, relation_scores, short_label
 from docgraph.viz.html import entity_colour
 
@@ -268,7 +268,7 @@ def edge_weight_report(
 
     Args:
         graphs: Graphs from :func:`~docgraph.viz.to_networkx` /
-            :func:`~docgraph.viz.inspect_documents` (with gold labels).
+            :func:`~docgraph.tagging.inference.inspect_documents` (with gold labels).
         path: Optional ``.png``/``.svg`` histogram of :math:`r_{ij}` per group, written atomically.
         bins: Histogram bins over ``[0, 1]``.
 

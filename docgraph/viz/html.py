@@ -1,8 +1,9 @@
 """A document the way the model sees it: one self-contained, interactive HTML page.
 
-:func:`to_html` turns the annotated graphs of :func:`docgraph.viz.inspect_documents` into a
-page with no network access (inline CSS and JavaScript, no CDN) and one section per document
-(a picker when there are several):
+:func:`to_html` turns the annotated graphs of
+:func:`docgraph.tagging.inference.inspect_documents` into a page with no network access
+(inline CSS and JavaScript, no CDN) and one section per document (a picker when there are
+several):
 
 * the text, predicted entities coloured by type (:func:`entity_colour`: the same colour for a
   type on every page) with a legend of the types and of the marks; with gold labels, every
@@ -344,8 +345,8 @@ def to_html(graphs: Sequence[Any], title: str = "docgraph",
     """The self-contained page of annotated documents (see the module docstring).
 
     Args:
-        graphs: Annotated graphs (:func:`docgraph.viz.inspect_documents`), one per document,
-            or spaCy Docs tagged by the ``docgraph_ner`` component.
+        graphs: Annotated graphs (:func:`docgraph.tagging.inference.inspect_documents`), one per
+            document, or spaCy Docs tagged by the ``docgraph_ner`` component.
         title: Page title.
         threshold: The model's uncertainty threshold, shown beside each token's uncertainty
             (default: the ``threshold`` graph attribute, which tagged Docs carry).

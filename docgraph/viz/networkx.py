@@ -14,10 +14,10 @@ token (node id = token index in the document) and one edge ``j -> i`` per recurr
 
 An attribute that cannot be known is absent. Graph attributes: ``doc_id``, ``num_sentences``.
 
-The model runs in the tagging loop (:func:`~docgraph.tagging.inference.inspect_graphs`), so a
-document's tags, uncertainty and pruning are those of tagging at the same seed. The graphs are
-what :mod:`docgraph.viz.draw` draws, :mod:`docgraph.viz.edges` measures and
-:mod:`docgraph.viz.html` shows.
+The model's values come from a tagging pass (:func:`~docgraph.tagging.inference.inspect_documents`
+runs one and builds the graphs), so a document's tags, uncertainty and pruning are those of
+tagging at the same seed. The graphs are what :mod:`docgraph.viz.draw` draws,
+:mod:`docgraph.viz.edges` measures and :mod:`docgraph.viz.html` shows.
 """
 
 from __future__ import annotations
@@ -26,16 +26,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import networkx as nx
-import torch
 from torch import Tensor
 
 from docgraph.data.document import Document
 from docgraph.data.tags import bioes_to_iob2, entity_type
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import DocumentGraph
-from docgraph.tagging.inference import inspect_graphs
 
-__all__ = ["inspect_documents", "to_networkx"]
+__all__ = ["to_networkx"]
 
 
 def _sentence_tags(bioes: Sequence[str], sent_len: Sequence[int]) -> list[str]:
@@ -46,13 +44,6 @@ def _sentence_tags(bioes: Sequence[str], sent_len: Sequence[int]) -> list[str]:
         out += bioes_to_iob2(list(bioes[offset:offset + length]))
         offset += length
     return out
-
-
-def _model_device(model: Any) -> torch.device:
-    try:
-        return next(model.parameters()).device
-    except StopIteration:
-        return torch.device("cpu")
 
 
 def _as_list(values: Tensor | Sequence | None) -> list | None:
@@ -67,7 +58,6 @@ def to_networkx(
     graph: DocumentGraph,
     document: Document | None = None,
     vocabs: Vocabularies | None = None,
-    model: Any = None,
     *,
     uncertainty: Tensor | Sequence[float] | None = None,
     drop: Tensor | Sequence[bool] | None = None,
@@ -78,17 +68,14 @@ def to_networkx(
 
     Words and gold tags come from ``document`` when given (its IOB2 tags), otherwise from the
     graph's ids through ``vocabs`` (words missing from the vocabulary show as ``<unk>``; gold
-    tags only when ``graph.has_labels``). With ``model`` (a :class:`~docgraph.model.GCDoc`) one
-    tagging pass (:func:`~docgraph.tagging.inference.inspect_graphs`, tagging seed 0) adds the
-    predictions, :math:`u_i`, *Drop* and :math:`r_{ij}`; the keyword arguments give such values
-    directly instead (e.g. from a batched run, see :func:`inspect_documents`, or hand-made
-    scores) and take precedence over the model's.
+    tags only when ``graph.has_labels``). The keyword arguments add what a model computed: the
+    predictions, :math:`u_i`, *Drop* and :math:`r_{ij}` (from a tagging pass, as
+    :func:`~docgraph.tagging.inference.inspect_documents` gives them, or hand-made scores).
 
     Args:
         graph: The graph of one document (or chunk).
         document: The matching document (same tokens, in order).
         vocabs: The vocabularies (needed without ``document``, and to name predicted labels).
-        model: Optional trained model.
         uncertainty: ``[N]`` uncertainty :math:`u_i`.
         drop: ``[N]`` booleans, token in *Drop*.
         edge_weight: ``[E]`` relation scores :math:`r_{ij}`, aligned with ``graph.edge_index``.
@@ -125,15 +112,6 @@ def to_networkx(
             gold = _sentence_tags(vocabs.labels.lookup(graph.y.tolist()), sent_len)
     else:
         raise ValueError("to_networkx needs the document or the vocabularies for the words")
-
-    if model is not None and any(v is None for v in (uncertainty, drop, edge_weight, predicted)):
-        if vocabs is None:
-            raise ValueError("predicted label ids need the vocabularies to be named")
-        outputs = inspect_graphs(model, [graph], vocabs, device=_model_device(model))[0]
-        uncertainty = outputs.uncertainty if uncertainty is None else uncertainty
-        drop = outputs.drop if drop is None else drop
-        edge_weight = outputs.edge_weight if edge_weight is None else edge_weight
-        predicted = outputs.label_ids if predicted is None else predicted
 
     u_list, drop_list = _as_list(uncertainty), _as_list(drop)
     r_list, pred_ids = _as_list(edge_weight), _as_list(predicted)
@@ -180,40 +158,3 @@ def to_networkx(
             attrs["pruned"] = bool(drop_list[j])
         G.add_edge(j, i, **attrs)
     return G
-
-
-def inspect_documents(
-    model: Any,
-    graphs: Sequence[DocumentGraph],
-    documents: Sequence[Document | None] | None,
-    vocabs: Vocabularies,
-    batch_tokens: int = 8000,
-    mc_seed: int | None = 0,
-) -> list[nx.DiGraph]:
-    """Tag the documents in batches and build the annotated graph of every one.
-
-    Args:
-        model: A trained :class:`~docgraph.model.GCDoc`.
-        graphs: The document graphs (e.g. ``prepare_split(...).graphs``).
-        documents: The index-aligned documents (for the original words and IOB2 gold tags), or
-            ``None`` to read them from the graphs through ``vocabs``.
-        vocabs: The model's vocabularies.
-        batch_tokens: Token budget per batch.
-        mc_seed: The tagging seed of the Monte-Carlo dropout masks: a document's uncertainty,
-            pruning and tags are those of :func:`~docgraph.tagging.inference.predict_graphs`
-            at the same seed, in any batch (:func:`~docgraph.tagging.inference.inspect_graphs`).
-
-    Returns:
-        One :class:`networkx.DiGraph` per graph, in order (see :func:`to_networkx`).
-
-    Raises:
-        ValueError: When ``documents`` and ``graphs`` differ in length.
-    """
-    if documents is not None and len(documents) != len(graphs):
-        raise ValueError(f"{len(documents)} documents for {len(graphs)} graphs")
-    inspections = inspect_graphs(model, graphs, vocabs, batch_tokens, _model_device(model),
-                                 mc_seed)
-    return [to_networkx(graph, documents[i] if documents is not None else None, vocabs,
-                        uncertainty=out.uncertainty, drop=out.drop, edge_weight=out.edge_weight,
-                        predicted=out.label_ids)
-            for i, (graph, out) in enumerate(zip(graphs, inspections))]

@@ -13,7 +13,7 @@ from glob import glob
 from pathlib import Path
 from typing import Any
 
-from docgraph.persistence.atomic import atomic_write_text
+from docgraph.runtime.atomic import atomic_write_text
 from docgraph.tools.report.document import ablation_sections, render
 from docgraph.tools.report.figure import plot_window
 from docgraph.tools.report.regenerate import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from docgraph.persistence.atomic import atomic_write_bytes
+from docgraph.runtime.atomic import atomic_write_bytes
 from docgraph.tools.report.paper import PAPER_WINDOW, WINDOW_VARIANTS
 from docgraph.tools.report.runs import score_values
 from docgraph.tools.report.selection import Selection

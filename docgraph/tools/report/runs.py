@@ -28,6 +28,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from docgraph.config import GCDocConfig, GraphConfig, TrainConfig
+from docgraph.config.fields import CAP, MACHINE, SHARDING, VARIANT, fields_marked
 from docgraph.tools.report.paper import BASELINE_ROW, GCDOC_ROW
 
 _SEED_SUFFIX = re.compile(r"^(?P<name>.+?)-(?:s|seed-?)(?P<seed>\d+)$")
@@ -62,15 +64,14 @@ VARIANT_LABELS: Mapping[str, str] = MappingProxyType(
 )
 """Names of the model variants of :func:`model_variant`."""
 
-ROW_FIELDS = ("graph", "pruning", "edge_weights", "cross_sentence", "use_previous", "use_next",
-              "window")
+ROW_FIELDS = fields_marked(GCDocConfig, VARIANT)
 """Model fields that decide a run's row; every other setting must match within a table."""
 
-_FREE_TRAIN_FIELDS = ("epochs", "max_minutes", "threads", "processes", "eval_batch_tokens")
+_FREE_TRAIN_FIELDS = tuple(sorted({name for mark in (CAP, MACHINE, SHARDING)
+                                   for name in fields_marked(TrainConfig, mark)}))
 """Training fields that may differ within a table (caps, threads, CPU processes, evaluation
-batching): they change the speed, not the model. Two DDP processes train to the same dev F1
-as one (``benchmarks/results/measurements/ddp-quality``: 90.74 ± 0.18 with one, 90.68 ± 0.15
-with two, Welch p = 0.71)."""
+batching): they change the speed, not the model (docs/experiments.md, "DDP gives the model of
+one process")."""
 
 
 def _defaults(cls: type) -> dict[str, Any]:
@@ -79,10 +80,6 @@ def _defaults(cls: type) -> dict[str, Any]:
 
 def _config_defaults() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """Defaults of the model, graph and training configuration (fill fields old runs lack)."""
-    from docgraph.config import TrainConfig
-    from docgraph.graph import GraphConfig
-    from docgraph.model import GCDocConfig
-
     return _defaults(GCDocConfig), _defaults(GraphConfig), _defaults(TrainConfig)
 
 

@@ -10,6 +10,8 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
+from docgraph.cli.arguments import value_flags
+from docgraph.config.fields import MACHINE
 from docgraph.persistence.shipped import MANIFEST, SHIPPED_DIR, shipped_models
 from docgraph.tools.report.runs import VARIANT_LABELS, Run, score_values, stop_summary
 from docgraph.tools.report.selection import SummaryChoice, summary_choices
@@ -33,9 +35,12 @@ REPRODUCE_END = "<!-- reproduce:end -->"
 
 
 #: Flags of a recorded ``train.py`` command that say where and how fast a run went, not what
-#: it trained (each with the number of values it takes).
-_MACHINE_FLAGS = {"--data-dir": 1, "--device": 1, "--threads": 1, "--quiet": 0,
-                  "--max-minutes": 1, "--output-dir": 1, "--seed": 1, "--resume": 1}
+#: it trained (each with the number of values it takes): the flags of the fields marked
+#: :data:`~docgraph.config.fields.MACHINE`, the paths, the seed (the command gives ``--seeds``)
+#: and the flags of ``train.py`` that are no setting.
+_MACHINE_FLAGS = {**{flag: 1 for flag, declared in value_flags().items()
+                     if MACHINE in declared.setting.marks},
+                  "--data-dir": 1, "--output-dir": 1, "--seed": 1, "--resume": 1, "--quiet": 0}
 
 
 def reproduce_command(choice: SummaryChoice) -> str:

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from docgraph.config.fields import UsageError
+
 try:
     import resource
 except ImportError:  # pragma: no cover - not a POSIX system
@@ -151,3 +153,26 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 def atomic_write_json(path: str | Path, obj: Any) -> None:
     """Atomically write ``obj`` as indented JSON."""
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+def check_output(path: str | None) -> None:
+    """Check before any work (and before torch loads) that ``--output PATH`` can be written;
+    the directories it names that do not exist yet are made when it is written.
+
+    Raises:
+        UsageError: ``path`` is a directory, lies under a file, or in a directory that cannot
+            be written.
+    """
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--output {path}: is a directory; expected a file to write, e.g. "
+                         f"{target / 'predictions.jsonl'}")
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(f"--output {path}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--output {path}: cannot write in {parent} (permission denied)")

@@ -1,4 +1,5 @@
-"""Multi-process data-parallel training: ``torchrun`` or a built-in launcher (gloo on CPU).
+"""Worker processes: the process group of a data-parallel run (``torchrun`` or a built-in
+launcher, gloo on CPU), its workers and how they end, and the process pool of tagging.
 
 On a CPU machine the LSTMs that dominate GCDoc's cost parallelise poorly over intra-op
 threads (their time steps are sequential, their matrix products small), so ``scripts/train.py``
