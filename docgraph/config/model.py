@@ -27,18 +27,18 @@ class GCDocConfig:
     """Hyper-parameters and module switches of :class:`~docgraph.model.GCDoc`.
 
     The defaults are the paper's ("Network Training"); the choices the paper leaves open are
-    marked *(ours)*.
+    marked *(ours)*. Each field's default is its declaration's, below.
 
     Args:
         word_dim: Word embedding size; must equal the size of the pretrained vectors when
             they are given (:func:`~docgraph.training.experiment.run_experiment` sets it from them).
         freeze_embeddings: Keep the word embeddings fixed at their initial (pretrained) values
-            instead of fine-tuning them as the paper does (*ours*, off by default).
-        char_dim: Character embedding size (30).
-        char_hidden: Character BiLSTM hidden size per direction (50).
-        hidden: Word-level context BiLSTM hidden size per direction (200).
-        sent_dim: Sentence representation size :math:`d_s` of the cross-sentence module (300).
-        window: Number :math:`k` of previous / next sentences (2); 0 disables the module.
+            instead of fine-tuning them as the paper does (*ours*).
+        char_dim: Character embedding size.
+        char_hidden: Character BiLSTM hidden size per direction.
+        hidden: Word-level context BiLSTM hidden size per direction.
+        sent_dim: Sentence representation size :math:`d_s` of the cross-sentence module.
+        window: Number :math:`k` of previous / next sentences; 0 disables the module.
         use_previous: Use the previous-sentence window (Table VII).
         use_next: Use the next-sentence window (Table VII).
         cross_sentence: Enable the cross-sentence module.
@@ -46,24 +46,21 @@ class GCDocConfig:
         pruning: Prune neighbours in the uncertainty set *Drop* (Eq. (23)).
         edge_weights: Weight messages by the relation scores :math:`r_{ij}` (Eq. (28))
             and train the selective auxiliary classifier (Eq. (27)).
-        num_samples: Monte-Carlo dropout passes :math:`T` (8, *ours*; the paper does not say).
-        threshold: Uncertainty threshold :math:`\\mathcal{T}` (0.5, the paper's). Measured on
-            CoNLL-2003 (3 seeds each, ``docs/experiments.md``, "Trained at a higher threshold
-            or without pruning"): trained at 1.5 GCDoc had the best dev
-            and test F1 of our configurations; at 0.5 the pruning drops about 30% of the
-            entity tokens, and repeated mentions are typed less consistently than without
-            pruning.
+        num_samples: Monte-Carlo dropout passes :math:`T` (*ours*; the paper does not say).
+        threshold: Uncertainty threshold :math:`\\mathcal{T}` (the paper's); how other
+            thresholds train: ``docs/experiments.md``, "Trained at a higher threshold or
+            without pruning".
         uncertainty_hidden: Hidden size per direction of the uncertainty tagger's BiLSTM
-            (100, *ours*).
+            (*ours*).
         detach_uncertainty_input: Feed the uncertainty tagger a detached copy of the token
             embeddings so its loss does not steer the shared embeddings (*ours*).
-        theta: Weight :math:`\\theta` of the auxiliary loss (0.1).
-        dropout: Dropout on the input and output of the BiLSTMs (0.5).
+        theta: Weight :math:`\\theta` of the auxiliary loss.
+        dropout: Dropout on the input and output of the BiLSTMs.
         isolated: What the graph layer does with a token that has no neighbour at all:
             ``"identity"`` (unchanged; the paper's graph holds only recurrent tokens) or
             ``"gate"`` (goes through the gate with :math:`a_i = 0`).
-        constrained_decoding: Forbid invalid BIOES transitions in Viterbi decoding (*ours*,
-            off by default as in the paper).
+        constrained_decoding: Forbid invalid BIOES transitions in Viterbi decoding (*ours*;
+            the paper does not).
         window_encoding: How the cross-sentence windows are encoded (*ours*): ``"concat"``
             (paper: the :math:`k` sentences of a window read as one sequence) or
             ``"per_sentence"`` (faster approximation: each sentence read once, windows
@@ -75,29 +72,28 @@ class GCDocConfig:
             the dense layer :math:`T` times; see :class:`~docgraph.nn.UncertaintyTagger`).
         relation_labels: Targets :math:`y_{ij}` of the selective auxiliary classifier (*ours*;
             the paper's "same entity category" leaves non-entities open, see
-            :func:`~docgraph.nn.relation.relation_targets`): ``"entity"`` (default: O--O
+            :func:`~docgraph.nn.relation.relation_targets`): ``"entity"`` (O--O
             edges are left out of :math:`\\mathcal{L}_a`; two entity tokens of the same type
             are a positive, an entity--O edge or two different types a negative) or
-            ``"type"`` (``O`` is a type, so O--O edges -- 88% of CoNLL-2003 dev's edges --
-            are positives; the earlier behaviour, which configurations saved without this key
-            keep). The edge weights :math:`r_{ij}` still weight every edge, O--O ones
-            included. Why ``"entity"`` is the default: ``docs/design.md``.
+            ``"type"`` (``O`` is a type, so O--O edges, most of a document's, are positives;
+            the earlier behaviour, which configurations saved without this key keep). The
+            edge weights :math:`r_{ij}` still weight every edge, O--O ones included. Why
+            ``"entity"`` is the default: ``docs/design.md``.
         unpruned_epochs: Cold-start warm-up (*ours*): the first ``unpruned_epochs`` training
             epochs run the graph layer unpruned (no *Drop* set, every neighbour sends its
             message) while the uncertainty tagger still trains on its loss; pruning starts at
             epoch ``unpruned_epochs + 1``. The trainer applies it with
-            :meth:`GCDoc.set_epoch`; ``0`` (default) prunes from the first epoch, as the paper.
+            :meth:`GCDoc.set_epoch`; ``0`` prunes from the first epoch, as the paper.
         lm_dim: Size of the contextual word features ``batch.lm`` of a frozen language model
             (paper, "Network Training": BERT states as additional embeddings; see
             :mod:`docgraph.data.contextual`); 0 uses none.
             :func:`~docgraph.training.experiment.run_experiment` sets it from the features. They
-            join
-            the input of the context BiLSTM only, :math:`x_i = [w_i; c_i; s'_c; lm_i]`, after
+            join the input of the context BiLSTM only, :math:`x_i = [w_i; c_i; s'_c; lm_i]`, after
             the same input dropout; the cross-sentence encoder and the uncertainty tagger keep
             reading :math:`[w_i; c_i]` as in the paper: the sentence representations and the
             pruning signal stay those of the paper's modules, and their cost does not grow
             with :math:`H`.
-        precision: ``"fp32"`` (default) or ``"bf16"`` *(ours, opt-in)*: run the forward pass
+        precision: ``"fp32"`` or ``"bf16"`` *(ours, opt-in)*: run the forward pass
             under :func:`torch.autocast` with bfloat16, where PyTorch casts the matrix products
             (linear layers, and the LSTMs where the backend's autocast covers them) to bf16
             and keeps reductions, softmax and the CRF (float64 inside) in float32; the
