@@ -38,7 +38,7 @@ fi
 GLOVE=$C/glove.6B.50d.subset.txt.gz
 CONLL="--dataset conll03 --data-dir $C/data/conll2003"
 ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
-# The job set names are only names; the dates, machines and commits say when each ran.
+# Each job set is named after what it trains; the dates, machines and commits say when it ran.
 # JOBSET=main: seeds, OntoNotes and the baseline sweep (run 2026-11-26 on an H200; runs
 # committed in 1ef0cee and bcb5c8d);
 # JOBSET=bt2000: the larger batch that won the sweep, on GCDoc too (run 2026-11-26 on an H200
@@ -49,16 +49,16 @@ ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
 # JOBSET=onto-large (added in a261cab, 2026-11-26; not run): OntoNotes with 16000/32000-token
 # batches, where a GPU epoch costs little more than at 4000, so more epochs fit the budget; lr
 # scaled up to keep pace.
-# JOBSET=issue13 (run 2026-11-26 on an H100, 16 runs side by side; runs in 8f4b479): after the
+# JOBSET=ablations (run 2026-11-26 on an H100, 16 runs side by side; runs in 8f4b479): after the
 # fixes of 4f65f20 and d5b1751 (tagger clipped apart, graph seed from the run seed), 3 seeds each
 # of GCDoc, GCDoc with entity-only relation labels, GCDoc with a 2-epoch unpruned warm-up and the
 # frozen-embedding baseline, and one seed of the Table 4/5 ablations; up to 60 epochs so that
 # early stopping, not the epoch cap, ends every run.
-# JOBSET=issue15 (added in cc4eb7d, 2026-11-26; not run on a GPU): the paper's Table 6 rows and
+# JOBSET=context-windows (added in cc4eb7d, 2026-11-26; not run on a GPU): the paper's Table 6 rows and
 # Fig. 4 window sizes on CoNLL-2003, 3 seeds each (18 runs side by side; GCDoc epochs stay ~12 s
 # on an H100 at that concurrency); give it >= 10 minutes so that early stopping (patience 6) can
 # fire.
-# JOBSET=issue13c (added in cc4eb7d, 2026-11-26; run 2026-11-27 on an H200 with SMOKE=0 and
+# JOBSET=graphmean-sweep (added in cc4eb7d, 2026-11-26; run 2026-11-27 on an H200 with SMOKE=0 and
 # 570 s, runs in abd5d80; all 7 runs converged but lr 0.001, resumed to convergence in a second
 # call): the plain-mean graph (best dev in Table 5) over 3 seeds and GCDoc's own small sweep
 # (lr 0.001/0.004, dropout 0.3/0.4), one seed each.
@@ -71,7 +71,7 @@ ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
 # while it is still up (its checkpoints stay there, they are not packed) with
 #   python3 scripts/train.py --resume runs/gpu/ontonotes-gcdoc-alone-bt16000-s1 --max-minutes M
 # and its wall time is the sum of the calls' training loops (train_log.jsonl).
-# JOBSET=issue13d (added in 9861d76; run 2026-11-27 on an H200 with SMOKE=0 and 565 s, runs in
+# JOBSET=threshold-sweep (added in 9861d76; run 2026-11-27 on an H200 with SMOKE=0 and 565 s, runs in
 # 7cc2b85; 7 of 9 converged, two threshold-1.0 seeds budget-stopped; the resume call came after
 # the idle machine had been released, so it got a fresh machine without the checkpoints --
 # resume in the very next call or not at all): does GCDoc keep the plain mean's document
@@ -80,7 +80,7 @@ ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
 # 1.0 and 1.5 and of the edge-weighted graph without pruning; give it >= 9 minutes.
 if [ "${JOBSET:-main}" = onto-alone ]; then
   JOBS=("ontonotes-gcdoc-alone-bt16000-s1|$ONTO --seed 1 --batch-tokens 16000 --lr 0.004")
-elif [ "${JOBSET:-main}" = issue13d ]; then
+elif [ "${JOBSET:-main}" = threshold-sweep ]; then
   E="--epochs 60"
   JOBS=()
   for s in 1 2 3; do JOBS+=(
@@ -88,7 +88,7 @@ elif [ "${JOBSET:-main}" = issue13d ]; then
     "conll03-gcdoc-threshold1.5-bt4000-s$s|$CONLL --seed $s $E --threshold 1.5"
     "conll03-gcdoc-nopruning-bt4000-s$s|$CONLL --seed $s $E --no-pruning"
   ); done
-elif [ "${JOBSET:-main}" = issue15 ]; then
+elif [ "${JOBSET:-main}" = context-windows ]; then
   E="--epochs 60"
   JOBS=()
   for s in 1 2 3; do JOBS+=(
@@ -99,7 +99,7 @@ elif [ "${JOBSET:-main}" = issue15 ]; then
     "conll03-window3-bt4000-s$s|$CONLL --seed $s $E --window 3"
     "conll03-window4-bt4000-s$s|$CONLL --seed $s $E --window 4"
   ); done
-elif [ "${JOBSET:-main}" = issue13c ]; then
+elif [ "${JOBSET:-main}" = graphmean-sweep ]; then
   E="--epochs 60"
   JOBS=()
   for s in 1 2 3; do
@@ -111,7 +111,7 @@ elif [ "${JOBSET:-main}" = issue13c ]; then
     "sweep-gcdoc-dropout0.3-s1|$CONLL --seed 1 $E --dropout 0.3"
     "sweep-gcdoc-dropout0.4-s1|$CONLL --seed 1 $E --dropout 0.4"
   )
-elif [ "${JOBSET:-main}" = issue13 ]; then
+elif [ "${JOBSET:-main}" = ablations ]; then
   E="--epochs 60"
   JOBS=()
   for s in 1 2 3; do JOBS+=(
@@ -126,9 +126,9 @@ elif [ "${JOBSET:-main}" = issue13 ]; then
     "conll03-graphmean-bt4000-s1|$CONLL --seed 1 $E --no-pruning --no-edge-weights"
     "conll03-graphpruned-bt4000-s1|$CONLL --seed 1 $E --no-edge-weights"
   )
-elif [ "${JOBSET:-main}" = issue13b ]; then
-  # run right after issue13 on the same H100 (2026-11-26, runs in 8f4b479): the main
-  # configurations that issue13's budget cut, rerun five at a time so that early stopping can fire
+elif [ "${JOBSET:-main}" = ablations-rerun ]; then
+  # run right after ablations on the same H100 (2026-11-26, runs in 8f4b479): the main
+  # configurations that the ablations' budget cut, rerun five at a time so that early stopping can fire
   E="--epochs 60"
   JOBS=(
     "conll03-gcdoc-v2-bt4000-s2|$CONLL --seed 2 $E"
