@@ -1,4 +1,4 @@
-"""Does data-parallel training give the model quality of one process? (issue 12)
+"""Does data-parallel training give the model quality of one process?
 
 Trains the same configuration with ``--processes 1`` and ``--processes 2`` (same global batch
 of ``batch_tokens``, one thread per process) for several seeds, then prints the best dev F1 and

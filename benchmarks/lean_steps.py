@@ -1,4 +1,4 @@
-"""CPU speed of the lean training steps (issue 30) against an earlier checkout of the code.
+"""CPU speed of the lean training steps (80f2580) against an earlier checkout of the code.
 
 Times the same training and tagging batches with two versions of ``docgraph``: this
 checkout and another one (``--against DIR``, e.g. a ``git worktree`` of the commit before

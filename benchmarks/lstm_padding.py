@@ -5,11 +5,11 @@ direction on the whole padded batch through oneDNN; ``bucketed``: the same per l
 (what :func:`docgraph.nn.encoders.run_packed_lstm` does on the CPU). All three are exact.
 
 Historical: it swaps ``run_packed_lstm``, which the model called until the lean training steps
-(issue 30); the model now runs its BiLSTMs through :func:`docgraph.nn.layout.run_bilstm`, so
+(80f2580); the model now runs its BiLSTMs through :func:`docgraph.nn.layout.run_bilstm`, so
 the script measures what its log says only on commit 498d924 or earlier
 (``git worktree add /tmp/before 498d924``). ``benchmarks/lean_steps.py`` compares the two.
 
-    python benchmarks/lstm_padding.py /work/shared/data/conll2003
+    python benchmarks/lstm_padding.py ../shared/data/conll2003
 """
 
 import sys

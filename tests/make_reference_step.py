@@ -1,10 +1,11 @@
 """Write ``tests/data/reference_step.pt``: what the model code computed on fixed batches.
 
-Run once with the code whose behaviour is the reference (the commit before the lean training
-steps of issue 30); ``tests/test_reference_step.py`` checks that today's code computes the same
-losses, gradients, uncertainties, edge weights and tags, with the same dropout and Monte-Carlo
-masks (the same seed, and the masks drawn in the same order). Float64, so that the test's
-tolerance (rtol 1e-10, atol 1e-13) is float64 rounding and any changed arithmetic exceeds it::
+Run once with the code whose behaviour is the reference (febcc04, the commit before the lean
+training steps of 80f2580); ``tests/test_reference_step.py`` checks that today's code computes
+the same losses, gradients, uncertainties, edge weights and tags, with the same dropout and
+Monte-Carlo masks (the same seed, and the masks drawn in the same order). Float64, so that the
+test's tolerance (rtol 1e-10, atol 1e-13) is float64 rounding and any changed arithmetic
+exceeds it::
 
     python tests/make_reference_step.py
 """

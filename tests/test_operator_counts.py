@@ -1,4 +1,4 @@
-"""Operator counts of a step (issue 30): the probe itself, and the lean step it measures."""
+"""Operator counts of a step: the probe itself, and the lean step it measures."""
 
 from __future__ import annotations
 

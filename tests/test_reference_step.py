@@ -1,11 +1,12 @@
 """Today's model code against the reference computed before the lean training steps.
 
-``tests/data/reference_step.pt`` holds what the model code of the commit before issue 30's
-rewrite (per-bucket LSTM and CRF loops, pytorch-crf's own forward algorithm) computed on one
-batch of the sample corpus in float64: losses, every gradient, the Monte-Carlo uncertainties,
-the edge weights and the Viterbi tags, for GCDoc, the BiLSTM-CRF and GCDoc with constrained
-decoding. The seeds are the same and the dropout and Monte-Carlo masks are drawn in the same
-order, so the masks are equal and any difference is a changed computation.
+``tests/data/reference_step.pt`` holds what the model code of febcc04, the commit before the
+lean-step rewrite of 80f2580 (per-bucket LSTM and CRF loops, pytorch-crf's own forward
+algorithm) computed on one batch of the sample corpus in float64: losses, every gradient, the
+Monte-Carlo uncertainties, the edge weights and the Viterbi tags, for GCDoc, the BiLSTM-CRF and
+GCDoc with constrained decoding. The seeds are the same and the dropout and Monte-Carlo masks
+are drawn in the same order, so the masks are equal and any difference is a changed
+computation.
 
 The file keys the gradients by the parameter names of the code that wrote it
 (``grad.uncertainty.lin.weight``); the names of today's parameters are looked up with

@@ -209,7 +209,8 @@ def test_embeddings_note_names_glove_subsets_as_glove() -> None:
         def __init__(self, embeddings: str) -> None:
             self.embeddings = embeddings
 
-    note = embeddings_note([_Run("glove-6b-50d"), _Run(".devcarry/glove.6B.50d.subset.txt.gz")])
+    subset = ".offline-bundle/glove.6B.50d.subset.txt.gz"
+    note = embeddings_note([_Run("glove-6b-50d"), _Run(subset)])
     assert "use GloVe 6B 50d word embeddings" in note
     assert "vectors.300d.txt" in embeddings_note([_Run("vectors.300d.txt")])
 

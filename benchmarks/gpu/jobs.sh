@@ -1,5 +1,5 @@
-# Sourced by lean.sh and run.sh (the kits for an offline GPU machine): the one loop that trains
-# every job side by side under the call's wall-clock budget.
+# Sourced by lean.sh and run.sh (the earlier GPU scripts, which read .offline-bundle/): the one
+# loop that trains every job side by side under the command's wall-clock budget.
 #
 #   run_jobs RUNS_DIR DEVICE THREADS GLOVE RESERVE JOB...
 #

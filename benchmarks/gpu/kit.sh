@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# The GPU kit: everything a GPU machine should measure, in one call with a wall-clock limit,
-# the jobs one after another (measured: jobs side by side on a saturated GPU only divide it,
-# benchmarks/results/measurements/gpu-lean/). Works on any CUDA machine with the project
-# installed (README, "Training on a GPU") and the corpora; rehearse it on a CPU first:
+# The GPU kit: what docgraph's training costs and does on a CUDA machine, measured there in one
+# command under a wall-clock limit (HARD_STOP seconds, the first argument), the steps one after
+# another (jobs side by side on a saturated GPU only divide it:
+# benchmarks/results/measurements/h200-51f7319/README.md). Needs the project installed (README,
+# "Training on a GPU") and the corpora; rehearse it on a CPU with the sample corpus first:
 #
-#   REHEARSAL=1 OUT=/tmp/kit bash benchmarks/gpu/kit.sh 900
-#   DATA_DIR=../shared/data OUT=/tmp/kit bash benchmarks/gpu/kit.sh 540     # on the GPU
+#   REHEARSAL=1 OUT=/tmp/kit bash benchmarks/gpu/kit.sh 900              # on a CPU, ~15 min
+#   DATA_DIR=../shared/data OUT=/tmp/kit STEPS="smoke determinism speed" \
+#     bash benchmarks/gpu/kit.sh 540                                               # on the GPU
+#   DATA_DIR=../shared/data OUT=/tmp/kit-train STEPS="smoke train" bash benchmarks/gpu/kit.sh 7200
 #
-# STEPS chooses the steps (default all four). Within a 10-minute call, measure first
-# (STEPS="smoke determinism speed"), then give the training a call of its own
-# (STEPS="smoke train"), so that the runs have the time to converge.
+# STEPS chooses the steps (default all four). Measuring (smoke, determinism, speed) fits in the
+# default 9 minutes (540 s; each speed table is cut to what is left). Training wants a command
+# of its own with a longer HARD_STOP: the six default OntoNotes runs one after another need
+# about two hours on an H200 to converge (estimated, not yet measured: a 16000-token epoch took
+# about 14 s for the BiLSTM-CRF and 60 s for GCDoc on 2026-11-28, and runs converge in some 20
+# to 30 epochs); a run that the limit cuts says so (budget-stopped).
 #
 # Steps (each skipped when too little of HARD_STOP seconds is left):
 #   1. smoke: one epoch of the sample corpus on the device; fails on cuDNN's "weights are not
@@ -24,12 +30,14 @@
 #      --max-minutes set to what is left less RESERVE seconds, so a run that does not converge
 #      in time says so (budget-stopped). Default: OntoNotes BiLSTM-CRF and faithful GCDoc,
 #      seed 1 at 16000-token batches, then seeds 2 and 3.
-# Everything lands in $OUT: the logs, the JSON of step 3 and the run directories without
-# weights (runs.tgz).
+# Everything lands in $OUT (default /tmp/kit): the logs (logs/), the JSON of step 3
+# (step-speed-*.json) and the run directories without weights (runs.tgz, from runs/kit/).
 #
-# Offline machines: `python benchmarks/gpu/prepare_carry.py --data-dir ../shared/data --out
-# .devcarry` packs the corpora, the pure-Python dependencies and a GloVe subset into one
-# folder; with CARRY=.devcarry the kit takes them from there.
+# A machine without network access: on a machine with the project installed, run
+# `python benchmarks/gpu/prepare_offline_bundle.py --data-dir ../shared/data` (about 30 MB:
+# the corpora, pytorch-crf and seqeval, and the GloVe 6B 50d rows the corpora use), copy the
+# repository with its .offline-bundle/ folder onto the GPU machine (which needs PyTorch and PyG
+# only), and add BUNDLE=.offline-bundle to the commands above.
 set -u
 START=$(date +%s)
 HARD_STOP=${1:-540}
@@ -42,12 +50,12 @@ left() { echo $(( HARD_STOP - ($(date +%s) - START) )); }
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
 stamp() { echo "[$(( $(date +%s) - START )) s] $*"; }
 
-CARRY=${CARRY:-}
+BUNDLE=${BUNDLE:-}
 GLOVE=${GLOVE:-}
-if [ -n "$CARRY" ]; then
-  export PYTHONPATH=$PWD:$PWD/$CARRY/pylib
-  DATA_DIR=${DATA_DIR:-$CARRY/data}
-  GLOVE=${GLOVE:-$CARRY/glove.6B.50d.subset.txt.gz}
+if [ -n "$BUNDLE" ]; then
+  export PYTHONPATH=$PWD:$PWD/$BUNDLE/pylib
+  DATA_DIR=${DATA_DIR:-$BUNDLE/data}
+  GLOVE=${GLOVE:-$BUNDLE/glove.6B.50d.subset.txt.gz}
 fi
 if [ "${REHEARSAL:-0}" = 1 ]; then
   DEVICE=cpu; DATA="--dataset sample"; GLOVE=none; THREADS=1

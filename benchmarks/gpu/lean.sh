@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# The lean training steps (committed 2026-11-27) measured in ONE call on a CUDA machine (about
-# 15 minutes of GPU time, what a GPU machine was available for at a time then): smoke test, the
-# speed table of both models at 4000/16000/32000-token batches with dev tagging, then OntoNotes
-# GCDoc and BiLSTM-CRF trained side by side to convergence under a wall-clock budget, and the run
-# directories (without weights) packed into $OUT. Rehearsed on the CPU with the sample corpus:
+# The lean training steps (committed 2026-11-27) measured by ONE command on a CUDA machine, in
+# about 9 minutes (HARD_STOP, default 540 s): smoke test, the speed table of both models at
+# 4000/16000/32000-token batches with dev tagging, then OntoNotes GCDoc and BiLSTM-CRF trained
+# side by side under a wall-clock budget, and the run directories (without weights) packed into
+# $OUT/lean-runs.tgz (default OUT=/tmp/out). benchmarks/gpu/kit.sh supersedes it (jobs side by
+# side only divide a saturated GPU). Rehearsed on the CPU with the sample corpus:
 #
 #   REHEARSAL=1 bash benchmarks/gpu/lean.sh 300
 #
-# On an offline GPU machine (after `python benchmarks/gpu/prepare_carry.py --data-dir
-# ../shared/data --out .devcarry`; copy .devcarry along with the repository):
+# On the GPU machine, with the repository and its .offline-bundle/ folder copied onto it (made by
+# `python benchmarks/gpu/prepare_offline_bundle.py --data-dir ../shared/data`):
 #
 #   bash benchmarks/gpu/lean.sh 540        # HARD_STOP seconds after the start
 #
 # RUNS chooses the training jobs (name|flags, ';'-separated); the default trains the faithful
 # GCDoc and the BiLSTM-CRF on OntoNotes at the preset (4000 tokens, lr 0.002) and at 16000
-# tokens, seed 1, so one call says which converges faster to the same dev F1. The 16000-token
+# tokens, seed 1, so one command says which converges faster to the same dev F1. The 16000-token
 # learning rates come from converged CoNLL-2003 BiLSTM-CRF runs on the CPU (2026-11-27, 2-core
 # AMD EPYC, benchmarks/results/runs/conll03/conll03-baseline-bt16000-*): lr 0.008 converged in
 # 18 epochs (dev 93.18), lr 0.004 in 32 (dev 93.75), the preset in 24-27 (dev 93.17-93.36).
@@ -25,7 +26,7 @@ set -u
 source "$(dirname "$0")/jobs.sh"
 START=$(date +%s)
 HARD_STOP=${1:-540}
-C=.devcarry
+C=.offline-bundle
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" logs runs/lean
 export PYTHONPATH=$PWD:$PWD/$C/pylib PYTHONUNBUFFERED=1

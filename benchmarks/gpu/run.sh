@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Runs on an offline GPU machine (any CUDA machine) from the repository root, with .devcarry/ (made
-# by benchmarks/gpu/prepare_carry.py) copied along. Trains every run of JOBS below side by side on
-# one GPU, each process with one CPU thread (THREADS), under a wall-clock budget, then packs the run
-# directories (without weights) into $OUT/gpu-runs.tgz.
+# The script of the GPU runs of 2026-11-26 and 2026-11-27 (benchmarks/results/runs/*/*-h100-s*,
+# *-h200-s*); benchmarks/gpu/kit.sh supersedes it for new measurements. Runs on any CUDA machine,
+# also one without network access, from the repository root with .offline-bundle/ (made by
+# benchmarks/gpu/prepare_offline_bundle.py: corpora, pure-Python packages, GloVe subset) copied
+# along. Trains every run of the job set JOBSET (below) side by side on one GPU, each process with
+# one CPU thread (THREADS), until HARD_STOP seconds after the start, then packs the run
+# directories (without weights) into $OUT/gpu-runs.tgz (default OUT=/tmp/out).
 #
-#   bash benchmarks/gpu/run.sh [HARD_STOP_SECONDS]
+#   JOBSET=main bash benchmarks/gpu/run.sh [HARD_STOP_SECONDS]    # default 560
 #
 # Each run's --max-minutes is what is left of HARD_STOP after the smoke test, less 110 s for
 # loading the data and the final evaluation (RESERVE).
@@ -13,7 +16,7 @@ set -u
 source "$(dirname "$0")/jobs.sh"
 START=$(date +%s)
 HARD_STOP=${1:-560}   # seconds after START by which every process must have ended
-C=.devcarry
+C=.offline-bundle
 export PYTHONPATH=$PWD:$PWD/$C/pylib PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" logs runs/gpu
@@ -38,7 +41,7 @@ fi
 GLOVE=$C/glove.6B.50d.subset.txt.gz
 CONLL="--dataset conll03 --data-dir $C/data/conll2003"
 ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
-# The job set names are only names; the dates, machines and commits say when each ran.
+# Each job set is named after what it trains; the dates, machines and commits say when it ran.
 # JOBSET=main: seeds, OntoNotes and the baseline sweep (run 2026-11-26 on an H200; runs
 # committed in 1ef0cee and bcb5c8d);
 # JOBSET=bt2000: the larger batch that won the sweep, on GCDoc too (run 2026-11-26 on an H200
@@ -49,38 +52,37 @@ ONTO="--dataset ontonotes --data-dir $C/data/ontonotes"
 # JOBSET=onto-large (added in a261cab, 2026-11-26; not run): OntoNotes with 16000/32000-token
 # batches, where a GPU epoch costs little more than at 4000, so more epochs fit the budget; lr
 # scaled up to keep pace.
-# JOBSET=issue13 (run 2026-11-26 on an H100, 16 runs side by side; runs in 8f4b479): after the
+# JOBSET=ablations (run 2026-11-26 on an H100, 16 runs side by side; runs in 8f4b479): after the
 # fixes of 4f65f20 and d5b1751 (tagger clipped apart, graph seed from the run seed), 3 seeds each
 # of GCDoc, GCDoc with entity-only relation labels, GCDoc with a 2-epoch unpruned warm-up and the
 # frozen-embedding baseline, and one seed of the Table 4/5 ablations; up to 60 epochs so that
 # early stopping, not the epoch cap, ends every run.
-# JOBSET=issue15 (added in cc4eb7d, 2026-11-26; not run on a GPU): the paper's Table 6 rows and
-# Fig. 4 window sizes on CoNLL-2003, 3 seeds each (18 runs side by side; GCDoc epochs stay ~12 s
+# JOBSET=context-windows (added in cc4eb7d, 2026-11-26; not run on a GPU): the paper's Table 6 rows
+# and Fig. 4 window sizes on CoNLL-2003, 3 seeds each (18 runs side by side; GCDoc epochs stay ~12 s
 # on an H100 at that concurrency); give it >= 10 minutes so that early stopping (patience 6) can
 # fire.
-# JOBSET=issue13c (added in cc4eb7d, 2026-11-26; run 2026-11-27 on an H200 with SMOKE=0 and
-# 570 s, runs in abd5d80; all 7 runs converged but lr 0.001, resumed to convergence in a second
-# call): the plain-mean graph (best dev in Table 5) over 3 seeds and GCDoc's own small sweep
+# JOBSET=graphmean-sweep (added in cc4eb7d, 2026-11-26; run 2026-11-27 on an H200 with SMOKE=0 and
+# 570 s, runs in abd5d80; all 7 runs converged but lr 0.001, resumed to convergence by a second
+# command): the plain-mean graph (best dev in Table 5) over 3 seeds and GCDoc's own small sweep
 # (lr 0.001/0.004, dropout 0.3/0.4), one seed each.
 # JOBSET=onto-alone (added in 94222d3, 2026-11-27; not run): the faithful OntoNotes GCDoc as ONE
 # process with the whole GPU, to convergence (the GPU target for OntoNotes). Alone on an H200 a
 # default (4000-token) epoch took 81 s (2026-11-27, ontonotes-gcdoc-alone-1epoch-h200-s1), so
-# ~20 epochs need ~27 min, more than the 15 minutes of GPU time available at a time then;
-# 16000-token batches (lr 0.004) cut the epoch count per pass. Run with THREADS=8 and the longest
-# HARD_STOP the call allows; a budget-stopped run resumes in a second call on the same machine
-# while it is still up (its checkpoints stay there, they are not packed) with
+# ~20 epochs need ~27 min; 16000-token batches (lr 0.004) cut the epoch count per pass. Run with
+# THREADS=8 and a HARD_STOP of 1800 or more; a budget-stopped run resumes on the same machine (its
+# checkpoints stay in runs/gpu/, they are not packed) with
 #   python3 scripts/train.py --resume runs/gpu/ontonotes-gcdoc-alone-bt16000-s1 --max-minutes M
-# and its wall time is the sum of the calls' training loops (train_log.jsonl).
-# JOBSET=issue13d (added in 9861d76; run 2026-11-27 on an H200 with SMOKE=0 and 565 s, runs in
-# 7cc2b85; 7 of 9 converged, two threshold-1.0 seeds budget-stopped; the resume call came after
-# the idle machine had been released, so it got a fresh machine without the checkpoints --
-# resume in the very next call or not at all): does GCDoc keep the plain mean's document
-# consistency when pruning spares the entity tokens? (At the paper's threshold 0.5 the pruning
-# removes 30% of entity tokens, benchmarks/results/measurements/edge-weights/.) 3 seeds each of the thresholds
-# 1.0 and 1.5 and of the edge-weighted graph without pruning; give it >= 9 minutes.
+# and its wall time is the sum of the training loops of both commands (train_log.jsonl).
+# JOBSET=threshold-sweep (added in 9861d76; run 2026-11-27 on an H200 with SMOKE=0 and 565 s, runs
+# in 7cc2b85; 7 of 9 converged, two threshold-1.0 seeds budget-stopped and could not be resumed:
+# their checkpoints were gone with the machine -- resume on the same machine or not at all): does
+# GCDoc keep the plain mean's document consistency when pruning spares the entity tokens? (At the
+# paper's threshold 0.5 the pruning removes 30% of entity tokens,
+# benchmarks/results/measurements/edge-weights/.) 3 seeds each of the thresholds 1.0 and 1.5 and of
+# the edge-weighted graph without pruning; give it >= 9 minutes.
 if [ "${JOBSET:-main}" = onto-alone ]; then
   JOBS=("ontonotes-gcdoc-alone-bt16000-s1|$ONTO --seed 1 --batch-tokens 16000 --lr 0.004")
-elif [ "${JOBSET:-main}" = issue13d ]; then
+elif [ "${JOBSET:-main}" = threshold-sweep ]; then
   E="--epochs 60"
   JOBS=()
   for s in 1 2 3; do JOBS+=(
@@ -88,7 +90,7 @@ elif [ "${JOBSET:-main}" = issue13d ]; then
     "conll03-gcdoc-threshold1.5-bt4000-s$s|$CONLL --seed $s $E --threshold 1.5"
     "conll03-gcdoc-nopruning-bt4000-s$s|$CONLL --seed $s $E --no-pruning"
   ); done
-elif [ "${JOBSET:-main}" = issue15 ]; then
+elif [ "${JOBSET:-main}" = context-windows ]; then
   E="--epochs 60"
   JOBS=()
   for s in 1 2 3; do JOBS+=(
@@ -99,7 +101,7 @@ elif [ "${JOBSET:-main}" = issue15 ]; then
     "conll03-window3-bt4000-s$s|$CONLL --seed $s $E --window 3"
     "conll03-window4-bt4000-s$s|$CONLL --seed $s $E --window 4"
   ); done
-elif [ "${JOBSET:-main}" = issue13c ]; then
+elif [ "${JOBSET:-main}" = graphmean-sweep ]; then
   E="--epochs 60"
   JOBS=()
   for s in 1 2 3; do
@@ -111,7 +113,7 @@ elif [ "${JOBSET:-main}" = issue13c ]; then
     "sweep-gcdoc-dropout0.3-s1|$CONLL --seed 1 $E --dropout 0.3"
     "sweep-gcdoc-dropout0.4-s1|$CONLL --seed 1 $E --dropout 0.4"
   )
-elif [ "${JOBSET:-main}" = issue13 ]; then
+elif [ "${JOBSET:-main}" = ablations ]; then
   E="--epochs 60"
   JOBS=()
   for s in 1 2 3; do JOBS+=(
@@ -126,9 +128,10 @@ elif [ "${JOBSET:-main}" = issue13 ]; then
     "conll03-graphmean-bt4000-s1|$CONLL --seed 1 $E --no-pruning --no-edge-weights"
     "conll03-graphpruned-bt4000-s1|$CONLL --seed 1 $E --no-edge-weights"
   )
-elif [ "${JOBSET:-main}" = issue13b ]; then
-  # run right after issue13 on the same H100 (2026-11-26, runs in 8f4b479): the main
-  # configurations that issue13's budget cut, rerun five at a time so that early stopping can fire
+elif [ "${JOBSET:-main}" = ablations-rerun ]; then
+  # run right after ablations on the same H100 (2026-11-26, runs in 8f4b479): the main
+  # configurations that the ablations' budget cut, rerun five at a time so that early stopping
+  # can fire
   E="--epochs 60"
   JOBS=(
     "conll03-gcdoc-v2-bt4000-s2|$CONLL --seed 2 $E"

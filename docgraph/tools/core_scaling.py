@@ -12,8 +12,8 @@ Three settings are measured, each in fresh processes, on the *same* list of batc
   :func:`~docgraph.tagging.inference.evaluate_sharded` does).
 
 The speed-up of a setting is its tokens/s over the ``1 thread`` tokens/s of the same model,
-on the same tokens. The target of issue 12 is a speed-up of at least
-:data:`SPEEDUP_TARGET` for training and tagging with two cores.
+on the same tokens. The target is a speed-up of at least :data:`SPEEDUP_TARGET` for training
+and tagging with two cores.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ possible entropy over ``C`` labels) prunes nothing.
 
 The model was trained with its own threshold, so other thresholds show what the trained weights
 do with more (or fewer) messages, not what a model trained at that threshold would reach; that
-needs converged training runs (``--threshold``, job set ``issue13d`` of
+needs converged training runs (``--threshold``, job set ``threshold-sweep`` of
 ``benchmarks/gpu/run.sh``).
 
     python benchmarks/inference_threshold.py RUN_DIR [--split dev] [--thresholds 0.5 1.0 ...]

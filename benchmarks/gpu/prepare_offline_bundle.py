@@ -1,14 +1,18 @@
-"""Pack what a GPU machine without network access needs into one folder (``.devcarry/``).
+"""Pack what a CUDA machine without network access needs into one folder (``.offline-bundle/``).
 
-An offline GPU machine as used from 2026-11-26 on has PyTorch and PyG but not pytorch-crf,
-seqeval or the GloVe package, and cannot download anything. This copies the corpora, the
-pure-Python packages, and a GloVe 6B 50d subset holding every row that a word of the corpora
-can look up (exact, lowercase, lowercase with digits normalised) -- so vocabularies and initial
-embeddings are identical to using the full table, at a fraction of its size.
+Such a machine may have PyTorch and PyG but not pytorch-crf, seqeval or the GloVe package, and
+cannot download anything. This copies the corpora (``conll2003/*.txt`` and
+``ontonotes/*.gold_conll.gz`` of ``--data-dir`` into ``data/``), the pure-Python packages
+(``pylib/``), and a GloVe 6B 50d subset (``glove.6B.50d.subset.txt.gz``) holding every row that
+a word of the corpora can look up (exact, lowercase, lowercase with digits normalised) -- so
+vocabularies and initial embeddings are identical to using the full table, at a fraction of its
+size. Run it where the project is installed with the ``glove`` extra; copy the repository with
+the folder onto the GPU machine, where ``benchmarks/gpu/kit.sh`` reads it with
+``BUNDLE=.offline-bundle`` (``run.sh`` and ``lean.sh`` always read it).
 
 Usage::
 
-    python benchmarks/gpu/prepare_carry.py --data-dir ../shared/data --out .devcarry
+    python benchmarks/gpu/prepare_offline_bundle.py --data-dir ../shared/data --out .offline-bundle
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ from docgraph.data.vocab import lookup_keys
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default="../shared/data")
-    parser.add_argument("--out", default=".devcarry")
+    parser.add_argument("--data-dir", default="../shared/data",
+                        help="the folder holding conll2003/ and ontonotes/")
+    parser.add_argument("--out", default=".offline-bundle", help="the folder to write")
     args = parser.parse_args()
     out = Path(args.out)
     data_out = out / "data"
