@@ -1,6 +1,6 @@
 """Statistics of annotated graphs' edges (docgraph/viz/edges.py): noisy-edge ranking and its
 table, ROC AUC and the relation-score figures, the words worth inspecting. Importing the
-module loads neither torch nor matplotlib (tests/test_viz.py)."""
+module loads neither torch nor matplotlib (tests/test_networkx.py)."""
 
 from __future__ import annotations
 
