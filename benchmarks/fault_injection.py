@@ -8,13 +8,18 @@ reference), then in trials, shuffled:
 * ``plain``: a run left alone: exit status 0 and the reference's tensors (the count of
   two-process runs that all exit 0);
 * ``kill9``: ``kill -9`` of the launcher or of one training process, chosen at random, at a
-  random moment of the run;
+  random moment of a random phase of the run;
 * ``kill9-save``: ``kill -9`` of training process 0 while it writes a checkpoint (the first
   temporary ``.last.pt.*.tmp`` or ``.model.pt.*.tmp`` seen in the run directory;
   ``caught_mid_save`` says whether one was);
 * ``sigint``: Ctrl-C (SIGINT to the whole process group, as a terminal sends it) at a random
-  moment;
-* ``sigterm``: SIGTERM to the launcher at a random moment.
+  moment of a random phase;
+* ``sigterm``: SIGTERM to the launcher at a random moment of a random phase.
+
+The phases, told by what the run has done (not by the clock: the machine's load varies):
+``starting`` (0-3 s after both training processes exist, while they import torch),
+``training`` (0-3 s after ``train.log`` says the model is built), ``checkpointed`` (0-2 s
+after the first ``last.pt``).
 
 Each fault is checked for its exit status and message (a killed process named with SIGKILL;
 130 and ``interrupted``, 143 and ``stopped by SIGTERM``; never a traceback; status 0 only for
@@ -190,8 +195,21 @@ def fault_checks(kind: str, target: str | None, result: dict[str, Any], finished
             "no_process_left": not result["left_running"]}
 
 
+PHASES = ("starting", "training", "checkpointed")
+
+
+def phase_reached(phase: str, run: Run, run_dir: Path) -> bool:
+    """Whether the run has reached ``phase`` (see the module docstring)."""
+    if phase == "starting":
+        return len(run.workers) >= 2
+    if phase == "training":
+        log_file = run_dir / "train.log"
+        return log_file.is_file() and "building the model" in log_file.read_text(errors="replace")
+    return (run_dir / "last.pt").is_file()
+
+
 def run_trial(kind: str, index: int, work: Path, reference: Path, epochs: int,
-              span: float, rng: random.Random, timeout: float) -> dict[str, Any]:
+              rng: random.Random, timeout: float) -> dict[str, Any]:
     """One trial (see the module docstring)."""
     run_dir = work / f"{kind}-{index}"
     command = [*TINY_FLAGS, "--epochs", str(epochs), "--output-dir", str(run_dir)]
@@ -199,24 +217,29 @@ def run_trial(kind: str, index: int, work: Path, reference: Path, epochs: int,
     record: dict[str, Any] = {"kind": kind, "index": index}
     target = None
     if kind != "plain":
-        at = rng.uniform(0.15, 0.95) * span if kind != "kill9-save" else None
+        phase = rng.choice(PHASES)
+        delay = rng.uniform(0, 2 if phase == "checkpointed" else 3)
+        at = None
         caught = False
         while run.proc.poll() is None:
             run.poll_workers()
-            elapsed = time.monotonic() - run.start
             if kind == "kill9-save":
                 saving = (any(run_dir.glob(".last.pt.*.tmp"))
                           or any(run_dir.glob(".model.pt.*.tmp")))
                 if saving and len(run.workers) >= 2:
                     caught = True
                     break
-                if elapsed > 0.98 * span:
+                if (run_dir / "metrics.json").is_file():
                     break
                 time.sleep(0.002)
             else:
-                if elapsed >= at:  # type: ignore[operator]
+                if at is None and phase_reached(phase, run, run_dir):
+                    at = time.monotonic() + delay
+                if at is not None and time.monotonic() >= at:
                     break
                 time.sleep(0.02)
+        if kind != "kill9-save":
+            record["phase"], record["delay_seconds"] = phase, round(delay, 2)
         record["fault_at_seconds"] = round(time.monotonic() - run.start, 2)
         record["finished_before_fault"] = (run.proc.poll() is not None
                                            or (run_dir / "metrics.json").is_file())
@@ -300,10 +323,11 @@ def main() -> None:
     counts: dict[str, int] = {}
     for kind in plan:
         counts[kind] = counts.get(kind, 0) + 1
-        record = run_trial(kind, counts[kind], work, reference, args.epochs, span, rng,
+        record = run_trial(kind, counts[kind], work, reference, args.epochs, rng,
                            args.timeout)
         records.append(record)
-        extra = "".join(f" {k}={record[k]}" for k in ("target", "caught_mid_save", "then")
+        extra = "".join(f" {k}={record[k]}" for k in ("phase", "target", "caught_mid_save",
+                                                       "then")
                         if k in record)
         print(f"{kind} {counts[kind]}: fault at {record.get('fault_at_seconds', '-')} s, "
               f"status {record['first']['status']}{extra}"
