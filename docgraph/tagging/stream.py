@@ -34,6 +34,7 @@ from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import prepare_split
 from docgraph.model import GCDoc
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
+from docgraph.runtime.threads import bounded_threads
 from docgraph.tagging.inference import predict_graphs
 from docgraph.tagging.prediction_io import Chunk
 from docgraph.training.distributed import (
@@ -205,8 +206,9 @@ def tag_chunks(chunks: Iterable[Chunk], tagger: Tagger, processes: int = 0,
         groups = group_chunks(_drain(ahead, rest), group_tokens)
     if workers == 1:
         for group in groups:
-            tags = tag_documents(_documents(group), tagger.model, tagger.vocabs, tagger.config,
-                                 tagger.device, tagger.lm_encoder, mc_seed)
+            with bounded_threads(tagger.threads):
+                tags = tag_documents(_documents(group), tagger.model, tagger.vocabs,
+                                     tagger.config, tagger.device, tagger.lm_encoder, mc_seed)
             yield from zip(group, _with_empty(group, tags))
     else:
         yield from _tag_in_pool(groups, str(tagger.path), tagger.overrides, workers, mc_seed)
