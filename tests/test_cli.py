@@ -71,6 +71,37 @@ def test_evaluate_writes_metrics_and_predictions(model_dir, tmp_path):
     assert [r[1] for r in rows] == [t for d in test_docs for t in d.tags]
 
 
+#: ``evaluate.py`` whose scoring sends this process ``signal.<argv[1]>`` and then waits.
+_SIGNALLED_EVALUATE = """
+import os, signal, sys, time
+from docgraph.tagging.tagger import Tagger
+
+def evaluate(self, *args, **kwargs):
+    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+    time.sleep(60)
+
+Tagger.evaluate = evaluate
+from docgraph.cli import evaluate_main
+sys.exit(evaluate_main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize(("name", "status", "reason"),
+                         [("SIGTERM", 143, "stopped by SIGTERM"), ("SIGINT", 130, "interrupted")])
+def test_a_stopped_evaluate_says_so_in_one_line(model_dir, tmp_path, name, status, reason):
+    # SIGTERM killed evaluate.py outright and Ctrl-C ended it with a traceback
+    res = subprocess.run(
+        [sys.executable, "-c", _SIGNALLED_EVALUATE, name, "--model", str(model_dir),
+         "--split", "test", "--output-dir", str(tmp_path / "out"), "--device", "cpu",
+         "--quiet"],
+        capture_output=True, text=True, timeout=240, env=script_env(), cwd=ROOT)
+    assert res.returncode == status, res.stderr
+    out = tmp_path / "out"
+    assert res.stderr.strip() == (f"{reason}: {out / 'test_metrics.json'} and "
+                                  f"{out / 'test_predictions.conll'} were not written")
+    assert not out.exists() or not list(out.iterdir())
+
+
 def test_evaluate_on_a_conll_file(model_dir, tmp_path, capsys):
     docs = load_dataset("sample", splits=("dev",))["dev"][:2]
     write_conll(tmp_path / "mine.conll", docs)

@@ -272,8 +272,28 @@ def evaluate(args: argparse.Namespace) -> int:
     ``<name>_predictions.conll``.
 
     Building the graphs and tagging show their progress (:mod:`docgraph.runtime.progress`; none
-    with ``--quiet``).
+    with ``--quiet``). Ctrl-C and SIGTERM stop it with one line naming what was not written
+    (exit status 130 or 143): its tagging processes end at once and no temporary file stays.
     """
+    name = Path(args.data).stem if args.data else args.split
+    out_dir = Path(args.output_dir or _evaluation_dir(args.model))
+    files = [out_dir / f"{name}_metrics.json", out_dir / f"{name}_predictions.conll"]
+    written: list[Path] = []
+    with stop_on_signals():
+        try:
+            return _evaluate(args, name, files, written)
+        except KeyboardInterrupt:
+            missing = [str(f) for f in files if f not in written]
+            verb = "was" if len(missing) == 1 else "were"
+            print(f"\n{_interruption()}: {' and '.join(missing)} {verb} not written",
+                  file=sys.stderr, flush=True)
+            return exit_status()
+
+
+def _evaluate(args: argparse.Namespace, name: str, files: list[Path],
+              written: list[Path]) -> int:
+    """:func:`evaluate` with SIGTERM taken as Ctrl-C: scores ``--data`` or ``--split`` and
+    writes ``files`` (metrics, predictions), each added to ``written`` once it is whole."""
     setup_logging(args.quiet)
     configure_progress(enabled=not args.quiet, interval=args.progress_interval, tty=is_tty())
     try:
@@ -281,9 +301,8 @@ def evaluate(args: argparse.Namespace) -> int:
         if args.data:
             if not Path(args.data).exists():
                 raise UsageError(f"--data {args.data}: file not found")
-            name, documents = Path(args.data).stem, read_conll(args.data)
+            documents = read_conll(args.data)
         else:
-            name = args.split
             _, documents = _dataset_split(args, tagger.config)
         processes = tagger.processes_for(documents, args.processes)
         if processes > 1:
@@ -295,7 +314,7 @@ def evaluate(args: argparse.Namespace) -> int:
             CorpusFormatError) as err:
         fail(str(err))
     scores, consistency = result.scores, result.consistency
-    out_dir = Path(args.output_dir or _evaluation_dir(args.model))
+    metrics_file, predictions_file = files
     print(format_table(scores, title=f"{name} ({len(documents)} documents)"))
     print(f"document consistency: F1 on mentions with a recurring word "
           f"{consistency.recurrent.f1:.2f}, on once-seen mentions {consistency.singleton.f1:.2f};"
@@ -305,10 +324,12 @@ def evaluate(args: argparse.Namespace) -> int:
     override = {} if args.threshold is None else {"threshold": args.threshold}
     if args.mc_seed:
         override["mc_seed"] = args.mc_seed
-    atomic_write_json(out_dir / f"{name}_metrics.json",
+    atomic_write_json(metrics_file,
                       {name: scores.to_dict(), "consistency": consistency.to_dict(), **override})
-    write_conll(out_dir / f"{name}_predictions.conll", result.documents, result.predictions)
-    print(f"wrote {out_dir / f'{name}_metrics.json'} and {out_dir / f'{name}_predictions.conll'}")
+    written.append(metrics_file)
+    write_conll(predictions_file, result.documents, result.predictions)
+    written.append(predictions_file)
+    print(f"wrote {metrics_file} and {predictions_file}")
     return 0
 
 

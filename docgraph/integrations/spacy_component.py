@@ -83,6 +83,9 @@ FACTORY = "docgraph_ner"
 """The component's factory name: ``nlp.add_pipe("docgraph_ner", config=...)``."""
 
 _STATE_FILE = "docgraph_ner.json"
+_MODEL_COPY = "model"
+#: Files of a model directory copied with it when present (language-model record, checksums).
+_OPTIONAL_MODEL_FILES = ("lm.json", "manifest.json")
 _NER_FACTORIES = ("ner", "beam_ner")
 
 
@@ -290,9 +293,7 @@ def check_model_dir(model: str | Path) -> Path:
             f"docgraph_ner: model directory {str(model)!r} not found (looked for {resolved}; "
             f"a relative path is read from the working directory {Path.cwd()}), and not a "
             f"shipped model ({', '.join(shipped_models()) or 'none installed'}). Pass the "
-            "directory scripts/train.py wrote; a saved pipeline moved elsewhere loads with "
-            "spacy.load(path, config={'components': {'docgraph_ner': {'model': "
-            "'/absolute/path'}}})")
+            "directory scripts/train.py wrote")
     if not path.is_dir():
         raise DocgraphSpacyError(f"docgraph_ner: model {str(model)!r} is a file, expected "
                                  "the model directory written by scripts/train.py")
@@ -318,13 +319,17 @@ def label_clash(ours: Iterable[str], theirs: Iterable[str]) -> list[str]:
 class DocgraphNER(Pipe):
     """A docgraph model as a spaCy pipeline component (see the module docstring).
 
-    Serialisation (``nlp.to_disk``/``spacy.load``, ``to_bytes``) stores the path of the model
-    directory and a SHA-256 of its weights, not the model itself: the model directory
-    (weights, vocabularies, configuration and, for a model with language-model features, the
-    record of a separate language-model directory) is the unit docgraph loads and checks, and
-    it is tens of MB that every saved pipeline would copy; a pipeline holding a copy would also
-    keep tagging with an old model after the directory was retrained. Loading a pipeline
-    whose model directory's weights changed since it was saved logs a warning.
+    A saved pipeline is self-contained: ``nlp.to_disk`` copies the model directory (its
+    weights, vocabularies and configuration; for a model with language-model features the
+    record of its language model, whose own directory stays where it is) into the component's
+    folder, and ``spacy.load`` tags with that copy, from any working directory, whatever
+    became of the directory the pipeline was built from. ``to_bytes`` holds the model
+    directory's path and the SHA-256 of its weights, not the model: ``from_bytes`` warns when
+    the weights changed since.
+
+    A component made from a saved pipeline's configuration whose ``model`` cannot be found
+    (a relative path read from another working directory) waits for ``from_disk`` to give it
+    the pipeline's copy; used before that, it raises the error naming the missing directory.
 
     Args:
         nlp: The pipeline (its NER components are checked for labels that clash with ours).
@@ -340,23 +345,52 @@ class DocgraphNER(Pipe):
         max_doc_tokens: Tag Docs in chunks of at most this many tokens (default: the model's
             ``max_doc_tokens``, else ``predict.py``'s
             :data:`~docgraph.config.tagging.DEFAULT_MAX_DOC_TOKENS`); ``0``: whole Docs.
+        threads: Torch intra-op threads while a Doc or batch is tagged, the caller's count
+            restored afterwards (default: ``$DOCGRAPH_TAGGING_THREADS``, else one;
+            ``0``: torch's setting as it is; :mod:`docgraph.runtime.threads`).
 
     Raises:
-        DocgraphSpacyError: The model directory is missing or not ours, an argument is out of
-            range, or our labels clash with those of an NER component of ``nlp`` while
-            ``overwrite_ents`` is off.
+        DocgraphSpacyError: The model directory is not ours, an argument is out of range, or
+            our labels clash with those of an NER component of ``nlp`` while
+            ``overwrite_ents`` is off (a missing model directory: on first use, see above).
     """
 
     def __init__(self, nlp: Language, name: str = FACTORY, *, model: str | Path,
                  overwrite_ents: bool = False, batch_tokens: int | None = None,
                  mc_seed: int = 0, device: str = "auto", threshold: float | None = None,
-                 max_doc_tokens: int | None = None) -> None:
+                 max_doc_tokens: int | None = None, threads: int | None = None) -> None:
         for key, value, least in (("batch_tokens", batch_tokens, 1), ("mc_seed", mc_seed, 0),
                                   ("max_doc_tokens", max_doc_tokens, 0)):
             if value is not None and value < least:
                 raise DocgraphSpacyError(f"docgraph_ner: {key} must be >= {least}, got {value}")
+        from docgraph.runtime.threads import tagging_threads
+
         self.name = name
-        self.model_path = check_model_dir(model)
+        try:
+            #: Intra-op threads while tagging (``0``: torch's setting as it is).
+            self.threads = tagging_threads(threads)
+        except ValueError as err:
+            raise DocgraphSpacyError(f"docgraph_ner: {err}") from None
+        self.overwrite_ents = bool(overwrite_ents)
+        self.mc_seed = int(mc_seed)
+        self._options = {"batch_tokens": batch_tokens, "device": device,
+                         "threshold": threshold, "max_doc_tokens": max_doc_tokens}
+        self._said_sentences = self._said_empty = False
+        self._pid = os.getpid()
+        self._missing: DocgraphSpacyError | None = None
+        try:
+            self.model_path = check_model_dir(model)
+        except DocgraphSpacyError as err:
+            if Path(model).expanduser().exists():
+                raise
+            self.model_path = Path(model).expanduser().resolve()
+            self._missing = err  # a saved pipeline's from_disk brings its copy
+            return
+        self._load(self.model_path)
+        self.check_labels(nlp)
+
+    def _load(self, model_path: Path) -> None:
+        """Load the model directory ``model_path`` with the component's options."""
         from docgraph.persistence.checkpoint import CheckpointError
         from docgraph.runtime.machine import resolve_device
         from docgraph.tagging.stream import ONEDNN_CACHE
@@ -365,28 +399,33 @@ class DocgraphNER(Pipe):
 
         # read by oneDNN when it first runs: bounded memory over many Docs, as predict.py
         os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", ONEDNN_CACHE)
-
+        options = self._options
         try:
-            self.tagger: Tagger = Tagger.load(self.model_path, resolve_device(device),
-                                              threshold=threshold)
+            self.tagger: Tagger = Tagger.load(model_path, resolve_device(options["device"]),
+                                              threshold=options["threshold"], threads=0)
         except (CheckpointError, ValueError) as err:
-            raise DocgraphSpacyError(f"docgraph_ner: cannot load {self.model_path}: {err}"
-                                     ) from err
+            raise DocgraphSpacyError(f"docgraph_ner: cannot load {model_path}: {err}") from err
+        self.model_path = model_path
+        self._missing = None
         config = self.tagger.config
-        self.overwrite_ents = bool(overwrite_ents)
-        self.batch_tokens = batch_tokens or tagging_batch_tokens(config)
-        self.mc_seed = int(mc_seed)
+        self.batch_tokens = options["batch_tokens"] or tagging_batch_tokens(config)
         self.max_doc_tokens = ((config.graph.max_doc_tokens or DEFAULT_MAX_DOC_TOKENS)
-                               if max_doc_tokens is None else max_doc_tokens)
+                               if options["max_doc_tokens"] is None
+                               else options["max_doc_tokens"])
         # chunks come cut to size: prepare_split must not cut them again
         self._config = replace(config, graph=replace(config.graph, max_doc_tokens=None))
-        self._said_sentences = self._said_empty = False
-        self._pid = os.getpid()
-        self.check_labels(nlp)
+
+    def _require_model(self) -> None:
+        """Raise the error of a model directory that was not found and never replaced."""
+        if self._missing is not None:
+            raise self._missing
 
     @property
     def labels(self) -> tuple[str, ...]:
-        """The entity types the model predicts."""
+        """The entity types the model predicts (none while the model waits for
+        ``from_disk``)."""
+        if self._missing is not None:
+            return ()
         return tuple(self.tagger.entity_types)
 
     def check_labels(self, nlp: Language) -> None:
@@ -411,7 +450,7 @@ class DocgraphNER(Pipe):
     def initialize(self, get_examples: Any = None, *, nlp: Language | None = None) -> None:
         """``nlp.initialize()``: nothing to train; the labels are checked against the
         pipeline's NER components again."""
-        if nlp is not None:
+        if nlp is not None and self._missing is None:
             self.check_labels(nlp)
 
     # ---------------------------------------------------------------------------- tagging
@@ -433,10 +472,18 @@ class DocgraphNER(Pipe):
     def annotate(self, docs: Sequence[Doc]) -> None:
         """Tag ``docs`` in place, a group of about :data:`~docgraph.tagging.stream.GROUP_TOKENS`
         tokens at a time."""
-        from docgraph.tagging.stream import GROUP_TOKENS
+        from docgraph.runtime.threads import bounded_threads
 
+        self._require_model()
         if os.getpid() != self._pid:
             self._forked()
+        with bounded_threads(self.threads):
+            self._annotate(docs)
+
+    def _annotate(self, docs: Sequence[Doc]) -> None:
+        """:meth:`annotate` in the component's threads."""
+        from docgraph.tagging.stream import GROUP_TOKENS
+
         layouts = [doc_layout(doc, self.max_doc_tokens) for doc in docs]
         self._say(layouts)
         group: list[int] = []
@@ -557,6 +604,7 @@ class DocgraphNER(Pipe):
 
     # ---------------------------------------------------------------------- serialisation
     def _state(self) -> dict[str, Any]:
+        self._require_model()
         return {"model": str(self.model_path),
                 "model_sha256": _sha256(self.model_path / "model.pt")}
 
@@ -564,57 +612,98 @@ class DocgraphNER(Pipe):
         if not isinstance(state, dict) or "model_sha256" not in state:
             raise DocgraphSpacyError(f"{where}: not a saved docgraph_ner component (expected "
                                      "a JSON object with 'model' and 'model_sha256')")
-        if state["model_sha256"] != _sha256(self.model_path / "model.pt"):
-            log.warning("%s: the weights of %s are not those the pipeline was saved with "
-                        "(from %s): its tags may differ", self.name, self.model_path,
-                        state.get("model"))
 
     def to_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> None:
-        """Write ``path/docgraph_ner.json``: the model directory's path and its weights'
-        SHA-256 (see the class docstring for why not the model itself)."""
+        """Write the model directory's files into ``path/model`` and ``path/docgraph_ner.json``
+        (where the model came from and its weights' SHA-256): the saved pipeline tags with
+        its own copy."""
+        import shutil
+
         path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(path / _STATE_FILE, self._state())
+        state = self._state()
+        copy = path / _MODEL_COPY
+        if copy.resolve() != self.model_path:
+            if copy.exists():
+                shutil.rmtree(copy)
+            copy.mkdir(parents=True)
+            for name in (*MODEL_FILES, *_OPTIONAL_MODEL_FILES):
+                if (self.model_path / name).is_file():
+                    shutil.copyfile(self.model_path / name, copy / name)
+        atomic_write_json(path / _STATE_FILE, {**state, "copy": _MODEL_COPY})
 
     def from_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> "DocgraphNER":
-        """Check ``path/docgraph_ner.json`` against the model this component loaded (from the
-        pipeline's config): a warning when the weights changed since saving."""
-        file = Path(path) / _STATE_FILE
+        """Load the model copied into ``path/model`` by :meth:`to_disk` (unless the same files
+        are loaded already). A pipeline saved without a copy keeps the model of its
+        configuration and warns when its weights changed since saving."""
+        path = Path(path)
+        file = path / _STATE_FILE
         try:
             state = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as err:
             raise DocgraphSpacyError(f"{file}: unreadable saved docgraph_ner component ({err})"
                                      ) from err
         self._check_state(state, str(file))
+        copy = path / str(state.get("copy", _MODEL_COPY))
+        if "copy" in state:
+            missing = [name for name in MODEL_FILES if not (copy / name).is_file()]
+            if missing:
+                raise DocgraphSpacyError(
+                    f"{copy}: the saved pipeline's copy of its model lacks "
+                    f"{', '.join(missing)} (docgraph_ner's to_disk writes "
+                    f"{', '.join(MODEL_FILES)})")
+            if self._missing is not None or _files_differ(self.model_path, copy):
+                self._load(copy.resolve())
+            return self
+        self._require_model()
+        self._warn_if_changed(state)
         return self
 
+    def _warn_if_changed(self, state: dict[str, Any]) -> None:
+        if state["model_sha256"] != _sha256(self.model_path / "model.pt"):
+            log.warning("%s: the weights of %s are not those the pipeline was saved with "
+                        "(from %s): its tags may differ", self.name, self.model_path,
+                        state.get("model"))
+
     def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
-        """The state of :meth:`to_disk` as bytes."""
+        """The model directory's path and its weights' SHA-256 as bytes (not the model)."""
         return json.dumps(self._state()).encode("utf-8")
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = ()) -> "DocgraphNER":
-        """:meth:`from_disk` from the bytes of :meth:`to_bytes`."""
+        """Check the bytes of :meth:`to_bytes` against the loaded model: a warning when its
+        weights changed since."""
         try:
             state = json.loads(bytes_data.decode("utf-8"))
         except ValueError as err:
             raise DocgraphSpacyError(f"docgraph_ner: unreadable bytes ({err})") from err
         self._check_state(state, "docgraph_ner bytes")
+        self._require_model()
+        self._warn_if_changed(state)
         return self
+
+
+def _files_differ(loaded: Path, copy: Path) -> bool:
+    """Whether the model files of two directories differ (by SHA-256)."""
+    names = [n for n in (*MODEL_FILES, *_OPTIONAL_MODEL_FILES)
+             if (loaded / n).is_file() or (copy / n).is_file()]
+    return any(not (loaded / n).is_file() or not (copy / n).is_file()
+               or _sha256(loaded / n) != _sha256(copy / n) for n in names)
 
 
 @Language.factory(
     FACTORY,
     default_config={"overwrite_ents": False, "batch_tokens": None, "mc_seed": 0,
-                    "device": "auto", "threshold": None, "max_doc_tokens": None},
+                    "device": "auto", "threshold": None, "max_doc_tokens": None,
+                    "threads": None},
     assigns=["doc.ents", "token.ent_iob", "token.ent_type", "doc._.docgraph"],
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0,
                            "ents_per_type": None},
 )
 def make_docgraph_ner(nlp: Language, name: str, model: str, overwrite_ents: bool,
                       batch_tokens: int | None, mc_seed: int, device: str,
-                      threshold: float | None, max_doc_tokens: int | None) -> DocgraphNER:
+                      threshold: float | None, max_doc_tokens: int | None,
+                      threads: int | None) -> DocgraphNER:
     """The ``docgraph_ner`` factory (:class:`DocgraphNER`), registered with spaCy on import
     and through the ``spacy_factories`` entry point of ``pip install docgraph[spacy]``."""
     return DocgraphNER(nlp, name, model=model, overwrite_ents=overwrite_ents,
                        batch_tokens=batch_tokens, mc_seed=mc_seed, device=device,
-                       threshold=threshold, max_doc_tokens=max_doc_tokens)
+                       threshold=threshold, max_doc_tokens=max_doc_tokens, threads=threads)

@@ -41,6 +41,7 @@ from docgraph.runtime.processes import (
     process_pool,
     tagging_processes,
 )
+from docgraph.runtime.threads import bounded_threads
 from docgraph.tagging.inference import predict_graphs
 from docgraph.tagging.prediction_io import Chunk
 
@@ -205,8 +206,9 @@ def tag_chunks(chunks: Iterable[Chunk], tagger: Tagger, processes: int = 0,
         groups = group_chunks(_drain(ahead, rest), group_tokens)
     if workers == 1:
         for group in groups:
-            tags = tag_documents(_documents(group), tagger.model, tagger.vocabs, tagger.config,
-                                 tagger.device, tagger.lm_encoder, mc_seed)
+            with bounded_threads(tagger.threads):
+                tags = tag_documents(_documents(group), tagger.model, tagger.vocabs,
+                                     tagger.config, tagger.device, tagger.lm_encoder, mc_seed)
             yield from zip(group, _with_empty(group, tags))
     else:
         yield from _tag_in_pool(groups, str(tagger.path), tagger.overrides, workers, mc_seed)

@@ -32,6 +32,7 @@ from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
 from docgraph.persistence.shipped import resolve_model
 from docgraph.runtime.processes import min_tagging_tokens, tagging_processes
 from docgraph.runtime.progress import Progress
+from docgraph.runtime.threads import bounded_threads, tagging_threads
 from docgraph.tagging.inference import (
     Evaluation,
     inspect_documents,
@@ -88,12 +89,16 @@ class Tagger:
     sentences of two documents. A model trained with contextual features (``config.lm``) gets
     them computed on the fly, in batches, by ``lm_encoder`` (loaded from ``config.lm`` when
     ``None``).
+
+    Tagging in this process uses :attr:`threads` torch intra-op threads, restored afterwards
+    (:mod:`docgraph.runtime.threads`: ``threads``, else ``$DOCGRAPH_TAGGING_THREADS``, else one;
+    ``0`` leaves torch's setting alone).
     """
 
     def __init__(self, model: GCDoc, vocabs: Vocabularies, config: ExperimentConfig,
                  device: str | torch.device = "cpu", lm_encoder: ContextualEncoder | None = None,
-                 path: str | Path | None = None, overrides: ModelOverrides | None = None
-                 ) -> None:
+                 path: str | Path | None = None, overrides: ModelOverrides | None = None,
+                 threads: int | None = None) -> None:
         self.model = model
         self.vocabs = vocabs
         self.config = config
@@ -106,11 +111,13 @@ class Tagger:
         #: processes of :meth:`tag` and :meth:`evaluate`; by default the language model of
         #: ``config``.
         self.overrides = overrides or ModelOverrides(lm=config.lm)
+        #: Intra-op threads of tagging in this process (``0``: torch's setting as it is).
+        self.threads = tagging_threads(threads)
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu",
              lm: str | Path | None = None, threshold: float | None = None,
-             open_vocabulary: bool = True) -> Tagger:
+             open_vocabulary: bool = True, threads: int | None = None) -> Tagger:
         """Load a model directory written by ``scripts/train.py``, or a shipped model by name
         (``"conll03"``, ``"ontonotes"``: :mod:`docgraph.persistence.shipped`).
 
@@ -124,14 +131,18 @@ class Tagger:
                 the tagging processes of :meth:`tag` and :meth:`evaluate`).
             open_vocabulary: Words outside the model's vocabulary that have a pretrained
                 vector get it (:mod:`docgraph.data.open_vocab`); off, they are ``<unk>``.
+            threads: Intra-op threads of tagging in this process (see the class docstring).
 
         Raises:
             CheckpointError: ``path`` is neither a model directory nor a shipped model's name,
                 or a file of it is missing or damaged.
+            ValueError: ``threads`` (or ``$DOCGRAPH_TAGGING_THREADS``) is not an integer >= 0.
         """
+        threads = tagging_threads(threads)  # checked before the model loads
         overrides = ModelOverrides(lm=lm, threshold=threshold, open_vocabulary=open_vocabulary)
         model, vocabs, config = load_model_dir(path, device, overrides)
-        return cls(model, vocabs, config, device, path=resolve_model(path), overrides=overrides)
+        return cls(model, vocabs, config, device, path=resolve_model(path), overrides=overrides,
+                   threads=threads)
 
     @property
     def entity_types(self) -> list[str]:
@@ -227,13 +238,15 @@ class Tagger:
             return chunks, predict_in_processes(str(self.path), docs, processes, self.overrides,
                                                 mc_seed, progress=tagging)
         tokens = sum(d.num_tokens for d in docs)
-        with Progress(f"building graphs ({progress})", tokens, unit="token",
-                      enabled=progress is not None) as bar:
-            split = prepare_split(docs, self.vocabs, self.config, lm_encoder=self.lm_encoder)
-            bar.update(tokens)
-        return split.documents, predict_graphs(self.model, split.graphs, self.vocabs,
-                                               self.config.train.eval_batch_tokens, self.device,
-                                               mc_seed, tagging)
+        with bounded_threads(self.threads):
+            with Progress(f"building graphs ({progress})", tokens, unit="token",
+                          enabled=progress is not None) as bar:
+                split = prepare_split(docs, self.vocabs, self.config,
+                                      lm_encoder=self.lm_encoder)
+                bar.update(tokens)
+            return split.documents, predict_graphs(self.model, split.graphs, self.vocabs,
+                                                   self.config.train.eval_batch_tokens,
+                                                   self.device, mc_seed, tagging)
 
     def _tag_documents(self, docs: list[Document], processes: int = 1, mc_seed: int = 0
                        ) -> list[list[list[str]]]:
@@ -266,9 +279,11 @@ class Tagger:
                                          for s in d.sentences if len(s)])
                 for d in docs]
         docs = [d for d in docs if d.sentences]
-        prepared = prepare_split(docs, self.vocabs, self.config, lm_encoder=self.lm_encoder)
-        graphs = inspect_documents(self.model, prepared.graphs, prepared.documents, self.vocabs,
-                                   self.config.train.eval_batch_tokens, mc_seed)
+        with bounded_threads(self.threads):
+            prepared = prepare_split(docs, self.vocabs, self.config,
+                                     lm_encoder=self.lm_encoder)
+            graphs = inspect_documents(self.model, prepared.graphs, prepared.documents,
+                                       self.vocabs, self.config.train.eval_batch_tokens, mc_seed)
         unlabelled = [not any(t != "O" for s in d.sentences for t in s.tags)
                       for d in prepared.documents]
         for G, plain in zip(graphs, unlabelled):
