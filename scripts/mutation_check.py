@@ -108,7 +108,7 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/test_report.py",), "the summary's best configuration chosen by test F1"),
     Mutant("resume-one-rng-state", "docgraph/training/loop.py",
            "            return ranks[rank]\n", '            return ckpt["rng"]\n',
-           ("tests/test_distributed.py",), "a resumed multi-process run restores one RNG state"),
+           ("tests/test_processes.py",), "a resumed multi-process run restores one RNG state"),
     Mutant("trainer-skips-clipping-of-tagger", "docgraph/training/loop.py",
            "return [group for group in (main, tagger) if group]", "return [main]",
            ("tests/test_loop.py",), "the uncertainty tagger's gradient is never clipped"),
