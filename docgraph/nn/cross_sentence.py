@@ -289,8 +289,9 @@ class CrossSentenceEncoder(torch.nn.Module):
     is disabled (``use_previous`` / ``use_next``) is masked out of the
     softmax; a sentence with neither side gets :math:`\mathbf{s}'_c =
     \mathbf{s}_c` (reported as :math:`a = 0`, :math:`\lambda = 1`).
-    All windows of the batch are encoded in one packed Bi-LSTM call per
-    encoder; windows are built by index arithmetic on the flat layout.
+    All windows of the batch are encoded by one Bi-LSTM per encoder, in the length
+    buckets of a layout planned on the host (:func:`~docgraph.nn.layout.run_bilstm`);
+    windows are built by index arithmetic on the flat layout.
 
     ``window_encoding`` *(ours)* chooses how :math:`\mathbf{s}_p` and
     :math:`\mathbf{s}_f` are encoded:
@@ -303,7 +304,7 @@ class CrossSentenceEncoder(torch.nn.Module):
       :math:`N` tokens, in sequences up to :math:`k` times longer.
     * ``"per_sentence"`` (faster approximation): the previous- and
       next-context Bi-LSTMs each run *once* over the individual sentences of
-      the batch (one padded call each, like the current-sentence encoder);
+      the batch (in the length buckets of the current-sentence encoder);
       :math:`\mathbf{s}_p` of sentence :math:`s` is the mean of these hidden
       states over all tokens of its :math:`k` previous sentences in the
       document (token-weighted, i.e. mean pooling over the window's tokens),
