@@ -193,20 +193,32 @@ def test_run_operator_counts_checks_every_target(every_mode):
 
 
 def test_benchmark_ops_writes_one_file_per_mode_and_fails_on_a_missed_target(
-        tmp_path, monkeypatch, every_mode):
+        tmp_path, monkeypatch):
     """``scripts/benchmark.py --ops``: one JSON per mode; exit status 1 when a mode misses a
     target (e.g. one accumulating index write), 0 when every target is met."""
     import json
 
     import docgraph.tools.benchmark as benchmark
 
-    modes = {name: every_mode["modes"][name] for name in ("gcdoc", "fast")}
-    result = {**every_mode, "modes": modes, "met": True}
-    monkeypatch.setattr(benchmark, "run_operator_counts", lambda options, command: result)
+    counts = {"operators": 10, "synchronising": 0, "read_backs": 0, "cudnn_rnn_calls": 2,
+              "accumulating_index_writes": 0, "nondeterministic": 0,
+              "accumulating_index_writes_by_name": {}, "nondeterministic_by_name": {}}
+    row = {"batch_tokens": 300, "tokens": 290, "train": counts,
+           "tag": {**counts, "read_backs": 1}}
+    modes = {name: {"settings": {}, "rows": [row], "checks": check_targets(name, [row])}
+             for name in ("gcdoc", "fast")}
+    result = {"dataset": "sample", "split": "train", "modes": modes, "met": True}
+    seen = []
+
+    def counted(options, command):
+        seen.append(options.modes)
+        return result
+
+    monkeypatch.setattr(benchmark, "run_operator_counts", counted)
     argv = ["--ops", "--dataset", "sample", "--out", str(tmp_path), "--modes", "gcdoc", "fast"]
-    assert benchmark.main(argv) == 0
+    assert benchmark.main(argv) == 0 and seen == [("gcdoc", "fast")]
     saved = json.loads((tmp_path / "fast.json").read_text())
-    assert saved["mode"] == "fast" and saved["rows"] == modes["fast"]["rows"]
+    assert saved["mode"] == "fast" and saved["rows"] == [row]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fast.json", "gcdoc.json"]
     result["met"] = False
     assert benchmark.main(argv) == 1
