@@ -362,8 +362,8 @@ class GCDoc(nn.Module):
         token_x = self._token_features(batch, plan)
         x = self.dropout(token_x)
         if self.cross_sentence is not None:
-            windows = None if plan.previous is None and plan.next is None else (
-                plan.previous, plan.next)
+            windows = (plan.sentence_windows if cfg.window_encoding == "per_sentence"
+                       else (plan.previous, plan.next))
             s_prime = self.cross_sentence(x, sent_len, plan.sentence_doc, layout=sentences,
                                           windows=windows)
             x = torch.cat([x, gather_rows(s_prime, batch.token_sentence)], dim=-1)

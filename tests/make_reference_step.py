@@ -8,10 +8,18 @@ test's tolerance (rtol 1e-10, atol 1e-13) is float64 rounding and any changed ar
 exceeds it::
 
     python tests/make_reference_step.py
+
+``--fast`` writes ``tests/data/reference_step_fast.pt`` instead: the configurations of
+:data:`FAST_CONFIGS` (``train.py --fast``: per-sentence windows, output-only Monte-Carlo
+dropout), computed by the code before their gathers and padding were rewritten (commit
+9df56ff: ``pad_tokens``, ``run_packed_lstm``, ``window_sums``)::
+
+    python tests/make_reference_step.py --fast
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import torch
@@ -32,6 +40,12 @@ CONFIGS = {
     "baseline": {"cross_sentence": False, "graph": False},
     "constrained": {"constrained_decoding": True, "threshold": 2.482},
 }
+#: name -> model switches of ``train.py --fast`` (and ``--window-encoding per_sentence``).
+FAST_CONFIGS = {
+    "fast": {"window_encoding": "per_sentence", "mc_dropout": "output", "threshold": 2.482},
+    "per_sentence": {"window_encoding": "per_sentence", "threshold": 2.482},
+}
+FAST_OUT = Path(__file__).parent / "data" / "reference_step_fast.pt"
 SEED = 7
 
 
@@ -50,7 +64,7 @@ def reference_batch() -> Batch:
 def compute(name: str, vocabs, batch: Batch) -> dict[str, torch.Tensor]:
     """Losses, gradients and tags of configuration ``name`` on ``batch`` (seeded)."""
     torch.manual_seed(SEED)
-    model = build_model(GCDocConfig(**SMALL, **CONFIGS[name]), vocabs).double()
+    model = build_model(GCDocConfig(**SMALL, **{**CONFIGS, **FAST_CONFIGS}[name]), vocabs).double()
     model.train()
     torch.manual_seed(SEED + 1)
     out = model(batch)
@@ -71,13 +85,14 @@ def compute(name: str, vocabs, batch: Batch) -> dict[str, torch.Tensor]:
     return result
 
 
-def main() -> None:
+def main(fast: bool = False) -> None:
     vocabs, batch = reference_batch()
-    reference = {name: compute(name, vocabs, batch) for name in CONFIGS}
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(reference, OUT)
-    print(f"wrote {OUT}: " + ", ".join(f"{k} ({len(v)} tensors)" for k, v in reference.items()))
+    configs, out = (FAST_CONFIGS, FAST_OUT) if fast else (CONFIGS, OUT)
+    reference = {name: compute(name, vocabs, batch) for name in configs}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(reference, out)
+    print(f"wrote {out}: " + ", ".join(f"{k} ({len(v)} tensors)" for k, v in reference.items()))
 
 
 if __name__ == "__main__":
-    main()
+    main(fast="--fast" in sys.argv[1:])

@@ -86,15 +86,25 @@ def test_char_encoder_gradients():
     assert enc.embedding.weight.grad[0].abs().sum() == 0  # padding row
 
 
-def test_run_packed_lstm_exact_over_many_length_buckets():
-    from docgraph.nn.encoders import run_packed_lstm
+def test_pad_and_unpad_are_gathers_with_the_gradients_of_indexing():
+    """pad_tokens / unpad_tokens differentiate like ``x[index]`` in float64 and run no
+    accumulating index write (their backward is embedding's, not index_put's)."""
+    from docgraph.tools.operator_counts import count_operators
 
-    torch.manual_seed(0)
-    lengths = torch.tensor([1, 2, 57, 3, 120, 9, 10, 118, 1])
-    lstm = torch.nn.LSTM(4, 3, batch_first=True, bidirectional=True)
-    padded = torch.randn(lengths.numel(), int(lengths.max()), 4)
-    out = run_packed_lstm(lstm, padded, lengths)
-    for s, n in enumerate(lengths.tolist()):
-        ref, _ = lstm(padded[s : s + 1, :n])
-        torch.testing.assert_close(out[s, :n], ref[0], atol=1e-5, rtol=1e-5)
-        assert out[s, n:].abs().sum() == 0
+    sent_len = torch.tensor([3, 1, 4])
+    x = torch.randn(8, 2, dtype=torch.float64, requires_grad=True)
+    torch.autograd.gradcheck(lambda t: pad_tokens(t, sent_len, padding_value=0.5)[0], (x,))
+    padded = torch.randn(3, 5, 2, dtype=torch.float64, requires_grad=True)
+    torch.autograd.gradcheck(lambda t: unpad_tokens(t, sent_len), (padded,))
+    weights = torch.randn(3, 4, 2, dtype=torch.float64)
+
+    def both():
+        (pad_tokens(x, sent_len)[0] * weights).sum().backward()
+        unpad_tokens(padded, sent_len).sum().backward()
+
+    counted = count_operators(both)
+    assert counted.accumulating_writes == 0 and counted.nondeterministic == 0, (
+        counted.accumulating_by_name, counted.nondeterministic_by_name)
+    # the gradient of a padded position's weight reaches its token only
+    expected = torch.cat([w[:n] for w, n in zip(weights, sent_len.tolist())])
+    torch.testing.assert_close(x.grad, expected, rtol=0, atol=0)

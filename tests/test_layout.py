@@ -188,6 +188,23 @@ def test_float64_means_are_exact_to_float64_rounding():
     torch.testing.assert_close(means, expected, rtol=1e-14, atol=1e-15)
 
 
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_sums_are_each_sequences_outputs_summed(buckets):
+    """``reduce="sum"`` adds a sequence's outputs over its own positions (the padding of its
+    bucket left out), in float64 to rounding; ``reduce`` takes nothing else."""
+    torch.manual_seed(0)
+    lstm = DirectionLSTM(3, 2).double()
+    lengths = [7, 1, 3, 6, 2]
+    x = torch.randn(sum(lengths), 3, dtype=torch.float64)
+    layout = SequenceLayout.from_lengths(lengths, buckets=buckets, dtype=torch.float64)
+    sums = run_bilstm(lstm, x, layout, reduce="sum")
+    outputs = run_bilstm(lstm, x, layout).split(lengths)
+    expected = torch.stack([out.sum(dim=0) for out in outputs])
+    torch.testing.assert_close(sums, expected, rtol=1e-14, atol=1e-15)
+    with pytest.raises(ValueError, match="reduce must be"):
+        run_bilstm(lstm, x, layout, reduce="max")
+
+
 # ------------------------------------------------------------------ DirectionLSTM on the CPU
 _FORWARD = ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
 _REVERSE = tuple(f"{name}_reverse" for name in _FORWARD)

@@ -24,7 +24,12 @@ from torch_geometric.data import Batch
 
 from docgraph.config.fields import PLAN, fields_marked
 from docgraph.config.model import GCDocConfig
-from docgraph.nn.cross_sentence import window_plan, window_segments
+from docgraph.nn.cross_sentence import (
+    SentenceWindows,
+    sentence_window_plan,
+    window_plan,
+    window_segments,
+)
 from docgraph.nn.gather import csr_segments
 from docgraph.nn.layout import DEFAULT_BUCKETS, CharPlan, SequenceLayout, WindowPlan, char_plan
 from docgraph.nn.uncertainty import MonteCarloKeys
@@ -57,6 +62,7 @@ class BatchPlan:
     chars: CharPlan | None = None
     previous: WindowPlan | None = None
     next: WindowPlan | None = None
+    sentence_windows: SentenceWindows | None = None
     gated_nodes: Tensor | None = None
     edge_ptr: Tensor | None = None
     sentence_doc: Tensor | None = None
@@ -128,6 +134,9 @@ def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS,
             plan.previous = window_plan(prev_start, prev_len, buckets, dtype)
         if config.use_next:
             plan.next = window_plan(next_start, next_len, buckets, dtype)
+    if config.cross_sentence and config.window > 0 and config.window_encoding == "per_sentence":
+        plan.sentence_windows = sentence_window_plan(sent_len, sentence_doc, config.window,
+                                                     buckets, dtype)
     if config.graph:
         segments = csr_segments(batch.edge_index[1].detach().cpu().numpy())
         if segments is not None:  # edges sorted by target

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -11,7 +12,7 @@ from torch import Tensor
 from torch_geometric.nn.resolver import activation_resolver
 
 from docgraph.config.model import GCDocConfig
-from docgraph.nn.encoders import pad_tokens, reset_lstm_parameters, run_packed_lstm
+from docgraph.nn.encoders import reset_lstm_parameters
 from docgraph.nn.gather import gather_rows
 from docgraph.nn.layout import (
     DEFAULT_BUCKETS,
@@ -26,10 +27,13 @@ WINDOW_ENCODINGS = ("concat", "per_sentence")
 __all__ = [
     "WINDOW_ENCODINGS",
     "CrossSentenceEncoder",
+    "SentenceWindows",
     "encode_segments",
     "encode_windows",
+    "sentence_window_plan",
     "sentence_windows",
     "window_plan",
+    "window_rows",
     "window_segments",
     "window_sums",
 ]
@@ -78,39 +82,105 @@ def sentence_windows(
     return prev_start, prev_len, next_start, next_len
 
 
-def window_sums(
-    values: Tensor, sentence_doc: Tensor, window: int
-) -> tuple[Tensor, Tensor]:
-    r"""Sums of a per-sentence quantity over the previous / next ``window`` sentences.
+def window_sums(values: Tensor, rows: Tensor) -> Tensor:
+    r"""Sums of a per-sentence quantity over each sentence's window of sentences.
 
-    ``prev[s] = sum(values[q] for q in [max(first(s), s-k), s))`` and
-    ``next[s] = sum(values[q] for q in (s, min(last(s), s+k)])``, where
-    ``first(s)`` / ``last(s)`` are the first / last sentence of the document
-    of :math:`s`. Vectorised over sentences: :math:`k` shifted, masked
-    additions (exact; unlike differences of a running cumulative sum, there
-    is no cancellation error on long batches).
+    ``out[s] = values[rows[s, 0]] + values[rows[s, 1]] + ...``, added in that order, where a
+    row ``S`` reads zero (a zero row appended to ``values``); each column is one gather
+    (:func:`~docgraph.nn.gather.gather_rows`, a deterministic backward), no write at indices.
 
     Args:
         values (torch.Tensor): Per-sentence values ``[S, *]``.
-        sentence_doc (torch.Tensor): Document of every sentence ``[S]`` (non-decreasing).
-        window (int): Window size :math:`k \ge 1`.
+        rows (torch.Tensor): ``[S, k]`` the sentences of each sentence's window, ``S`` for
+            none (:func:`window_rows`).
 
     Returns:
-        ``(prev [S, *], next [S, *])`` (zero where the side is missing).
+        ``[S, *]`` (zero for an empty window).
     """
-    idx, doc_first, doc_last = _doc_bounds(sentence_doc)
-    num_sents = idx.numel()
-    view = (-1,) + (1,) * (values.dim() - 1)
-    prev = torch.zeros_like(values)
-    nxt = torch.zeros_like(values)
-    for j in range(1, min(window, num_sents - 1) + 1):
-        src = idx - j
-        ok = (src >= doc_first).to(values.dtype).view(view)
-        prev = prev + values[src.clamp(min=0)] * ok
-        src = idx + j
-        ok = (src <= doc_last).to(values.dtype).view(view)
-        nxt = nxt + values[src.clamp(max=num_sents - 1)] * ok
-    return prev, nxt
+    padded = torch.cat([values, values.new_zeros(1, *values.shape[1:])])
+    total = torch.zeros_like(values)
+    for j in range(rows.size(1)):
+        total = total + gather_rows(padded, rows[:, j])
+    return total
+
+
+def window_rows(sentence_doc: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""The previous and the next ``window`` sentences of every sentence in its document, on
+    the host: ``(previous [S, k'], next [S, k'])`` with ``k' = min(window, S - 1)``, nearest
+    first, ``S`` where the document ends sooner.
+
+    Args:
+        sentence_doc: Document of every sentence ``[S]`` (documents contiguous).
+        window: Window size :math:`k \ge 1`.
+    """
+    sentence_doc = np.asarray(sentence_doc).reshape(-1)
+    num = sentence_doc.size
+    starts = np.flatnonzero(np.concatenate([[True], sentence_doc[1:] != sentence_doc[:-1]])) \
+        if num else np.zeros(0, dtype=np.int64)
+    counts = np.diff(np.concatenate([starts, [num]]))
+    doc_first = np.repeat(starts, counts)[:, None]
+    doc_last = np.repeat(starts + counts - 1, counts)[:, None]
+    idx = np.arange(num)[:, None]
+    steps = np.arange(1, max(min(window, num - 1), 0) + 1)[None, :]
+    previous = np.where(idx - steps >= doc_first, idx - steps, num)
+    following = np.where(idx + steps <= doc_last, idx + steps, num)
+    return previous.astype(np.int64), following.astype(np.int64)
+
+
+@dataclass
+class SentenceWindows:
+    """What ``window_encoding="per_sentence"`` needs of a batch, planned on the host
+    (:func:`sentence_window_plan`).
+
+    Attributes:
+        pad_index: ``[S, L]`` token row of every position of the sentences padded to the
+            longest, ``N`` (a zero row appended to the tokens) on padding.
+        layout: The sentences as sequences of those padded rows flattened to ``[S * L]``.
+        previous: ``[S, k']`` the previous sentences of each sentence (:func:`window_rows`).
+        next: ``[S, k']`` its next sentences.
+        previous_len: ``[S]`` tokens of each previous window (``0``: none).
+        next_len: ``[S]`` tokens of each next window.
+    """
+
+    pad_index: Tensor
+    layout: SequenceLayout
+    previous: Tensor
+    next: Tensor
+    previous_len: Tensor
+    next_len: Tensor
+
+    def _map(self, move: Callable[[Tensor], Tensor]) -> SentenceWindows:
+        return SentenceWindows(move(self.pad_index), self.layout._map(move), move(self.previous),
+                               move(self.next), move(self.previous_len), move(self.next_len))
+
+    def to(self, device: torch.device | str | None = None, non_blocking: bool = False,
+           dtype: torch.dtype | None = None) -> SentenceWindows:
+        """A copy on ``device``, its floating tensors of ``dtype`` (``None``: unchanged)."""
+        return self._map(lambda t: t.to(device=device,
+                                        dtype=dtype if t.is_floating_point() else None,
+                                        non_blocking=non_blocking))
+
+
+def sentence_window_plan(sent_len: Tensor | np.ndarray, sentence_doc: Tensor | np.ndarray,
+                         window: int, buckets: int = DEFAULT_BUCKETS,
+                         dtype: torch.dtype | None = None) -> SentenceWindows:
+    """Plan the per-sentence windows of a batch on the host (mean weights of the layout of
+    ``dtype``, the model's; default: torch's default dtype)."""
+    sent_len = np.asarray(sent_len.cpu() if isinstance(sent_len, Tensor) else sent_len,
+                          dtype=np.int64).reshape(-1)
+    sentence_doc = np.asarray(sentence_doc.cpu() if isinstance(sentence_doc, Tensor)
+                              else sentence_doc).reshape(-1)
+    num, max_len = sent_len.size, int(sent_len.max()) if sent_len.size else 0
+    steps = np.arange(max_len)[None, :]
+    first = (np.cumsum(sent_len) - sent_len)[:, None]
+    pad_index = np.where(steps < sent_len[:, None], first + steps, int(sent_len.sum()))
+    layout = SequenceLayout.from_lengths(sent_len, np.arange(num) * max_len, buckets, dtype)
+    previous, following = window_rows(sentence_doc, window)
+    _, prev_len, _, next_len = window_segments(sent_len, sentence_doc, window)
+    return SentenceWindows(torch.from_numpy(pad_index.reshape(num, max_len)), layout,
+                           torch.from_numpy(previous), torch.from_numpy(following),
+                           torch.from_numpy(np.asarray(prev_len, dtype=np.int64)),
+                           torch.from_numpy(np.asarray(next_len, dtype=np.int64)))
 
 
 def encode_segments(
@@ -219,8 +289,9 @@ class CrossSentenceEncoder(torch.nn.Module):
     is disabled (``use_previous`` / ``use_next``) is masked out of the
     softmax; a sentence with neither side gets :math:`\mathbf{s}'_c =
     \mathbf{s}_c` (reported as :math:`a = 0`, :math:`\lambda = 1`).
-    All windows of the batch are encoded in one packed Bi-LSTM call per
-    encoder; windows are built by index arithmetic on the flat layout.
+    All windows of the batch are encoded by one Bi-LSTM per encoder, in the length
+    buckets of a layout planned on the host (:func:`~docgraph.nn.layout.run_bilstm`);
+    windows are built by index arithmetic on the flat layout.
 
     ``window_encoding`` *(ours)* chooses how :math:`\mathbf{s}_p` and
     :math:`\mathbf{s}_f` are encoded:
@@ -233,7 +304,7 @@ class CrossSentenceEncoder(torch.nn.Module):
       :math:`N` tokens, in sequences up to :math:`k` times longer.
     * ``"per_sentence"`` (faster approximation): the previous- and
       next-context Bi-LSTMs each run *once* over the individual sentences of
-      the batch (one padded call each, like the current-sentence encoder);
+      the batch (in the length buckets of the current-sentence encoder);
       :math:`\mathbf{s}_p` of sentence :math:`s` is the mean of these hidden
       states over all tokens of its :math:`k` previous sentences in the
       document (token-weighted, i.e. mean pooling over the window's tokens),
@@ -382,7 +453,7 @@ class CrossSentenceEncoder(torch.nn.Module):
         sentence_doc: Tensor,
         return_attention: bool = False,
         layout: SequenceLayout | None = None,
-        windows: tuple[WindowPlan | None, WindowPlan | None] | None = None,
+        windows: tuple[WindowPlan | None, WindowPlan | None] | SentenceWindows | None = None,
     ) -> Tensor | tuple[Tensor, Tensor, Tensor]:
         """Compute the enhanced sentence representations.
 
@@ -394,9 +465,11 @@ class CrossSentenceEncoder(torch.nn.Module):
                 ``[S, 2]`` and :math:`\\lambda` ``[S, d_s]``. (default: ``False``)
             layout (SequenceLayout, optional): The sentences' layout planned on the host
                 (made from ``sent_len`` when not given).
-            windows (tuple, optional): The previous and next windows planned on the host
-                (:func:`window_plan` of :func:`window_segments`; ``None`` for a disabled
-                side); made from ``sent_len`` and ``sentence_doc`` when not given.
+            windows (tuple or SentenceWindows, optional): The windows planned on the host:
+                for ``"concat"`` the previous and next ones (:func:`window_plan` of
+                :func:`window_segments`; ``None`` for a disabled side), for
+                ``"per_sentence"`` a :class:`SentenceWindows` (:func:`sentence_window_plan`);
+                made from ``sent_len`` and ``sentence_doc`` when not given.
 
         Returns:
             ``s_prime [S, sent_channels]`` (or ``(s_prime, attention, lam)``).
@@ -409,16 +482,18 @@ class CrossSentenceEncoder(torch.nn.Module):
         zeros = torch.zeros_like(s_c)
         no_side = torch.zeros_like(sent_len, dtype=torch.bool)
         if self.window_encoding == "per_sentence":
-            _, prev_len, _, next_len = sentence_windows(sent_len, sentence_doc, self.window)
-            s_p, s_f = self._per_sentence_context(x, sent_len, sentence_doc, prev_len, next_len)
-            has_p = prev_len > 0 if self.enc_previous is not None else no_side
-            has_f = next_len > 0 if self.enc_next is not None else no_side
+            if not isinstance(windows, SentenceWindows):
+                windows = sentence_window_plan(sent_len, sentence_doc, self.window,
+                                               dtype=x.dtype).to(x.device)
+            s_p, s_f = self._per_sentence_context(x, windows)
+            has_p = windows.previous_len > 0 if self.enc_previous is not None else no_side
+            has_f = windows.next_len > 0 if self.enc_next is not None else no_side
         else:
-            if windows is None:
-                windows = self.plan_windows(sent_len, sentence_doc, x.device, x.dtype)
             s_p = s_f = zeros
             has_p = has_f = no_side
-            previous, following = windows
+            if windows is None and (self.enc_previous is not None or self.enc_next is not None):
+                windows = self.plan_windows(sent_len, sentence_doc, x.device, x.dtype)
+            previous, following = windows if isinstance(windows, tuple) else (None, None)
             if self.enc_previous is not None and previous is not None:
                 s_p = encode_windows(self.enc_previous, x, previous, drop, train)
                 has_p = previous.has_window
@@ -444,24 +519,23 @@ class CrossSentenceEncoder(torch.nn.Module):
                      if self.enc_next is not None else None)
         return previous, following
 
-    def _per_sentence_context(
-        self, x: Tensor, sent_len: Tensor, sentence_doc: Tensor, prev_len: Tensor,
-        next_len: Tensor,
-    ) -> tuple[Tensor, Tensor]:
+    def _per_sentence_context(self, x: Tensor, windows: SentenceWindows
+                              ) -> tuple[Tensor, Tensor]:
         """``(s_p, s_f)`` of ``window_encoding="per_sentence"`` (zeros for a disabled side)."""
         drop, train = self.dropout, self.training
-        padded, _ = pad_tokens(x, sent_len)
-        out = []
+        padded = gather_rows(torch.cat([x, x.new_zeros(1, x.size(1))]), windows.pad_index)
+        sums = []
         for enc in (self.enc_previous, self.enc_next):
             if enc is None:
-                out.append(x.new_zeros(sent_len.numel(), self.sent_channels))
+                sums.append(x.new_zeros(windows.pad_index.size(0), self.sent_channels))
                 continue
-            h = run_packed_lstm(enc, F.dropout(padded, drop, train), sent_len)
-            out.append(h.sum(dim=1))  # per-sentence sums (zeros on padding) [S, d_s]
-        prev_sum, _ = window_sums(out[0], sentence_doc, self.window)
-        _, next_sum = window_sums(out[1], sentence_doc, self.window)
-        s_p = prev_sum / prev_len.clamp(min=1).unsqueeze(1).to(prev_sum.dtype)
-        s_f = next_sum / next_len.clamp(min=1).unsqueeze(1).to(next_sum.dtype)
+            # dropout on the padded sentences, as they were read when this was a padded call
+            rows = F.dropout(padded, drop, train).reshape(-1, x.size(1))
+            sums.append(run_bilstm(enc, rows, windows.layout, reduce="sum"))  # [S, d_s]
+        prev_sum = window_sums(sums[0], windows.previous)
+        next_sum = window_sums(sums[1], windows.next)
+        s_p = prev_sum / windows.previous_len.clamp(min=1).unsqueeze(1).to(prev_sum.dtype)
+        s_f = next_sum / windows.next_len.clamp(min=1).unsqueeze(1).to(next_sum.dtype)
         return F.dropout(s_p, drop, train), F.dropout(s_f, drop, train)
 
     def __repr__(self) -> str:

@@ -18,7 +18,6 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from docgraph.config.model import GCDocConfig
 from docgraph.nn.gather import gather_rows
@@ -27,7 +26,6 @@ from docgraph.nn.layout import (
     DirectionLSTM,
     SequenceLayout,
     char_plan,
-    lstm_direction,
     run_bilstm,
 )
 
@@ -54,9 +52,11 @@ def _token_positions(sent_len: Tensor) -> tuple[Tensor, Tensor]:
 def pad_tokens(
     x: Tensor, sent_len: Tensor, max_len: int | None = None, padding_value: float = 0.0
 ) -> tuple[Tensor, Tensor]:
-    r"""Scatter flat token features into a padded ``[S, L, *]`` tensor.
+    r"""Lay flat token features out as a padded ``[S, L, *]`` tensor.
 
-    Vectorised (index arithmetic only, no loop over sentences).
+    A gather (index arithmetic only, no loop over sentences, no write at indices): every
+    position reads its token's row, or a padding row appended to ``x``; for a floating ``x``
+    through :func:`~docgraph.nn.gather.gather_rows`, whose backward is deterministic.
 
     Args:
         x (torch.Tensor): Flat token tensor of shape ``[N, *]``.
@@ -70,12 +70,18 @@ def pad_tokens(
     num_sents = sent_len.numel()
     if max_len is None:
         max_len = int(sent_len.max()) if num_sents > 0 else 0
-    sent_id, pos = _token_positions(sent_len)
-    padded = x.new_full((num_sents, max_len, *x.shape[1:]), padding_value)
-    padded[sent_id, pos] = x
-    mask = torch.zeros(num_sents, max_len, dtype=torch.bool, device=x.device)
-    mask[sent_id, pos] = True
-    return padded, mask
+    sent_len = sent_len.to(x.device)
+    steps = torch.arange(max_len, device=x.device).unsqueeze(0)
+    mask = steps < sent_len.unsqueeze(1)
+    first = torch.cumsum(sent_len, 0) - sent_len
+    index = torch.where(mask, first.unsqueeze(1) + steps, x.size(0))
+    rows = torch.cat([x, x.new_full((1, *x.shape[1:]), padding_value)])
+    return _gather(rows, index), mask
+
+
+def _gather(rows: Tensor, index: Tensor) -> Tensor:
+    """``rows[index]``: :func:`gather_rows` for floating rows (which may need gradients)."""
+    return gather_rows(rows, index) if rows.is_floating_point() else rows[index]
 
 
 def length_buckets(lengths: Tensor, factor: float) -> list[Tensor]:
@@ -103,7 +109,7 @@ def pad_segments(x: Tensor, start: Tensor, length: Tensor) -> tuple[Tensor, Tens
     pos = torch.arange(int(length.max()), device=x.device)
     mask = pos.unsqueeze(0) < length.to(x.device).unsqueeze(1)
     index = torch.where(mask, start.to(x.device).unsqueeze(1) + pos.unsqueeze(0), 0)
-    return x[index], mask
+    return _gather(x, index), mask
 
 
 def unpad_tokens(padded: Tensor, sent_len: Tensor) -> Tensor:
@@ -116,8 +122,9 @@ def unpad_tokens(padded: Tensor, sent_len: Tensor) -> Tensor:
     Returns:
         The flat tensor ``[N, *]`` with ``N = sent_len.sum()``.
     """
-    sent_id, pos = _token_positions(sent_len)
-    return padded[sent_id, pos]
+    sent_id, pos = _token_positions(sent_len.to(padded.device))
+    flat = padded.reshape(padded.size(0) * padded.size(1), *padded.shape[2:])
+    return _gather(flat, sent_id * padded.size(1) + pos)
 
 
 def reset_lstm_parameters(lstm: torch.nn.LSTM) -> None:
@@ -137,64 +144,6 @@ def reset_lstm_parameters(lstm: torch.nn.LSTM) -> None:
             torch.nn.init.zeros_(param)
 
 
-def reverse_within_length(padded: Tensor, lengths: Tensor) -> Tensor:
-    r"""Reverse every sequence of a left-aligned ``[B, L, *]`` batch within its own length.
-
-    Padding positions stay where they are; applying the function twice is the identity.
-    """
-    max_len = padded.size(1)
-    steps = torch.arange(max_len, device=padded.device).unsqueeze(0)
-    lengths = lengths.to(padded.device).unsqueeze(1)
-    index = torch.where(steps < lengths, lengths - 1 - steps, steps)
-    return padded.gather(1, index.unsqueeze(-1).expand_as(padded))
-
-
-def run_packed_lstm(lstm: torch.nn.LSTM, padded: Tensor, lengths: Tensor) -> Tensor:
-    r"""Run a one-layer ``batch_first`` LSTM over a left-aligned padded batch, exactly.
-
-    Returns the padded output ``[B, L, H_out]`` (zeros on padded positions); every valid
-    position equals running the LSTM on that sequence alone.
-
-    On CUDA the batch is packed (cuDNN handles packed sequences well). On the CPU, packed
-    sequences fall back to a slow step-by-step implementation, while padded ones run through
-    oneDNN (about 2-3x faster, backward included). So each direction runs on the padded
-    batch: the forward direction is exact on left-aligned sequences, and the backward
-    direction runs *forward* over every sequence reversed within its own length
-    (:func:`reverse_within_length`), which is exact too. Padding costs wasted steps but
-    never leaks into valid positions.
-    """
-    if padded.is_cuda or lstm.num_layers != 1 or lstm.proj_size != 0:
-        packed = pack_padded_sequence(
-            padded, lengths.to("cpu"), batch_first=True, enforce_sorted=False
-        )
-        out, _ = lstm(packed)
-        out, _ = pad_packed_sequence(out, batch_first=True, total_length=padded.size(1))
-        return out
-    # Bucket the sequences by length (each bucket's lengths within a factor 1.25) so padding
-    # never costs more than a fifth of the steps; one call per bucket and direction.
-    outputs, order = [], []
-    for index in length_buckets(lengths, 1.25):
-        bucket_len = lengths[index]
-        steps = int(bucket_len.max())
-        out = _bidirectional(lstm, padded[index.to(padded.device), :steps], bucket_len)
-        outputs.append(F.pad(out, (0, 0, 0, padded.size(1) - steps)))
-        order.append(index)
-    inverse = torch.empty_like(lengths)
-    permutation = torch.cat(order)
-    inverse[permutation] = torch.arange(permutation.numel(), device=lengths.device)
-    return torch.cat(outputs)[inverse.to(padded.device)]
-
-
-def _bidirectional(lstm: torch.nn.LSTM, padded: Tensor, lengths: Tensor) -> Tensor:
-    outputs = [lstm_direction(lstm, padded, "")]
-    if lstm.bidirectional:
-        backward = lstm_direction(lstm, reverse_within_length(padded, lengths), "_reverse")
-        outputs.append(reverse_within_length(backward, lengths))
-    out = torch.cat(outputs, dim=-1)
-    mask = torch.arange(padded.size(1), device=padded.device) < lengths.to(padded.device)[:, None]
-    return out * mask.unsqueeze(-1).to(out.dtype)
-
-
 class SequenceBiLSTM(torch.nn.Module):
     r"""A one-layer bidirectional LSTM run over every sentence of a flat batch.
 
@@ -209,8 +158,8 @@ class SequenceBiLSTM(torch.nn.Module):
         \mathbf{x}_i), \quad
         \mathbf{h}_i = [\overrightarrow{\mathbf{h}}_i ; \overleftarrow{\mathbf{h}}_i]
 
-    Sentences never see each other: the batch is packed with
-    :func:`torch.nn.utils.rnn.pack_padded_sequence` (``enforce_sorted=False``).
+    Sentences never see each other: each is read on its own in length buckets
+    (:func:`~docgraph.nn.layout.run_bilstm`).
     Dropout with rate ``dropout`` is applied to the input and to the output of
     the Bi-LSTM (paper, "Optimization").
 

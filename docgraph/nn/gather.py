@@ -16,7 +16,7 @@ but its backward (``embedding_dense_backward``) sorts the indices and sums the r
 row in fixed-size partial segments in parallel, then adds the partial sums in a fixed order:
 deterministic, and parallel over the repeats of one row. (PyTorch releases that added an
 atomic fast path to that kernel take it only when deterministic algorithms are off;
-``--deterministic`` turns them on, see :func:`docgraph.training.loop.set_deterministic`.)
+``--deterministic`` turns them on, see :func:`docgraph.runtime.determinism.set_deterministic`.)
 
 :func:`segment_sum` sums contiguous segments (CSR) with :func:`torch.segment_reduce`, which
 reduces each segment in order on both devices.

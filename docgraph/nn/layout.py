@@ -470,29 +470,30 @@ def run_bilstm(lstm: torch.nn.LSTM, x: Tensor, layout: SequenceLayout,
         layout: Where the sequences lie in ``x``.
         final_states: Return ``[B, 2H]``, each sequence's final left-to-right state and the
             right-to-left state at its first position, instead of every position.
-        reduce: ``"mean"``: return ``[B, 2H]``, each sequence's mean output over its
-            positions (summed in the padded buckets, no scatter).
+        reduce: ``"mean"`` or ``"sum"``: return ``[B, 2H]``, each sequence's mean (sum)
+            output over its positions (summed in the padded buckets, no scatter).
 
     Returns:
         ``[M, 2H]``, the outputs at the real positions of all sequences in order (sequence by
         sequence), or ``[B, 2H]`` with ``final_states`` or ``reduce``.
     """
-    if reduce not in (None, "mean"):
-        raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")
+    if reduce not in (None, "mean", "sum"):
+        raise ValueError(f"reduce must be None, 'mean' or 'sum', got {reduce!r}")
     hidden = lstm.hidden_size
     forward, reverse = [], []
     for bucket in layout.buckets:
         h0 = x.new_zeros(1, bucket.forward_index.size(0), hidden)
         out_f = lstm_direction(lstm, gather_rows(x, bucket.forward_index), "", h0)
         out_r = lstm_direction(lstm, gather_rows(x, bucket.reverse_index), "_reverse", h0)
-        if reduce == "mean":
-            weights = bucket.mean_weights.to(out_f.dtype).unsqueeze(2)  # bf16 under autocast
+        if reduce is not None:
+            weights = bucket.mean_weights if reduce == "mean" else bucket.mean_weights > 0
+            weights = weights.to(out_f.dtype).unsqueeze(2)  # bf16 under autocast
             forward.append((out_f * weights).sum(dim=1))
             reverse.append((out_r * weights).sum(dim=1))
         else:
             forward.append(out_f.reshape(-1, hidden))
             reverse.append(out_r.reshape(-1, hidden))
-    if reduce == "mean":
+    if reduce is not None:
         rows_f = rows_r = layout.member_rows
     elif final_states:
         rows_f = rows_r = layout.last_rows

@@ -32,7 +32,7 @@ from docgraph.persistence.lm_record import lm_record
 from docgraph.persistence.model_dir import build_model, check_model_memory, load_model_weights
 from docgraph.persistence.run_lock import LOCK_FILE, RunLock, run_directory
 from docgraph.runtime.atomic import atomic_write, temporaries
-from docgraph.runtime.determinism import set_deterministic
+from docgraph.runtime.determinism import deterministic_kernels
 from docgraph.runtime.machine import cpu_model, resolve_device
 from docgraph.runtime.processes import is_main_process
 from docgraph.runtime.progress import Progress, Stages, log_to_file
@@ -84,7 +84,9 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
     ``train.log`` in the run directory; with ``progress`` the long stages (graphs, epochs,
     tagging) show their progress (:class:`~docgraph.runtime.progress.Progress`). A run that
     fails or is interrupted before its first checkpoint leaves no run directory it created
-    behind.
+    behind. With ``config.train.deterministic`` the run holds deterministic kernels
+    (:func:`~docgraph.runtime.determinism.deterministic_kernels`) and gives them back when it
+    ends.
 
     Returns:
         The content of ``metrics.json``.
@@ -96,8 +98,13 @@ def run_experiment(config: ExperimentConfig, resume: bool = False, progress: boo
                                distributed=dist.is_initialized())
     if threads > 0:
         torch.set_num_threads(threads)
-    if config.train.deterministic:
-        set_deterministic()
+    with deterministic_kernels(config.train.deterministic):
+        return _run_experiment(config, resume, progress, lock)
+
+
+def _run_experiment(config: ExperimentConfig, resume: bool, progress: bool,
+                    lock: RunLock | None) -> dict[str, Any]:
+    """:func:`run_experiment` with its kernels set."""
     output_dir = Path(config.output_dir)
     if resume and not (output_dir / "last.pt").is_file():
         raise ValueError(f"--resume {output_dir}: no checkpoint last.pt to resume from")

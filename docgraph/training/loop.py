@@ -37,6 +37,7 @@ from docgraph.model import GCDoc
 from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from docgraph.persistence.model_dir import save_model_dir, weights_mismatch
 from docgraph.runtime.atomic import WriteError, atomic_write_text
+from docgraph.runtime.determinism import kernel_settings
 from docgraph.runtime.lifetime import restore_handlers
 from docgraph.runtime.machine import peak_rss_mib, resolve_device
 from docgraph.runtime.processes import is_main_process, world_and_rank
@@ -262,6 +263,7 @@ class Trainer:
         self.clip_groups = clip_groups(self.model)
         self.state = TrainState()
         self.last_drop_rate = 0.0
+        self.last_kernels = kernel_settings()
 
     # -- checkpoints
     @property
@@ -341,6 +343,7 @@ class Trainer:
 
         counts = [0, 0]  # steps, tokens
         world = self.world
+        kernels = kernel_settings()  # what the steps run with, for the epoch's record
 
         def stats() -> dict[str, str]:
             # called only when a progress line is due (one read-back from the device); it
@@ -372,6 +375,7 @@ class Trainer:
             dist.all_reduce(counts)
             tokens, dropped, total_loss = int(counts[0]), int(counts[1]), float(counts[2])
         self.last_drop_rate = dropped / max(tokens, 1)
+        self.last_kernels = kernels
         return total_loss, tokens, seconds
 
     def _check_finite(self, loss_sum: Tensor, epoch: int, step: int) -> None:
@@ -464,6 +468,7 @@ class Trainer:
                         "drop_rate": self.last_drop_rate,
                         "peak_rss_mb": peak_rss_mib(),
                         "lr": self.optimizer.param_groups[0]["lr"], "best": improved,
+                        **self.last_kernels,
                     }
                     record["wall_seconds"] = time.perf_counter() - epoch_start
                     self.state.history.append(record)
