@@ -299,6 +299,7 @@ def main() -> None:
     args = p.parse_args()
     import shutil
 
+    from docgraph.runtime.atomic import atomic_write_json
     from docgraph.runtime.machine import cpu_model
 
     # Ctrl-C as a terminal sends it: a shell's background job (``&``) starts with SIGINT
@@ -357,8 +358,7 @@ def main() -> None:
           f"end: {summary['two_process_runs_to_the_end_exit_0']} of "
           f"{summary['two_process_runs_to_the_end']} exited 0", flush=True)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(summary, indent=2) + "\n")
+        atomic_write_json(args.out, summary)
         print(f"wrote {args.out}")
 
 

@@ -22,7 +22,6 @@ priority). Times are wall (``perf_counter``) and process CPU (``process_time``),
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import statistics
@@ -84,6 +83,7 @@ def main() -> None:
 
     import docgraph.integrations.spacy_component  # noqa: F401  (registers the factory)
     from docgraph.data.registry import load_dataset
+    from docgraph.runtime.atomic import atomic_write_json
     from docgraph.runtime.machine import cpu_model
     from docgraph.tagging.tagger import Tagger
 
@@ -126,8 +126,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "results": results,
     }
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(summary, indent=2) + "\n")
+        atomic_write_json(args.out, summary)
         print(f"wrote {args.out}")
 
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
-
 from docgraph.config.train import TrainConfig
 
 __all__ = ["DEFAULT_BATCH_TOKENS", "DEFAULT_MAX_DOC_TOKENS", "DOCUMENT_SPLITS"]
 
-DEFAULT_BATCH_TOKENS: int = next(f.default for f in fields(TrainConfig)
-                                 if f.name == "eval_batch_tokens")
+DEFAULT_BATCH_TOKENS: int = TrainConfig().eval_batch_tokens
 """Token budget of a tagging batch when none is given: the declared default of
 ``[train] eval_batch_tokens``, by which a run evaluates."""
 
