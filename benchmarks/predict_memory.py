@@ -28,7 +28,7 @@ the sample preset, and the BiLSTM-CRF with ``--baseline``; about a minute each o
 exported older commit, to compare); ``--sizes`` and ``--layouts`` choose the inputs.
 ``--probe-batches 2000 3000 4000 8000`` also measures one tagging process alone (peak RSS,
 RSS after each group, tokens per CPU second) for each batch budget, and with oneDNN's default
-primitive cache (:func:`probe_child`): what chose ``docgraph.tagging.stream.BATCH_TOKENS`` and
+primitive cache (:func:`probe_child`): what chose ``docgraph.tagging.pipeline.BATCH_TOKENS`` and
 ``ONEDNN_CACHE``.
 """
 
@@ -216,19 +216,19 @@ def probe_child(model: str, budget: int, cache: str, path: str, groups: int) -> 
     os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] = cache
     import torch
 
-    from docgraph.tagging import stream as tag_stream
-    from docgraph.tagging.prediction_io import ReadOptions, read_chunks
+    from docgraph.tagging import pipeline
+    from docgraph.tagging.prediction_io import ReadOptions, chunk_document, read_chunks
 
     torch.set_num_threads(1)
-    tag_stream.BATCH_TOKENS = budget
-    tag_stream._load_worker(model, None, 1)
+    pipeline.BATCH_TOKENS = budget
+    pipeline._load_worker(model, None, 1)
     libc = ctypes.CDLL("libc.so.6")
     loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     chunks = read_chunks(Path(path), ReadOptions(max_tokens=2000))
     tokens, cpu, after = 0, 0.0, []
-    for group, _ in zip(tag_stream.group_chunks(chunks), range(groups)):
+    for group, _ in zip(pipeline.group_items(chunks, lambda c: c.num_tokens), range(groups)):
         start = time.process_time()
-        tag_stream._tag_in_worker(tag_stream._documents(group), 0)
+        pipeline._tag_in_worker([chunk_document(c) for c in group if c.pieces], 0)
         cpu += time.process_time() - start
         tokens += sum(c.num_tokens for c in group)
         libc.malloc_trim(0)

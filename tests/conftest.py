@@ -45,6 +45,20 @@ def plain_document(doc_id: str, *sentences: str):
     return make_document(doc_id, [(s.split(), ["O"] * len(s.split())) for s in sentences])
 
 
+def reference_tags(documents, model_dir, overrides=None, seed: int = 0):
+    """The tags of ``documents`` by the plain one-process loop (load the model directory,
+    build every graph, :func:`~docgraph.tagging.inference.predict_graphs` in batches of
+    ``eval_batch_tokens``): the reference the tagging pipeline is checked against."""
+    from docgraph.graph.splits import prepare_split
+    from docgraph.persistence.model_dir import load_model_dir
+    from docgraph.tagging.inference import predict_graphs
+
+    model, vocabs, config = load_model_dir(model_dir, "cpu", overrides)
+    prepared = prepare_split(documents, vocabs, config)
+    return predict_graphs(model, prepared.graphs, vocabs, config.train.eval_batch_tokens,
+                          seed=seed)
+
+
 def tiny_config(output_dir: str | Path, model: dict | None = None, **train):
     """A tiny :class:`~docgraph.config.ExperimentConfig` on the sample corpus."""
     from docgraph.config import ExperimentConfig, apply_overrides

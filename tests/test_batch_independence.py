@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 import torch
-from conftest import half_pruning_model, run_script
+from conftest import half_pruning_model, reference_tags, run_script
 from torch_geometric.data import Batch
 
 from docgraph.batching.plan import monte_carlo_keys
@@ -22,7 +22,7 @@ from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.graph.splits import prepare_split
 from docgraph.nn import MonteCarloKeys, UncertaintyTagger
 from docgraph.nn.uncertainty import mix_seed
-from docgraph.tagging.inference import inspect_documents, predict_documents, predict_graphs
+from docgraph.tagging.inference import inspect_documents, predict_graphs
 from docgraph.tagging.tagger import Tagger
 from docgraph.viz import format_edge_table, noisy_edges
 
@@ -181,9 +181,9 @@ def test_tagger_in_two_processes_equals_one_with_random_draws(random_draws_model
 def _seed_that_changes_tags(docs, model_dir) -> int:
     """A tagging seed whose masks change some tags of the model (so that an ignored seed
     fails the tests that use it)."""
-    seed0 = predict_documents(docs, model_dir)
+    seed0 = reference_tags(docs, model_dir)
     seed = next((s for s in range(1, 20)
-                 if predict_documents(docs, model_dir, seed=s) != seed0), None)
+                 if reference_tags(docs, model_dir, seed=s) != seed0), None)
     assert seed is not None, "no tagging seed in 1-19 changes a tag: the test would be vacuous"
     return seed
 
@@ -201,7 +201,7 @@ def test_evaluate_mc_seed_in_any_number_of_processes(random_draws_model, sample_
                                                      tmp_path):
     docs = sample_splits["test"]
     seed = _seed_that_changes_tags(docs, random_draws_model)
-    expected = predict_documents(docs, random_draws_model, seed=seed)
+    expected = reference_tags(docs, random_draws_model, seed=seed)
     outputs = []
     for processes in ("1", "2"):
         out = tmp_path / f"p{processes}"
@@ -219,7 +219,7 @@ def test_evaluate_mc_seed_in_any_number_of_processes(random_draws_model, sample_
 def test_tagger_predict_and_visualize_take_the_tagging_seed(random_draws_model, sample_splits):
     docs = sample_splits["test"]
     seed = _seed_that_changes_tags(docs, random_draws_model)
-    expected = _flat(predict_documents(docs, random_draws_model, seed=seed))
+    expected = _flat(reference_tags(docs, random_draws_model, seed=seed))
     tagger = Tagger.load(random_draws_model)
     for processes in (1, 2):
         assert _flat(tagger.tag(docs, processes=processes, mc_seed=seed)[1]) == expected

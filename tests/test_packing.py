@@ -151,3 +151,16 @@ def test_packing_refuses_a_packed_model_and_a_bad_dtype(packed, tmp_path):
         pack_model_dir(packed[0], tmp_path / "x", dtype="int8")
     assert not (tmp_path / "x").exists()
     assert [p.name for p in tmp_path.iterdir()] == []  # no staging directory left
+
+
+def test_a_saved_packed_model_stays_packed_and_checked(packed, tmp_path, sample_splits):
+    from docgraph.tagging.tagger import Tagger
+
+    directory = packed[1].directory
+    tagger = Tagger.load(directory, threshold=0.5)
+    saved = tagger.save(tmp_path / "saved")
+    assert verify_manifest(saved) is not None  # the new config.json's SHA-256 listed
+    assert json.loads((saved / "config.json").read_text())["model"]["threshold"] == 0.5
+    assert (saved / "model.pt").read_bytes() == (directory / "model.pt").read_bytes()
+    assert _tags(Tagger.load(saved), sample_splits["test"]) == \
+        _tags(tagger, sample_splits["test"])

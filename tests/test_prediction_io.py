@@ -13,19 +13,20 @@ from conftest import run_script
 
 from docgraph.cli import predict_main
 from docgraph.cli.arguments import UsageError
+from docgraph.data.chunking import pack_greedy
 from docgraph.data.document import make_document
 from docgraph.data.tokenize import text_to_sentences
 from docgraph.graph import split_long_documents
 from docgraph.runtime.atomic import check_output
+from docgraph.tagging.pipeline import stream_tags
 from docgraph.tagging.prediction_io import (
     Chunk,
     ProgressReport,
     ReadOptions,
+    chunk_document,
     format_chunk,
-    pack_pieces,
     read_chunks,
 )
-from docgraph.tagging.stream import tag_chunks
 from docgraph.tagging.tagger import Tagger
 
 # CRLF and lone LF line breaks, tabs, a no-break space, a BOM-free UTF-8 mix of scripts:
@@ -125,11 +126,11 @@ def test_an_over_long_sentence_is_tagged_in_pieces(tmp_path):
     assert [c.num_tokens for c in chunks] == [10, 10, 8]
 
 
-def test_pack_pieces_never_passes_the_limit(tmp_path):
+def test_packed_pieces_never_pass_the_limit(tmp_path):
     chunks = _chunks("A b c. D e. F g h i. J.", tmp_path, max_tokens=4)
     assert [[p.tokens for p in c.pieces] for c in chunks] == [
         [("A", "b", "c", ".")], [("D", "e", ".")], [("F", "g", "h", "i")], [(".",), ("J", ".")]]
-    assert list(pack_pieces([], 4)) == []
+    assert list(pack_greedy([], 4)) == []
 
 
 def test_output_joins_pieces_back_into_sentences(tmp_path):
@@ -233,7 +234,8 @@ def test_streaming_holds_one_group_at_a_time(model_dir, sample_splits, tmp_path)
             pulled.append(chunk)
             yield chunk
 
-    stream = tag_chunks(chunks(), Tagger.load(model_dir), processes=1, group_tokens=300)
+    stream = stream_tags(chunks(), chunk_document, Tagger.load(model_dir), processes=1,
+                         group_tokens=300)
     first, _ = next(stream)
     assert first is pulled[0] and sum(c.num_tokens for c in pulled) < 300 + 100
     assert len(pulled) < 10 and len(list(stream)) + 1 == len(list(
@@ -247,8 +249,8 @@ def test_a_pool_of_processes_tags_as_one_process(model_dir, sample_splits, tmp_p
 
     def tags(processes):
         chunks = read_chunks(tmp_path / "all.txt", ReadOptions(max_tokens=150))
-        return [(c.doc, c.pieces, t) for c, t in tag_chunks(chunks, tagger, processes,
-                                                             group_tokens=400)]
+        return [(c.doc, c.pieces, t) for c, t in stream_tags(chunks, chunk_document, tagger,
+                                                              processes, group_tokens=400)]
 
     one = tags(1)
     assert len(one) > 8  # several groups in flight per process

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TINY_FLAGS, script_env
+from conftest import ROOT, TINY_FLAGS, reference_tags, script_env
 
 from docgraph.runtime import progress
 from docgraph.runtime.progress import Progress, ProgressSettings, Stages, log_to_file
@@ -207,16 +207,16 @@ def test_ctrl_c_before_the_first_checkpoint_leaves_no_directory(tmp_path):
 
 
 @pytest.mark.slow
-def test_tagging_processes_report_to_the_parent(model_dir, sample_splits, docgraph_info):
-    from docgraph.tagging.inference import predict_documents, predict_in_processes
+def test_tagging_in_processes_shows_one_progress(model_dir, sample_splits, docgraph_info):
+    from docgraph.tagging.tagger import Tagger
 
     documents = sample_splits["test"]
     previous = progress.configure(tty=False, interval=0.0)
     try:
-        tags = predict_in_processes(model_dir, documents, 2, progress="tagging test")
+        result = Tagger.load(model_dir).evaluate(documents, processes=2, progress="test")
     finally:
         progress.configure(**vars(previous))
-    assert tags == predict_documents(documents, model_dir)
+    assert result.predictions == reference_tags(documents, model_dir)
     total = sum(d.num_tokens for d in documents)
     lines = [m for m in _messages(docgraph_info) if m.startswith("tagging test: ")]
     counts = [int(m.split()[2].split("/")[0].replace(",", "")) for m in lines]

@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,9 +19,9 @@ spacy = pytest.importorskip(
 from spacy.tokens import Doc, Span  # noqa: E402
 
 from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS  # noqa: E402
+from docgraph.data.chunking import chunk_sentences  # noqa: E402
 from docgraph.integrations.spacy_component import (  # noqa: E402
     DocgraphSpacyError,
-    chunk_sentences,
     doc_graph,
     label_clash,
 )
@@ -38,10 +37,10 @@ def tagger(model_dir):
 
 
 def chunked_tagger(tagger: Tagger, max_tokens: int | None) -> Tagger:
-    """``tagger`` cutting documents at ``max_tokens`` tokens, as the component does."""
-    config = replace(tagger.config, graph=replace(tagger.config.graph,
-                                                  max_doc_tokens=max_tokens))
-    return Tagger(tagger.model, tagger.vocabs, config, path=tagger.path)
+    """``tagger`` cutting documents at ``max_tokens`` tokens (``None``: whole documents), as the
+    component does."""
+    return Tagger(tagger.model, tagger.vocabs, tagger.config, path=tagger.path,
+                  max_doc_tokens=max_tokens or 0)
 
 
 def pipeline(model_dir, sentencizer: bool = True, **config):
@@ -110,10 +109,10 @@ def test_entities_equal_tagger_predict(model_dir, tagger, documents, name):
         assert all(t._.docgraph_uncertainty is not None for t in doc)
     if name in ("multi-sentence", "3000-token"):
         assert doc.ents, "a test without entities would prove nothing"
-    # tagged whole (max_doc_tokens=0), a Doc is the plain Tagger's document
+    # tagged whole (max_doc_tokens=0), a Doc is the Tagger's whole document
     whole = pipeline(model_dir, max_doc_tokens=0)
     assert ents_by_sentence(whole(make_doc(whole, sentences)), sentences) == \
-        expected(tagger, sentences)
+        expected(chunked_tagger(tagger, None), sentences)
 
 
 def test_long_documents_are_chunked_as_predict_does(model_dir, tagger, documents):
@@ -129,17 +128,16 @@ def test_long_documents_are_chunked_as_predict_does(model_dir, tagger, documents
 
 
 def test_tags_equal_predict_py_in_chunks_and_pieces(model_dir, tagger):
-    """The component's tags are those of predict.py's stream (docgraph.tagging.stream) on the same
+    """The component's tags are those of predict.py's stream (Tagger.tag_chunks) on the same
     documents, long sentences cut into pieces and documents into chunks alike."""
     from docgraph.data.conll import read_conll
-    from docgraph.tagging.prediction_io import ReadOptions, read_chunks
-    from docgraph.tagging.stream import tag_chunks
+    from docgraph.tagging.prediction_io import ReadOptions, chunk_document, read_chunks
 
     path = ROOT / "docgraph" / "data" / "sample" / "test.txt"
     limit = 20
     expected: dict[str, list[str]] = {}
-    for chunk, tags in tag_chunks(read_chunks(path, ReadOptions("conll", max_tokens=limit)),
-                                  tagger, processes=1):
+    for chunk, tags in tagger.tag_chunks(read_chunks(path, ReadOptions("conll", max_tokens=limit)),
+                                         chunk_document, processes=1):
         expected.setdefault(chunk.doc, []).extend(t for piece in tags for t in piece)
     documents = read_conll(path)
     assert any(len(s) > limit for d in documents for s in d.sentences), "pieces exercised"

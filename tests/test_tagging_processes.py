@@ -1,16 +1,14 @@
 """Tagging on several CPU processes: shard arithmetic, the process pool, and equal outputs."""
 
 import json
-import operator
 import shutil
 
 import pytest
-from conftest import run_script
+from conftest import reference_tags, run_script
 
 from docgraph.runtime.processes import (
     MIN_TOKENS_PER_TAGGING_PROCESS,
     contiguous_shards,
-    map_in_processes,
     min_tagging_tokens,
     tagging_processes,
 )
@@ -62,14 +60,6 @@ def test_tagging_processes():
     assert tagging_processes(2 * baseline, "cpu", cores=2, min_tokens=baseline) == 2
 
 
-def test_map_in_processes_keeps_order_and_raises():
-    assert map_in_processes(operator.mul, [(2, 3), (4, 5), (6, 7)]) == [6, 20, 42]
-    assert map_in_processes(operator.mul, [(2, 3)]) == [6]  # one call: no process
-    with pytest.raises(ValueError, match="invalid literal"):
-        map_in_processes(int, [("1",), ("x",)])
-
-
-@pytest.fixture(scope="module")
 def deterministic_model(model_dir, tmp_path_factory):
     """The trained tiny model with every neighbour kept and no pruning: its tags do not
     depend on random draws, so any number of processes must give the same tags."""
@@ -125,7 +115,6 @@ def test_evaluate_and_predict_in_two_processes(deterministic_model, tmp_path):
 
 def test_threshold_override_reaches_tagging_processes(model_dir, sample_splits, tmp_path):
     from docgraph.persistence.model_dir import ModelOverrides
-    from docgraph.tagging.inference import predict_documents, predict_in_processes
 
     # every neighbour kept, the trained threshold left as it is: the override alone decides
     path = tmp_path / "model"
@@ -140,9 +129,9 @@ def test_threshold_override_reaches_tagging_processes(model_dir, sample_splits, 
 
     for threshold in (0.0, 1e9):
         overrides = ModelOverrides(threshold=threshold)
-        references[threshold] = predict_documents(docs, path, overrides)  # 1 process
-        assert predict_in_processes(path, docs, 2, overrides) == references[threshold]
-        # the Tagger (predict.py) carries the override into its processes too
+        references[threshold] = reference_tags(docs, path, overrides)  # 1 process
+        # the Tagger (predict.py, evaluate.py) carries the override into its processes
         tagger = Tagger.load(path, threshold=threshold)
         assert tagger.tag(docs, processes=2)[1] == references[threshold]
+        assert tagger.evaluate(docs, processes=2).predictions == references[threshold]
     assert references[0.0] != references[1e9]  # the graph's messages change some tags

@@ -30,7 +30,7 @@ from docgraph.config.fields import Setting, UsageError, check_field, check_proce
 from docgraph.config.presets import load_toml, preset_path
 from docgraph.config.size import ModelSizeError, host_available_memory, memory_problem
 from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS
-from docgraph.data.conll import check_text_head, has_tokens
+from docgraph.data.conll import check_input_file, has_tokens
 from docgraph.data.registry import DATASETS, dataset_files
 from docgraph.persistence.archive import damage_message
 from docgraph.persistence.shipped import (
@@ -377,21 +377,6 @@ def check_model_dir(path: str, flag: str = "--model") -> None:
     damage = damage_message(directory / "model.pt")
     if damage is not None:
         raise UsageError(f"{flag} {path}: {damage}")
-
-
-def check_input_file(path: str, flag: str | None = None) -> None:
-    """Raise :class:`UsageError` unless ``path`` is an existing file (``flag``: the flag that
-    names it, e.g. ``--data``; none for positional inputs), and
-    :class:`~docgraph.data.errors.CorpusFormatError` when its first bytes cannot begin UTF-8
-    text or CoNLL columns (:func:`~docgraph.data.conll.check_text_head`: a NUL byte, bytes
-    that are not UTF-8)."""
-    where = f"{flag} {path}" if flag else path
-    if not Path(path).exists():
-        raise UsageError(f"{where}: file not found" if flag else f"{path}: input file not found")
-    if not Path(path).is_file():
-        raise UsageError(f"{where}: expected {'a text file' if flag else 'an input file'}, "
-                         "got a directory")
-    check_text_head(path)
 
 
 def check_some_tokens(names: Sequence[str], input_format: str = "auto") -> None:

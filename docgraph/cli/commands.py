@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from docgraph.cli.arguments import (
-    DEFAULT_MAX_DOC_TOKENS,
     UsageError,
     config_from_args,
     fail,
@@ -27,13 +26,18 @@ from docgraph.cli.arguments import (
     setup_logging,
 )
 from docgraph.config import ExperimentConfig, check_processes, section_settings
-from docgraph.data.conll import looks_like_conll, read_conll, read_text, write_conll
+from docgraph.data.conll import (
+    check_input_file,
+    looks_like_conll,
+    read_conll,
+    read_text,
+    write_conll,
+)
 from docgraph.data.document import Document
 from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import dataset_files, load_dataset
 from docgraph.data.stats import GRAPH_KEYS, corpus_statistics, format_statistics
 from docgraph.graph import graph_statistics
-from docgraph.graph.splits import prepare_split
 from docgraph.metrics import format_table
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, atomic_write_text
 from docgraph.persistence.model_dir import OverrideError, check_model_memory
@@ -54,15 +58,14 @@ from docgraph.runtime.processes import (
 )
 from docgraph.runtime.progress import ProgressSettings, is_main_process
 from docgraph.runtime.progress import configure as configure_progress
-from docgraph.tagging.inference import inspect_documents
 from docgraph.tagging.prediction_io import (
     ProgressReport,
     ReadOptions,
     check_inputs,
+    chunk_document,
     format_chunk,
     read_chunks,
 )
-from docgraph.tagging.stream import tag_chunks
 from docgraph.tagging.tagger import Tagger, as_document
 from docgraph.training.experiment import (
     interrupted_message,
@@ -238,7 +241,8 @@ def _load_tagger(args: argparse.Namespace) -> Tagger:
     ``--threshold``); an override the model cannot take is a usage error naming its flag."""
     try:
         return Tagger.load(args.model, resolve_device(args.device), lm=args.lm,
-                           threshold=args.threshold)
+                           threshold=args.threshold,
+                           max_doc_tokens=getattr(args, "max_doc_tokens", None))
     except OverrideError as err:
         flag = next((setting.flag for section in ("model", "")
                      if (setting := section_settings(section).get(err.setting)) is not None
@@ -299,8 +303,7 @@ def _evaluate(args: argparse.Namespace, name: str, files: list[Path],
     try:
         tagger = _load_tagger(args)
         if args.data:
-            if not Path(args.data).exists():
-                raise UsageError(f"--data {args.data}: file not found")
+            check_input_file(args.data, "--data")
             documents = read_conll(args.data)
         else:
             _, documents = _dataset_split(args, tagger.config)
@@ -340,11 +343,7 @@ def _read_input(path: Path, input_format: str, tokenized: bool) -> list[Document
         UsageError: The file does not exist or is not a file.
         CorpusFormatError: The file is not UTF-8, or not a valid CoNLL file when read as one.
     """
-
-    if not path.exists():
-        raise UsageError(f"{path}: input file not found")
-    if not path.is_file():
-        raise UsageError(f"{path}: expected an input file, got a directory")
+    check_input_file(path)
     text = read_text(path)
     kind = input_format
     if kind == "auto":
@@ -361,7 +360,8 @@ def predict(args: argparse.Namespace) -> int:
     """``scripts/predict.py`` with its parsed arguments (:func:`docgraph.cli.predict_main`).
 
     JSON lines and CoNLL are written as the input is tagged, a few thousand tokens at a time
-    (:mod:`docgraph.tagging.prediction_io`, :mod:`docgraph.tagging.stream`); the HTML page is built
+    (:mod:`docgraph.tagging.prediction_io`, :meth:`Tagger.tag_chunks
+    <docgraph.tagging.tagger.Tagger.tag_chunks>`); the HTML page is built
     whole. Ctrl-C and SIGTERM stop it with one line (exit status 130 or 143): its tagging
     processes end at once and ``--output`` is left as it was.
     """
@@ -392,9 +392,8 @@ def _predict(args: argparse.Namespace) -> int:
                 sys.stdout.write(page)
             return 0
         check_inputs(paths)
-        limit = (args.max_doc_tokens or tagger.config.graph.max_doc_tokens
-                 or DEFAULT_MAX_DOC_TOKENS)
-        options = ReadOptions(args.input_format, args.tokenized, args.documents, limit)
+        options = ReadOptions(args.input_format, args.tokenized, args.documents,
+                              tagger.max_doc_tokens or sys.maxsize)
         if args.output:
             atomic_write(args.output, lambda tmp: _stream_predictions(tagger, args, paths,
                                                                       options, tmp))
@@ -418,7 +417,8 @@ def _stream_predictions(tagger: Tagger, args: argparse.Namespace, paths: list[Pa
     with (open(output, "w", encoding="utf-8", newline="") if output
           else contextlib.nullcontext(sys.stdout)) as out:
         # closed on the way out: an error or Ctrl-C ends the tagging processes at once
-        tagged = contextlib.closing(tag_chunks(chunks, tagger, args.processes, args.mc_seed))
+        tagged = contextlib.closing(tagger.tag_chunks(chunks, chunk_document, args.processes,
+                                                      args.mc_seed))
         try:
             with tagged as pairs:
                 for chunk, tags in pairs:
@@ -449,24 +449,22 @@ def stats(args: argparse.Namespace) -> int:
 
 def visualize(args: argparse.Namespace) -> int:
     """``scripts/visualize.py`` with its parsed arguments (:func:`docgraph.cli.visualize_main`):
-    a drawing of one document's graph, the interactive HTML page, and/or the noisiest edges.
-    ``--threshold`` and ``--lm`` are applied to the model's configuration before it is built
-    (:meth:`Tagger.load <docgraph.tagging.tagger.Tagger.load>`), so the page shows the
+    a drawing of one document's graph, the interactive HTML page, and/or the noisiest edges,
+    from the documents as :meth:`Tagger.inspect <docgraph.tagging.tagger.Tagger.inspect>` sees
+    them. ``--threshold`` and ``--lm`` are applied to the model's configuration before it is
+    built (:meth:`Tagger.load <docgraph.tagging.tagger.Tagger.load>`), so the page shows the
     threshold the model prunes with."""
     from docgraph.viz.draw import draw_document_graph  # matplotlib: for this command only
 
     try:
         tagger = _load_tagger(args)
-        model, vocabs, config = tagger.model, tagger.vocabs, tagger.config
-        dataset, documents = _dataset_split(args, config)
-        prepared = prepare_split(documents, vocabs, config, lm_encoder=tagger.lm_encoder)
-        if args.doc is not None and args.doc >= len(prepared.graphs):
-            fail(f"--doc {args.doc}: the {args.split} split has {len(prepared.graphs)} documents "
-                 f"(0..{len(prepared.graphs) - 1})")
-        indices = [args.doc] if args.doc is not None else range(len(prepared.graphs))
-        graphs = inspect_documents(model, [prepared.graphs[i] for i in indices],
-                                   [prepared.documents[i] for i in indices], vocabs,
-                                   config.train.eval_batch_tokens, args.mc_seed)
+        dataset, documents = _dataset_split(args, tagger.config)
+        chunks = tagger.chunks(documents)
+        if args.doc is not None and args.doc >= len(chunks):
+            fail(f"--doc {args.doc}: the {args.split} split has {len(chunks)} documents "
+                 f"(0..{len(chunks) - 1})")
+        selected = [chunks[args.doc]] if args.doc is not None else chunks
+        graphs = tagger.inspect(selected, mc_seed=args.mc_seed, gold=True)
         if args.out is not None:
             words = args.word
             repeated = repeated_words(graphs[0])
@@ -481,12 +479,8 @@ def visualize(args: argparse.Namespace) -> int:
                           f"({', '.join(words)}); --max-words 0 draws all, --word W one word")
             draw_document_graph(graphs[0], args.out, word=words, layout=args.layout)
         if args.html is not None:
-            graph_module = model.document_graph
-            pruned = graph_module is not None and graph_module.uncertainty is not None
-            threshold = config.model.threshold if pruned else None
             atomic_write_text(args.html, to_html(
-                graphs, title=f"{Path(args.model).name}: {dataset} {args.split}",
-                threshold=threshold, has_graph=graph_module is not None))
+                graphs, title=f"{Path(args.model).name}: {dataset} {args.split}"))
     except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
         fail(str(err))
     if args.out is not None:

@@ -1,39 +1,73 @@
-"""Long documents in chunks of whole sentences (``max_doc_tokens``).
+"""Long documents in chunks (``max_doc_tokens``): the one packing rule of training, tagging
+(:mod:`docgraph.tagging`), ``predict.py`` and the spaCy component.
 
 GCDoc's graph and cross-sentence windows span a whole document; a document longer than a
-token budget is cut into chunks of whole sentences, each a :class:`Document` of its own, so
-the graph edges between tokens of different chunks are lost. Torch-free: training, tagging
-(:mod:`docgraph.tagging`) and the spaCy component chunk alike.
+token budget is cut into chunks of consecutive sentences packed greedily in order
+(:func:`pack_greedy`), each a :class:`Document` of its own, so the graph edges between tokens
+of different chunks are lost. Training keeps a sentence longer than the budget whole, as a
+chunk of its own; tagging first cuts it into pieces of the budget's length
+(:func:`piece_bounds`), each a sentence for the model. Torch-free.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from typing import TypeVar
 
 from docgraph.data.document import Document, Sentence
 
+T = TypeVar("T")
+S = TypeVar("S", bound=Sequence)
 
-def pack_sentences(sentences: Sequence[Sentence], max_tokens: int) -> list[list[Sentence]]:
-    """Groups of consecutive sentences of at most ``max_tokens`` tokens, packed greedily in
-    order; a sentence longer than ``max_tokens`` is a group on its own.
+
+def pack_greedy(items: Iterable[T], max_tokens: int, size: Callable[[T], int] = len
+                ) -> Iterator[list[T]]:
+    """Consecutive items in groups of at most ``max_tokens`` tokens, packed greedily in order:
+    a group ends before the item that would take it past the budget; an item larger than
+    the budget is a group of its own. No items, no groups.
 
     Args:
-        sentences: The sentences, in order.
+        items: The items (sentences, pieces), in order.
         max_tokens: Token budget per group (``>= 1``).
-
-    Returns:
-        The groups, in order; ``[[]]`` for no sentences.
+        size: The number of tokens of an item.
     """
-    groups: list[list[Sentence]] = [[]]
+    group: list[T] = []
     used = 0
-    for sent in sentences:
-        if groups[-1] and used + len(sent) > max_tokens:
-            groups.append([])
-            used = 0
-        groups[-1].append(sent)
-        used += len(sent)
-    return groups
+    for item in items:
+        length = size(item)
+        if group and used + length > max_tokens:
+            yield group
+            group, used = [], 0
+        group.append(item)
+        used += length
+    if group:
+        yield group
+
+
+def piece_bounds(length: int, max_tokens: int | None) -> list[tuple[int, int]]:
+    """``(start, end)`` of the pieces a sentence of ``length`` tokens is tagged in: of
+    ``max_tokens`` tokens each, the last one shorter (``None`` or ``0``: the whole sentence)."""
+    if not max_tokens:
+        return [(0, length)]
+    return [(first, min(first + max_tokens, length)) for first in range(0, length, max_tokens)]
+
+
+def chunk_sentences(sentences: Sequence[S], max_tokens: int | None) -> list[list[S]]:
+    """Sentences (any sliceable sequences) cut into pieces of at most ``max_tokens`` tokens
+    (:func:`piece_bounds`) and packed greedily into chunks of at most ``max_tokens`` tokens
+    (:func:`pack_greedy`); ``None`` or ``0``: one chunk of whole sentences; no sentences, no
+    chunks."""
+    if not max_tokens:
+        return [list(sentences)] if sentences else []
+    pieces = [s[a:b] for s in sentences for a, b in piece_bounds(len(s), max_tokens)]
+    return list(pack_greedy(pieces, max_tokens))
+
+
+def pack_sentences(sentences: Sequence[Sentence], max_tokens: int) -> list[list[Sentence]]:
+    """Groups of consecutive sentences of at most ``max_tokens`` tokens (:func:`pack_greedy`);
+    ``[[]]`` for no sentences."""
+    return list(pack_greedy(sentences, max_tokens)) or [[]]
 
 
 def chunk_document(doc: Document, k: int, sentences: Sequence[Sentence]) -> Document:
@@ -46,16 +80,28 @@ def chunk_document(doc: Document, k: int, sentences: Sequence[Sentence]) -> Docu
     )
 
 
-def split_long_documents(documents: Iterable[Document], max_tokens: int | None) -> list[Document]:
-    """Split documents longer than ``max_tokens`` into chunks of whole sentences.
+def _pieces(sentence: Sentence, max_tokens: int) -> list[Sentence]:
+    """``sentence`` cut into pieces of at most ``max_tokens`` tokens (:func:`piece_bounds`)."""
+    if len(sentence) <= max_tokens:
+        return [sentence]
+    return [replace(sentence, tokens=sentence.tokens[a:b], tags=sentence.tags[a:b])
+            for a, b in piece_bounds(len(sentence), max_tokens)]
 
-    Sentences are packed greedily in order; a sentence longer than ``max_tokens`` is a chunk on
-    its own. Chunks get ids ``f"{doc_id}#{k}"`` and renumbered sentences; documents that fit are
-    returned unchanged. Graph edges between tokens of different chunks are lost.
+
+def split_long_documents(documents: Iterable[Document], max_tokens: int | None,
+                         cut_sentences: bool = False) -> list[Document]:
+    """Split documents longer than ``max_tokens`` into chunks of consecutive sentences.
+
+    Sentences are packed greedily in order (:func:`pack_greedy`); a sentence longer than
+    ``max_tokens`` is a chunk on its own, or, with ``cut_sentences``, first cut into pieces of
+    ``max_tokens`` tokens, each a sentence of its own (what tagging does). Chunks get ids
+    ``f"{doc_id}#{k}"`` and renumbered sentences; documents that fit are returned unchanged.
+    Graph edges between tokens of different chunks are lost.
 
     Args:
         documents: The documents.
         max_tokens: Token budget per chunk; ``None`` or ``0`` disables splitting.
+        cut_sentences: Cut sentences longer than ``max_tokens`` into pieces.
 
     Returns:
         The documents and chunks, in order.
@@ -65,6 +111,9 @@ def split_long_documents(documents: Iterable[Document], max_tokens: int | None) 
         if not max_tokens or doc.num_tokens <= max_tokens:
             out.append(doc)
             continue
+        sentences: Sequence[Sentence] = doc.sentences
+        if cut_sentences:
+            sentences = [p for s in doc.sentences for p in _pieces(s, max_tokens)]
         out.extend(chunk_document(doc, k, group)
-                   for k, group in enumerate(pack_sentences(doc.sentences, max_tokens)))
+                   for k, group in enumerate(pack_sentences(sentences, max_tokens)))
     return out

@@ -16,9 +16,10 @@ from __future__ import annotations
 import codecs
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from docgraph.config.fields import UsageError
 from docgraph.data.document import Document, make_document
 from docgraph.data.errors import CorpusFormatError, format_error
 from docgraph.data.tags import SCHEMES, convert, detect_scheme, to_iob2, validate_tag
@@ -80,6 +81,21 @@ def _decode_error(path: Path, data: bytes, err: UnicodeDecodeError,
     return format_error(path, line_no, f"expected {name} text, got byte "
                                        f"0x{data[err.start]:02x} at column {column} (byte offset "
                                        f"{err.start}); convert the file to {name}")
+
+
+def check_input_file(path: str | Path, flag: str | None = None) -> None:
+    """The one check of an input file, before it is read: raise
+    :class:`~docgraph.config.fields.UsageError` unless ``path`` is an existing file (``flag``:
+    the flag that names it, e.g. ``--data``; none for positional inputs), and
+    :class:`~docgraph.data.errors.CorpusFormatError` when its first bytes cannot begin UTF-8
+    text or CoNLL columns (:func:`check_text_head`: a NUL byte, bytes that are not UTF-8)."""
+    where = f"{flag} {path}" if flag else str(path)
+    if not Path(path).exists():
+        raise UsageError(f"{where}: file not found" if flag else f"{path}: input file not found")
+    if not Path(path).is_file():
+        raise UsageError(f"{where}: expected {'a text file' if flag else 'an input file'}, "
+                         "got a directory")
+    check_text_head(path)
 
 
 def check_text_head(path: str | Path, size: int = HEAD_BYTES) -> None:
@@ -264,24 +280,43 @@ def write_conll(
     if predicted is not None and len(predicted) != len(documents):
         raise ValueError(f"{len(predicted)} predicted documents for {len(documents)} documents")
     lines: list[str] = []
-    docstart = f"{DOCSTART} O O" if predicted is not None else f"{DOCSTART} O"
     for d, doc in enumerate(documents):
-        lines += [docstart, ""]
         if predicted is not None and len(predicted[d]) != len(doc.sentences):
             raise ValueError(f"document {doc.doc_id!r}: predictions for {len(predicted[d])} "
                              f"sentences, expected {len(doc.sentences)}")
+        sentences = []
         for s, sent in enumerate(doc.sentences):
-            gold = convert(sent.tags, "iob2", scheme)
-            columns: list[Sequence[str]] = [sent.tokens, gold]
+            columns: list[Sequence[str]] = [sent.tokens, convert(sent.tags, "iob2", scheme)]
             if predicted is not None:
                 pred = predicted[d][s]
                 if len(pred) != len(sent):
                     raise ValueError(f"document {doc.doc_id!r}, sentence {s}: {len(pred)} "
                                      f"predicted tags for {len(sent)} tokens")
                 columns.append(convert(pred, "iob2", scheme))
-            lines += [" ".join(row) for row in zip(*columns)]
-            lines.append("")
-    atomic_write_text(path, "\n".join(lines) + "\n")
+            sentences.append((columns, True))
+        lines += conll_lines(sentences, docstart=3 if predicted is not None else 2)
+    atomic_write_text(path, "".join(f"{line}\n" for line in lines) or "\n")
+
+
+def conll_lines(sentences: Iterable[tuple[Sequence[Sequence[str]], bool]],
+                docstart: int | None = 2) -> Iterator[str]:
+    """The lines of a CoNLL column file for one document, or a part of one: the writer of
+    :func:`write_conll` and of ``predict.py --format conll``.
+
+    Args:
+        sentences: ``(columns, ends)`` per sentence (or part of a sentence): the columns of its
+            token lines (words, tags, ...), each as long as the others, and whether the
+            sentence ends there (a blank line follows).
+        docstart: Start with a ``-DOCSTART-`` line of this many columns (``O`` after the first)
+            and a blank line; ``None``: no such line (a document continued).
+    """
+    if docstart is not None:
+        yield " ".join([DOCSTART] + ["O"] * (docstart - 1))
+        yield ""
+    for columns, ends in sentences:
+        yield from (" ".join(row) for row in zip(*columns))
+        if ends:
+            yield ""
 
 
 CONLL_TAGGED_SHARE = 0.9

@@ -18,15 +18,16 @@ senter). A Doc without boundaries is split with docgraph's own rules
 character falls in); the component logs that once and records it on every Doc as
 ``doc._.docgraph_sentence_source`` (``"doc"`` or ``"docgraph"``).
 
-How it tags, as ``scripts/predict.py`` does (:mod:`docgraph.tagging.stream`): a Doc longer than
-``max_doc_tokens`` is tagged in chunks of whole sentences packed greedily in order
-(:func:`docgraph.graph.split_long_documents`; a longer sentence in pieces of ``max_doc_tokens``
-tokens), each chunk a document of its own for the model; the chunks of many Docs
-(``nlp.pipe``) are batched by the tagging token budget
-(:func:`docgraph.tagging.stream.batch_tokens`) on the model's device, a group of about
-:data:`~docgraph.tagging.stream.GROUP_TOKENS` tokens at a time; ``mc_seed`` is the tagging seed of
-the Monte-Carlo masks. A Doc's tags depend on its tokens, sentences and the seed only: the
-same alone, in any batch or in spaCy's processes (``nlp.pipe(n_process=N)``).
+How it tags, through the tagging pipeline of ``scripts/predict.py``
+(:mod:`docgraph.tagging.pipeline`, by :meth:`Tagger.inspect_chunks
+<docgraph.tagging.tagger.Tagger.inspect_chunks>`): a Doc longer than ``max_doc_tokens`` is
+tagged in chunks of consecutive sentences packed greedily in order (a longer sentence in pieces
+of ``max_doc_tokens`` tokens; :func:`docgraph.data.chunking.chunk_sentences`), each chunk a
+document of its own for the model; the chunks of many Docs (``nlp.pipe``) are batched by the
+tagging token budget (:func:`docgraph.tagging.pipeline.batch_tokens`) on the model's device, a
+group of about :data:`~docgraph.tagging.pipeline.GROUP_TOKENS` tokens at a time; ``mc_seed`` is
+the tagging seed of the Monte-Carlo masks. A Doc's tags depend on its tokens, sentences and the
+seed only: the same alone, in any batch or in spaCy's processes (``nlp.pipe(n_process=N)``).
 
 What it writes (``doc._.docgraph`` holds plain lists, so Docs keep it through
 ``DocBin(store_user_data=True)``; the other attributes read it):
@@ -56,9 +57,9 @@ import json
 import logging
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 from spacy.language import Language
@@ -68,11 +69,19 @@ from spacy.tokens import Doc, Span, Token
 from spacy.training import Example
 from spacy.util import minibatch
 
-from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS
+from docgraph.data.chunking import chunk_sentences
 from docgraph.data.tags import entity_type, spans
 from docgraph.data.tokenize import sentence_spans
-from docgraph.persistence.shipped import MODEL_FILES, shipped_model_dir, shipped_models
+from docgraph.persistence.shipped import (
+    MODEL_FILES,
+    OPTIONAL_MODEL_FILES,
+    shipped_model_dir,
+    shipped_models,
+)
 from docgraph.runtime.atomic import atomic_write_json
+
+if TYPE_CHECKING:  # torch loads when a component is created, not on import
+    from docgraph.tagging.tagger import ChunkInspection
 
 __all__ = ["FACTORY", "DocgraphNER", "DocgraphSpacyError", "make_docgraph_ner",
            "register_extensions"]
@@ -84,8 +93,6 @@ FACTORY = "docgraph_ner"
 
 _STATE_FILE = "docgraph_ner.json"
 _MODEL_COPY = "model"
-#: Files of a model directory copied with it when present (language-model record, checksums).
-_OPTIONAL_MODEL_FILES = ("lm.json", "manifest.json")
 _NER_FACTORIES = ("ner", "beam_ner")
 
 
@@ -230,26 +237,6 @@ def doc_sentences(doc: Doc) -> tuple[str, list[list[int]]]:
     return source, [g for g in groups if g]
 
 
-def chunk_sentences(sentences: Sequence[list[int]], max_tokens: int | None
-                    ) -> list[list[list[int]]]:
-    """Pieces of at most ``max_tokens`` tokens (a longer sentence cut in order), packed
-    greedily into chunks of at most ``max_tokens`` tokens (the rule of
-    :func:`docgraph.graph.split_long_documents`); ``None`` or ``0``: one chunk of whole
-    sentences."""
-    if not max_tokens:
-        return [list(sentences)] if sentences else []
-    pieces = [s[k:k + max_tokens] for s in sentences for k in range(0, len(s), max_tokens)]
-    chunks: list[list[list[int]]] = []
-    used = 0
-    for piece in pieces:
-        if not chunks or used + len(piece) > max_tokens:
-            chunks.append([])
-            used = 0
-        chunks[-1].append(piece)
-        used += len(piece)
-    return chunks
-
-
 def doc_layout(doc: Doc, max_tokens: int | None) -> DocLayout:
     """:func:`doc_sentences` and :func:`chunk_sentences` of one Doc."""
     source, sentences = doc_sentences(doc)
@@ -257,16 +244,6 @@ def doc_layout(doc: Doc, max_tokens: int | None) -> DocLayout:
 
 
 # ----------------------------------------------------------------------------- the component
-@dataclass
-class ChunkResult:
-    """The model's output for one chunk, in chunk order (tokens numbered from 0)."""
-
-    tags: list[list[str]]
-    uncertainty: list[float] | None
-    pruned: list[bool] | None
-    edges: list[tuple[int, int, float | None]] | None
-
-
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
@@ -338,7 +315,7 @@ class DocgraphNER(Pipe):
         overwrite_ents: Replace the Doc's existing entities with ours; ``False``: keep them
             and add ours where they overlap none.
         batch_tokens: Token budget of a batch (default: ``predict.py``'s,
-            :func:`docgraph.tagging.stream.batch_tokens`).
+            :func:`docgraph.tagging.pipeline.batch_tokens`).
         mc_seed: Tagging seed of the Monte-Carlo masks (``predict.py --mc-seed``).
         device: ``"auto"`` (a GPU when there is one), ``"cpu"`` or ``"cuda"``.
         threshold: Prune the graph at this uncertainty threshold instead of the trained one.
@@ -393,27 +370,23 @@ class DocgraphNER(Pipe):
         """Load the model directory ``model_path`` with the component's options."""
         from docgraph.persistence.checkpoint import CheckpointError
         from docgraph.runtime.machine import resolve_device
-        from docgraph.tagging.stream import ONEDNN_CACHE
-        from docgraph.tagging.stream import batch_tokens as tagging_batch_tokens
+        from docgraph.tagging.pipeline import ONEDNN_CACHE
         from docgraph.tagging.tagger import Tagger
 
         # read by oneDNN when it first runs: bounded memory over many Docs, as predict.py
         os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", ONEDNN_CACHE)
         options = self._options
         try:
-            self.tagger: Tagger = Tagger.load(model_path, resolve_device(options["device"]),
-                                              threshold=options["threshold"], threads=0)
+            self.tagger: Tagger = Tagger.load(
+                model_path, resolve_device(options["device"]), threshold=options["threshold"],
+                threads=self.threads, max_doc_tokens=options["max_doc_tokens"],
+                batch_tokens=options["batch_tokens"])
         except (CheckpointError, ValueError) as err:
             raise DocgraphSpacyError(f"docgraph_ner: cannot load {model_path}: {err}") from err
         self.model_path = model_path
         self._missing = None
-        config = self.tagger.config
-        self.batch_tokens = options["batch_tokens"] or tagging_batch_tokens(config)
-        self.max_doc_tokens = ((config.graph.max_doc_tokens or DEFAULT_MAX_DOC_TOKENS)
-                               if options["max_doc_tokens"] is None
-                               else options["max_doc_tokens"])
-        # chunks come cut to size: prepare_split must not cut them again
-        self._config = replace(config, graph=replace(config.graph, max_doc_tokens=None))
+        self.batch_tokens = self.tagger.batch_tokens
+        self.max_doc_tokens = self.tagger.max_doc_tokens
 
     def _require_model(self) -> None:
         """Raise the error of a model directory that was not found and never replaced."""
@@ -470,19 +443,13 @@ class DocgraphNER(Pipe):
                 error_handler(self.name, self, docs, err)
 
     def annotate(self, docs: Sequence[Doc]) -> None:
-        """Tag ``docs`` in place, a group of about :data:`~docgraph.tagging.stream.GROUP_TOKENS`
-        tokens at a time."""
-        from docgraph.runtime.threads import bounded_threads
+        """Tag ``docs`` in place, a group of about
+        :data:`~docgraph.tagging.pipeline.GROUP_TOKENS` tokens at a time."""
+        from docgraph.tagging.pipeline import GROUP_TOKENS
 
         self._require_model()
         if os.getpid() != self._pid:
             self._forked()
-        with bounded_threads(self.threads):
-            self._annotate(docs)
-
-    def _annotate(self, docs: Sequence[Doc]) -> None:
-        """:meth:`annotate` in the component's threads."""
-        from docgraph.tagging.stream import GROUP_TOKENS
 
         layouts = [doc_layout(doc, self.max_doc_tokens) for doc in docs]
         self._say(layouts)
@@ -492,9 +459,9 @@ class DocgraphNER(Pipe):
             group.append(k)
             tokens += layout.num_tokens
             if tokens >= GROUP_TOKENS or k == len(layouts) - 1:
-                results = iter(self.tag_chunks(
+                results = iter(self.tagger.inspect_chunks(
                     [[[docs[d][i].text for i in piece] for piece in chunk]
-                     for d in group for chunk in layouts[d].chunks]))
+                     for d in group for chunk in layouts[d].chunks], self.mc_seed))
                 for d in group:
                     chunk_results = [next(results) for _ in layouts[d].chunks]
                     self._set_annotations(docs[d], layouts[d], chunk_results)
@@ -527,39 +494,11 @@ class DocgraphNER(Pipe):
             log.warning("%s: a Doc has no tokens (empty or only whitespace): it gets no "
                         "entities", self.name)
 
-    def tag_chunks(self, chunks: Sequence[Sequence[Sequence[str]]]) -> list[ChunkResult]:
-        """Tag chunks of pieces of words, each a document of its own for the model, batched
-        by the token budget (one forward pass a batch: the tags of
-        :meth:`~docgraph.model.GCDoc.predict`, with the uncertainty, pruning and edge weights
-        of the same pass)."""
-        from docgraph.data.document import make_document
-        from docgraph.graph.splits import prepare_split
-        from docgraph.tagging.inference import inspect_graphs
-
-        if not chunks:
-            return []
-        tagger = self.tagger
-        documents = [make_document(str(k), [(piece, ["O"] * len(piece)) for piece in chunk])
-                     for k, chunk in enumerate(chunks)]
-        graphs = prepare_split(documents, tagger.vocabs, self._config,
-                               lm_encoder=tagger.lm_encoder).graphs
-        inspected = inspect_graphs(tagger.model, graphs, tagger.vocabs, self.batch_tokens,
-                                   tagger.device, seed=self.mc_seed)
-        has_graph = tagger.model.document_graph is not None
-        results = []
-        for graph, found in zip(graphs, inspected):
-            edges = None
-            if has_graph:
-                weights = found.edge_weight or [None] * int(graph.edge_index.size(1))
-                edges = [(j, i, w) for (j, i), w in zip(graph.edge_index.t().tolist(), weights)]
-            results.append(ChunkResult(found.tags, found.uncertainty, found.drop, edges))
-        return results
-
     def _set_annotations(self, doc: Doc, layout: DocLayout,
-                         results: Sequence[ChunkResult]) -> None:
+                         results: Sequence["ChunkInspection"]) -> None:
         """Write one Doc's entities and ``doc._.docgraph`` from its chunks' results."""
         n = len(doc)
-        has_graph = self.tagger.model.document_graph is not None
+        has_graph = self.tagger.has_graph
         prunes = any(r.uncertainty is not None for r in results)
         tags = ["O"] * n
         uncertainty: list[float | None] | None = [None] * n if prunes else None
@@ -593,7 +532,7 @@ class DocgraphNER(Pipe):
             "sentences": [[s[0], s[-1] + 1] for s in layout.sentences],
             "tags": tags, "uncertainty": uncertainty, "pruned": pruned,
             "edges": None if edges is None else [list(e) for e in edges],
-            "threshold": self.tagger.model.config.threshold if prunes else None,
+            "threshold": self.tagger.threshold if prunes else None,
         }
 
     # ---------------------------------------------------------------------------- scoring
@@ -617,18 +556,9 @@ class DocgraphNER(Pipe):
         """Write the model directory's files into ``path/model`` and ``path/docgraph_ner.json``
         (where the model came from and its weights' SHA-256): the saved pipeline tags with
         its own copy."""
-        import shutil
-
         path = Path(path)
         state = self._state()
-        copy = path / _MODEL_COPY
-        if copy.resolve() != self.model_path:
-            if copy.exists():
-                shutil.rmtree(copy)
-            copy.mkdir(parents=True)
-            for name in (*MODEL_FILES, *_OPTIONAL_MODEL_FILES):
-                if (self.model_path / name).is_file():
-                    shutil.copyfile(self.model_path / name, copy / name)
+        self.tagger.save(path / _MODEL_COPY, overwrite=True)
         atomic_write_json(path / _STATE_FILE, {**state, "copy": _MODEL_COPY})
 
     def from_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> "DocgraphNER":
@@ -683,7 +613,7 @@ class DocgraphNER(Pipe):
 
 def _files_differ(loaded: Path, copy: Path) -> bool:
     """Whether the model files of two directories differ (by SHA-256)."""
-    names = [n for n in (*MODEL_FILES, *_OPTIONAL_MODEL_FILES)
+    names = [n for n in (*MODEL_FILES, *OPTIONAL_MODEL_FILES)
              if (loaded / n).is_file() or (copy / n).is_file()]
     return any(not (loaded / n).is_file() or not (copy / n).is_file()
                or _sha256(loaded / n) != _sha256(copy / n) for n in names)

@@ -69,7 +69,7 @@ class ModelOverrides:
     """What a user may change about a trained model when loading it to tag.
 
     Every way of loading a model to tag (:func:`load_model_dir`, the tagging processes of
-    :func:`~docgraph.tagging.inference.predict_in_processes`,
+    :func:`~docgraph.tagging.pipeline.stream_tags`,
     :meth:`~docgraph.tagging.tagger.Tagger.load`)
     takes one of these, so an override reaches every process.
 

@@ -20,6 +20,10 @@ MODEL_FILES = ("config.json", "vocab.json", "model.pt")
 #: The file that makes a model directory a packed one (checksums and how it was packed).
 MANIFEST = "manifest.json"
 
+#: Files of a model directory besides :data:`MODEL_FILES`, copied with it when present (the
+#: record of its language model, the checksums of a packed model).
+OPTIONAL_MODEL_FILES = ("lm.json", MANIFEST)
+
 
 class ModelNotFoundError(ValueError):
     """A model given by name or path is neither a model directory nor a shipped model (the
@@ -66,5 +70,6 @@ def missing_model_files(directory: Path) -> list[str]:
     return [name for name in MODEL_FILES if not (directory / name).is_file()]
 
 
-__all__ = ["MANIFEST", "MODEL_FILES", "SHIPPED_DIR", "ModelNotFoundError", "missing_model_files",
-           "resolve_model", "shipped_model_dir", "shipped_models"]
+__all__ = ["MANIFEST", "MODEL_FILES", "OPTIONAL_MODEL_FILES", "SHIPPED_DIR",
+           "ModelNotFoundError", "missing_model_files", "resolve_model", "shipped_model_dir",
+           "shipped_models"]

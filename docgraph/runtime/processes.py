@@ -26,8 +26,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,6 @@ import torch
 import torch.distributed as dist
 
 from docgraph.config.fields import available_cores
-from docgraph.runtime import progress as _progress
 from docgraph.runtime.lifetime import (
     exit_status,
     leaving,
@@ -401,7 +399,7 @@ def _join(processes: Sequence[Any], seconds: float) -> None:
 
 
 class WorkerError(RuntimeError):
-    """A process of :func:`map_in_processes` died without raising an exception."""
+    """A process of a :func:`process_pool` died without raising an exception."""
 
 
 MIN_TOKENS_PER_TAGGING_PROCESS = 20_000
@@ -516,59 +514,3 @@ def _kill_pool(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
     for process in processes:
         process.join(5.0)
-
-
-def _init_worker(threads: int, counter: Any) -> None:
-    torch.set_num_threads(threads)
-    _progress.report_to(counter)
-
-
-def map_in_processes(fn: Callable[..., Any], arguments: Sequence[tuple], threads: int = 1,
-                     progress: _progress.Progress | None = None) -> list[Any]:
-    """``[fn(*args) for args in arguments]``, each call in its own fresh (spawned) process.
-
-    Each process runs ``threads`` intra-op threads. ``fn`` must be a module-level function and
-    its arguments and results picklable. An exception raised by ``fn`` is raised here. The
-    processes end with this one (:func:`process_pool`).
-
-    Args:
-        fn: The function.
-        arguments: One tuple of arguments per call.
-        threads: Intra-op threads of each process.
-        progress: Shows the sum of the counts of every :class:`~docgraph.runtime.progress.Progress`
-            of the processes, polled twice a second (:func:`docgraph.runtime.progress.report_to`).
-
-    Raises:
-        WorkerError: A process died without raising (e.g. killed for memory).
-    """
-    if len(arguments) <= 1:
-        return [fn(*args) for args in arguments]
-    counter = multiprocessing.get_context("spawn").Value("q", 0)
-    try:
-        with process_pool(len(arguments), _init_worker, (threads,), (counter,)) as pool:
-            futures = [pool.submit(fn, *args) for args in arguments]
-            pending = set(futures)
-            while pending:
-                _, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
-                if progress is not None:
-                    progress.update(counter.value - progress.n)
-                if any(f.done() and f.exception() is not None for f in futures):
-                    break
-            return [future.result() for future in futures]
-    except BrokenProcessPool as err:
-        raise WorkerError(f"a worker process died unexpectedly ({err})") from None
-
-
-def map_document_shards(fn: Callable[..., list], documents: Sequence[Any], processes: int,
-                        *args: Any, progress: _progress.Progress | None = None) -> list:
-    """``fn(documents, *args)`` computed on :func:`contiguous_shards` of the documents (by
-    ``num_tokens``), one shard per process (:func:`map_in_processes`, which shows the
-    processes' counts on ``progress``), results concatenated.
-
-    ``fn`` must return one list per shard whose concatenation in shard order is its result on
-    the whole list (one entry per document or per chunk of a document).
-    """
-    shards = contiguous_shards([d.num_tokens for d in documents], processes)
-    results = map_in_processes(fn, [([documents[i] for i in shard], *args) for shard in shards],
-                               progress=progress)
-    return [item for shard_result in results for item in shard_result]

@@ -16,10 +16,6 @@ program's output goes:
 tagging); a stage that has no counter of its own says it is still running every
 ``interval`` seconds, so a slow stage is never silent.
 
-In a tagging process of :func:`~docgraph.runtime.processes.map_in_processes`, a :class:`Progress`
-shows nothing and adds its count to a counter shared with the parent, which shows the
-progress of all its processes (:func:`report_to`).
-
 This module does not import torch.
 """
 
@@ -37,7 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = ["Progress", "ProgressSettings", "Stages", "configure", "format_clock",
-           "is_main_process", "log_to_file", "report_to", "settings"]
+           "is_main_process", "log_to_file", "settings"]
 
 log = logging.getLogger("docgraph")
 
@@ -77,7 +73,6 @@ class ProgressSettings:
 
 
 _settings = ProgressSettings()
-_worker_counter: Any = None  # a multiprocessing.Value in a tagging process, else None
 
 
 def settings() -> ProgressSettings:
@@ -92,13 +87,6 @@ def configure(**changes: Any) -> ProgressSettings:
     previous = _settings
     _settings = replace(_settings, **changes)
     return previous
-
-
-def report_to(counter: Any) -> None:
-    """In a worker process: add every :class:`Progress` count to ``counter`` (a
-    ``multiprocessing.Value`` the parent reads) instead of showing it."""
-    global _worker_counter
-    _worker_counter = counter
 
 
 def is_main_process() -> bool:
@@ -172,9 +160,7 @@ class Progress:
         self.start = time.perf_counter()
         self._last_line = self.start
         self._last_stats = self.start - STATS_REFRESH
-        self._shared = _worker_counter
-        self.active = (enabled and self.settings.enabled and self._shared is None
-                       and is_main_process())
+        self.active = enabled and self.settings.enabled and is_main_process()
         self._bar: Any = None
         if self.active and self.settings.bars:
             from tqdm import tqdm
@@ -191,10 +177,6 @@ class Progress:
     def update(self, n: int = 1) -> None:
         """Count ``n`` more; draw the bar, or write a line when one is due."""
         self.n += n
-        if self._shared is not None:
-            with self._shared.get_lock():
-                self._shared.value += n
-            return
         if not self.active:
             return
         now = time.perf_counter()

@@ -1,12 +1,10 @@
-"""Tagging and scoring with a trained model: predictions per graph, in one process, in
-several CPU processes, or sharded over a training run's process group.
+"""Tagging and scoring with a trained model: predictions per graph, in one process or
+sharded over a training run's process group.
 
 :func:`predict_graphs` (the tags) and :func:`inspect_graphs` (the tags with the uncertainty,
 pruning and edge weights of the same pass) share the one tagging loop: the token-budget
-batches, the tagging seed and the progress; :func:`predict_in_processes` is the one
-multi-process tagging path (:meth:`~docgraph.tagging.tagger.Tagger.tag` and
-:meth:`~docgraph.tagging.tagger.Tagger.evaluate`, which ``evaluate.py`` runs, use it), carrying
-every :class:`~docgraph.persistence.model_dir.ModelOverrides` into its processes.
+batches, the tagging seed and the progress. The tagging pipeline of a trained model, with its
+one pool of processes, is built on them (:mod:`docgraph.tagging.pipeline`).
 :class:`Evaluation` holds the scores of labelled documents.
 """
 
@@ -15,7 +13,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -31,11 +28,11 @@ from docgraph.data.document import Document
 from docgraph.data.tags import bioes_to_iob2
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import DocumentGraph
-from docgraph.graph.splits import PreparedSplit, prepare_split
+from docgraph.graph.splits import PreparedSplit
 from docgraph.metrics import DocumentConsistency, Scores, document_consistency, score
 from docgraph.model import GCDoc
-from docgraph.persistence.model_dir import ModelOverrides, load_model_dir, unwrap
-from docgraph.runtime.processes import contiguous_shards, map_document_shards, world_and_rank
+from docgraph.persistence.model_dir import unwrap
+from docgraph.runtime.processes import world_and_rank
 from docgraph.runtime.progress import Progress
 from docgraph.viz.networkx import to_networkx
 
@@ -230,54 +227,6 @@ def inspect_documents(
 def _host(values: Tensor | None) -> list | None:
     """A tensor as a Python list on the host (``None`` stays ``None``)."""
     return None if values is None else values.tolist()
-
-
-def predict_documents(documents: Sequence[Document], model_dir: str | Path,
-                      overrides: ModelOverrides | None = None, seed: int = 0,
-                      progress: str | None = None) -> list[list[list[str]]]:
-    """Load a model directory and tag ``documents`` on the CPU, as :func:`evaluate` does.
-
-    ``overrides`` (e.g. another pruning threshold) are applied to the loaded model
-    (:class:`~docgraph.persistence.model_dir.ModelOverrides`); ``seed`` is the tagging seed of the
-    Monte-Carlo masks and ``progress`` the name its progress is shown under
-    (:func:`predict_graphs`).
-
-    The predictions are per graph of ``prepare_split(documents, ...)`` (a document split by
-    ``max_doc_tokens`` gives one entry per chunk), so the results of consecutive shards of a
-    document list concatenate to the result of the whole list. This is what the tagging
-    processes of :func:`predict_in_processes` run.
-    """
-    model, vocabs, config = load_model_dir(model_dir, "cpu", overrides)
-    prepared = prepare_split(documents, vocabs, config)
-    return predict_graphs(model, prepared.graphs, vocabs, config.train.eval_batch_tokens,
-                          seed=seed, progress=progress)
-
-
-def predict_in_processes(model_dir: str | Path, documents: Sequence[Document],
-                         processes: int, overrides: ModelOverrides | None = None,
-                         seed: int = 0, progress: str | None = None
-                         ) -> list[list[list[str]]]:
-    """:func:`predict_documents` with the documents shared out over ``processes`` CPU
-    processes (:func:`~docgraph.runtime.processes.map_document_shards`: consecutive runs of
-    documents with about equal numbers of tokens).
-
-    Every document draws its Monte-Carlo dropout masks and its sampled graph neighbours from
-    generators of its own (keyed by the document and the seeds), so the tags are those of one
-    process, whatever the number of processes. This is the one multi-process tagging path:
-    :meth:`~docgraph.tagging.tagger.Tagger.tag` and
-    :meth:`~docgraph.tagging.tagger.Tagger.evaluate` (``evaluate.py``) both go through it.
-
-    ``progress`` (e.g. ``"tagging test"``) shows the tokens tagged by all the processes
-    together under that name; ``None`` shows nothing.
-    """
-    if progress is None:
-        return map_document_shards(predict_documents, documents, processes, str(model_dir),
-                                   overrides, seed)
-    if len(contiguous_shards([d.num_tokens for d in documents], processes)) <= 1:
-        return predict_documents(documents, model_dir, overrides, seed, progress)
-    with Progress(progress, total=sum(d.num_tokens for d in documents), unit="token") as bar:
-        return map_document_shards(predict_documents, documents, processes, str(model_dir),
-                                   overrides, seed, progress, progress=bar)
 
 
 def evaluate(model: GCDoc, split: PreparedSplit, vocabs: Vocabularies,

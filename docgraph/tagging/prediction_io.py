@@ -12,13 +12,14 @@ Reading (:func:`read_chunks`). A file is CoNLL columns or raw text (``--input-fo
 * A CoNLL file's documents are its ``-DOCSTART-`` documents; its tokens have no offsets.
 
 A document longer than ``max_tokens`` (``--max-doc-tokens``) is tagged in chunks of whole
-sentences, packed greedily in order exactly as training packs a long document
-(:func:`docgraph.graph.split_long_documents`); a sentence longer than ``max_tokens`` (a text
+sentences, packed greedily in order by the one packing rule
+(:func:`docgraph.data.chunking.pack_greedy`); a sentence longer than ``max_tokens`` (a text
 without sentence punctuation) is tagged in pieces of ``max_tokens`` tokens, each a sentence of
-its own for the model. A chunk is a document of its own for the model: the graph and the
-cross-sentence windows never reach across chunks. Nothing holds more than the text of one file
-(the documents of a CoNLL file) and the chunks being tagged, so memory does not grow with the
-length of a document.
+its own for the model (:func:`~docgraph.data.chunking.piece_bounds`): the chunks of
+:meth:`Tagger.chunks <docgraph.tagging.tagger.Tagger.chunks>`. A chunk is a document of its own
+for the model: the graph and the cross-sentence windows never reach across chunks. Nothing
+holds more than the text of one file (the documents of a CoNLL file) and the chunks being
+tagged, so memory does not grow with the length of a document.
 
 Writing (:func:`format_chunk`): the records of a tagged chunk in the output format, its
 pieces joined back into their sentences. Offsets (``start_char``, ``end_char``) are indices of
@@ -46,9 +47,16 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from docgraph.config.fields import UsageError
 from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS
-from docgraph.data.conll import looks_like_conll, read_conll, read_text
+from docgraph.data.chunking import pack_greedy, piece_bounds
+from docgraph.data.conll import (
+    check_input_file,
+    conll_lines,
+    looks_like_conll,
+    read_conll,
+    read_text,
+)
+from docgraph.data.document import Document, make_document
 from docgraph.data.tags import spans as tag_spans
 from docgraph.data.tokenize import (
     Span,
@@ -162,16 +170,15 @@ class Chunk:
 
 
 def check_inputs(paths: Iterable[Path]) -> None:
-    """Check that every input file exists before tagging the first.
+    """Check every input file before tagging the first
+    (:func:`~docgraph.data.conll.check_input_file`).
 
     Raises:
         UsageError: For the first path that does not exist or is not a file.
+        CorpusFormatError: For the first file whose first bytes are not text.
     """
     for path in paths:
-        if not path.exists():
-            raise UsageError(f"{path}: input file not found")
-        if not path.is_file():
-            raise UsageError(f"{path}: expected an input file, got a directory")
+        check_input_file(path)
 
 
 def read_chunks(path: Path, options: ReadOptions) -> Iterator[Chunk]:
@@ -224,36 +231,20 @@ def _sentence_spans(text: str, start: int, end: int, tokenized: bool) -> Iterato
 
 def _pieces(sentences: Iterable[tuple[Sequence[str], Sequence[Span] | None]],
             max_tokens: int) -> Iterator[Piece]:
-    """Number the sentences and cut those longer than ``max_tokens`` into pieces."""
+    """Number the sentences and cut those longer than ``max_tokens`` into pieces
+    (:func:`~docgraph.data.chunking.piece_bounds`)."""
     for index, (tokens, spans) in enumerate(sentences):
-        for first in range(0, len(tokens), max_tokens):
-            stop = first + max_tokens
+        for first, stop in piece_bounds(len(tokens), max_tokens):
             yield Piece(index, first, tuple(tokens[first:stop]),
                         None if spans is None else tuple(spans[first:stop]),
                         last=stop >= len(tokens))
-
-
-def pack_pieces(pieces: Iterable[Piece], max_tokens: int) -> Iterator[list[Piece]]:
-    """Pack the pieces of one document greedily, in order, into chunks of at most
-    ``max_tokens`` tokens: a chunk ends before the piece that would take it past the limit
-    (the rule of :func:`docgraph.graph.split_long_documents`)."""
-    chunk: list[Piece] = []
-    used = 0
-    for piece in pieces:
-        if chunk and used + len(piece) > max_tokens:
-            yield chunk
-            chunk, used = [], 0
-        chunk.append(piece)
-        used += len(piece)
-    if chunk:
-        yield chunk
 
 
 def _document_chunks(doc: str, pieces: Iterable[Piece], text: str | None, path: Path,
                      max_tokens: int, done: float | None = None) -> Iterator[Chunk]:
     """The chunks of one document; an empty document gives one empty chunk."""
     first = True
-    for packed in pack_pieces(pieces, max_tokens):
+    for packed in pack_greedy(pieces, max_tokens):
         progress = done
         if progress is None:  # raw text: how far into the text the chunk ends
             progress = packed[-1].spans[-1][1] / max(1, len(text))  # type: ignore[index,arg-type]
@@ -314,16 +305,17 @@ def token_records(chunk: Chunk, tags: Sequence[Sequence[str]]) -> Iterator[dict]
                    "text": token, "start_char": start_char, "end_char": end_char, "tag": tag}
 
 
-def conll_lines(chunk: Chunk, tags: Sequence[Sequence[str]]) -> Iterator[str]:
-    """CoNLL lines (``word tag``): ``-DOCSTART- O`` before a document's first chunk, a blank
-    line after each sentence."""
-    if chunk.first:
-        yield "-DOCSTART- O"
-        yield ""
-    for piece, piece_tags in zip(chunk.pieces, tags):
-        yield from (f"{w} {t}" for w, t in zip(piece.tokens, piece_tags))
-        if piece.last:
-            yield ""
+def conll_chunk_lines(chunk: Chunk, tags: Sequence[Sequence[str]]) -> Iterator[str]:
+    """CoNLL lines (``word tag``, :func:`~docgraph.data.conll.conll_lines`): ``-DOCSTART- O``
+    before a document's first chunk, a blank line after each sentence."""
+    return conll_lines((((piece.tokens, piece_tags), piece.last)
+                        for piece, piece_tags in zip(chunk.pieces, tags)),
+                       docstart=2 if chunk.first else None)
+
+
+def chunk_document(chunk: Chunk) -> Document:
+    """The chunk as the model reads it: a document whose sentences are its pieces."""
+    return make_document(chunk.doc, [(p.tokens, ["O"] * len(p)) for p in chunk.pieces])
 
 
 OUTPUT_FORMATS: dict[str, OutputFormat] = {
@@ -331,7 +323,7 @@ OUTPUT_FORMATS: dict[str, OutputFormat] = {
                           "input text; docs/predict.md)", _json_lines(entity_records)),
     "jsonl-tokens": OutputFormat("JSON lines of tokens, with their offsets and IOB2 tags",
                                  _json_lines(token_records)),
-    "conll": OutputFormat("CoNLL columns (word, predicted tag)", conll_lines),
+    "conll": OutputFormat("CoNLL columns (word, predicted tag)", conll_chunk_lines),
     "html": OutputFormat("an interactive HTML page of the documents and their graphs", None),
 }
 """The output formats of ``predict.py``, the first the default; all but ``html`` are streamed

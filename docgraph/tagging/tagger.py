@@ -13,35 +13,71 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TypeVar
 
+import networkx as nx
 import torch
 
 from docgraph.config import ExperimentConfig
+from docgraph.data.chunking import split_long_documents
 from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document, make_document
 from docgraph.data.tags import spans
 from docgraph.data.tokenize import text_to_sentences, word_spans
 from docgraph.data.vocab import Vocabularies
-from docgraph.graph import split_long_documents
-from docgraph.graph.splits import PreparedSplit, prepare_split
+from docgraph.graph.splits import PreparedSplit
 from docgraph.model import GCDoc
+from docgraph.persistence.manifest import file_sha256, read_manifest
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
-from docgraph.persistence.shipped import resolve_model
+from docgraph.persistence.shipped import (
+    MANIFEST,
+    MODEL_FILES,
+    OPTIONAL_MODEL_FILES,
+    resolve_model,
+)
 from docgraph.runtime.processes import min_tagging_tokens, tagging_processes
 from docgraph.runtime.progress import Progress
 from docgraph.runtime.threads import bounded_threads, tagging_threads
-from docgraph.tagging.inference import (
-    Evaluation,
-    inspect_documents,
-    predict_graphs,
-    predict_in_processes,
+from docgraph.tagging.inference import Evaluation
+from docgraph.tagging.pipeline import (
+    Tags,
+    chunk_tokens,
+    inspect_in_process,
+    stream_tags,
 )
+from docgraph.tagging.pipeline import batch_tokens as default_batch_tokens
 from docgraph.viz.html import to_html
+from docgraph.viz.networkx import to_networkx
+
+T = TypeVar("T")
 
 DocumentInput = str | Sequence[Sequence[str]] | Document
+
+
+@dataclass(frozen=True)
+class ChunkInspection:
+    """What one tagging pass computed for a chunk (:meth:`Tagger.inspect_chunks`), its tokens
+    numbered from 0 in reading order.
+
+    Attributes:
+        tags: IOB2 tags, one list per piece of the chunk.
+        uncertainty: Monte-Carlo uncertainty :math:`u_i` per token (``None``: no pruning).
+        pruned: Whether each token is in *Drop* (``None``: no pruning).
+        edges: ``(source, target, weight)`` per graph edge, ``weight`` the relation score
+            :math:`r_{ij}` (``None`` without edge weights); ``None`` for a model without a graph.
+    """
+
+    tags: list[list[str]]
+    uncertainty: list[float] | None
+    pruned: list[bool] | None
+    edges: list[tuple[int, int, float | None]] | None
 
 
 @dataclass(frozen=True)
@@ -82,13 +118,16 @@ def as_document(item: DocumentInput, doc_id: str, tokenized: bool = False) -> Do
 
 class Tagger:
     """A trained GCDoc model with its vocabularies, ready to tag documents
-    (:meth:`tag`, :meth:`predict`, :meth:`to_html`) and to score it on labelled ones
-    (:meth:`evaluate`), in one process or several (:meth:`processes_for`).
+    (:meth:`tag`, :meth:`tag_stream`, :meth:`predict`, :meth:`inspect`, :meth:`to_html`) and
+    to score it on labelled ones (:meth:`evaluate`), in one process or several
+    (:meth:`processes_for`).
 
-    Documents are tagged whole: the graph and the cross-sentence windows never mix the
-    sentences of two documents. A model trained with contextual features (``config.lm``) gets
-    them computed on the fly, in batches, by ``lm_encoder`` (loaded from ``config.lm`` when
-    ``None``).
+    Every method tags through the one pipeline (:mod:`docgraph.tagging.pipeline`): a document
+    longer than :attr:`max_doc_tokens` is tagged in chunks of consecutive sentences (a longer
+    sentence in pieces), each a document of its own for the model; the graph and the
+    cross-sentence windows never mix two documents. A model trained with contextual features
+    (``config.lm``) gets them computed on the fly, in batches, by ``lm_encoder`` (loaded from
+    ``config.lm`` when ``None``).
 
     Tagging in this process uses :attr:`threads` torch intra-op threads, restored afterwards
     (:mod:`docgraph.runtime.threads`: ``threads``, else ``$DOCGRAPH_TAGGING_THREADS``, else one;
@@ -98,7 +137,8 @@ class Tagger:
     def __init__(self, model: GCDoc, vocabs: Vocabularies, config: ExperimentConfig,
                  device: str | torch.device = "cpu", lm_encoder: ContextualEncoder | None = None,
                  path: str | Path | None = None, overrides: ModelOverrides | None = None,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, max_doc_tokens: int | None = None,
+                 batch_tokens: int | None = None) -> None:
         self.model = model
         self.vocabs = vocabs
         self.config = config
@@ -108,18 +148,26 @@ class Tagger:
             lm_encoder = ContextualEncoder.from_config(config, device=str(self.device))
         self.lm_encoder = lm_encoder
         #: The overrides of :meth:`load` (language model, threshold), passed on to the tagging
-        #: processes of :meth:`tag` and :meth:`evaluate`; by default the language model of
-        #: ``config``.
+        #: processes; by default the language model of ``config``.
         self.overrides = overrides or ModelOverrides(lm=config.lm)
         #: Intra-op threads of tagging in this process (``0``: torch's setting as it is).
         self.threads = tagging_threads(threads)
+        #: The most tokens tagged as one document (``None``: whole documents;
+        #: :func:`~docgraph.tagging.pipeline.chunk_tokens`).
+        self.max_doc_tokens = chunk_tokens(config, max_doc_tokens)
+        if batch_tokens is not None and batch_tokens < 1:
+            raise ValueError(f"batch_tokens must be >= 1, got {batch_tokens}")
+        #: The token budget of a tagging batch in this process
+        #: (:func:`~docgraph.tagging.pipeline.batch_tokens` unless given).
+        self.batch_tokens = batch_tokens or default_batch_tokens(config)
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu",
              lm: str | Path | None = None, threshold: float | None = None,
-             open_vocabulary: bool = True, threads: int | None = None) -> Tagger:
-        """Load a model directory written by ``scripts/train.py``, or a shipped model by name
-        (``"conll03"``, ``"ontonotes"``: :mod:`docgraph.persistence.shipped`).
+             open_vocabulary: bool = True, threads: int | None = None,
+             max_doc_tokens: int | None = None, batch_tokens: int | None = None) -> Tagger:
+        """Load a model directory written by ``scripts/train.py`` or :meth:`save`, or a shipped
+        model by name (``"conll03"``, ``"ontonotes"``: :mod:`docgraph.persistence.shipped`).
 
         Args:
             path: The model directory, or a shipped model's name (a directory wins).
@@ -128,27 +176,97 @@ class Tagger:
                 moved (its files must be the same).
             threshold: Prune the document graph at this uncertainty threshold instead of the
                 trained one (:class:`~docgraph.persistence.model_dir.ModelOverrides`; also in
-                the tagging processes of :meth:`tag` and :meth:`evaluate`).
+                the tagging processes).
             open_vocabulary: Words outside the model's vocabulary that have a pretrained
                 vector get it (:mod:`docgraph.data.open_vocab`); off, they are ``<unk>``.
             threads: Intra-op threads of tagging in this process (see the class docstring).
+            max_doc_tokens: The most tokens tagged as one document (``0``: whole documents;
+                default: :func:`~docgraph.tagging.pipeline.chunk_tokens`).
+            batch_tokens: The token budget of a tagging batch in this process (default:
+                :func:`~docgraph.tagging.pipeline.batch_tokens`); the tags do not depend on it.
 
         Raises:
             CheckpointError: ``path`` is neither a model directory nor a shipped model's name,
                 or a file of it is missing or damaged.
-            ValueError: ``threads`` (or ``$DOCGRAPH_TAGGING_THREADS``) is not an integer >= 0.
+            ValueError: ``threads`` (or ``$DOCGRAPH_TAGGING_THREADS``) is not an integer >= 0,
+                ``max_doc_tokens`` is negative or ``batch_tokens`` below 1.
         """
         threads = tagging_threads(threads)  # checked before the model loads
+        if max_doc_tokens is not None and max_doc_tokens < 0:
+            raise ValueError(f"max_doc_tokens must be >= 0 (0: whole documents), got "
+                             f"{max_doc_tokens}")
+        if batch_tokens is not None and batch_tokens < 1:
+            raise ValueError(f"batch_tokens must be >= 1, got {batch_tokens}")
         overrides = ModelOverrides(lm=lm, threshold=threshold, open_vocabulary=open_vocabulary)
         model, vocabs, config = load_model_dir(path, device, overrides)
         return cls(model, vocabs, config, device, path=resolve_model(path), overrides=overrides,
-                   threads=threads)
+                   threads=threads, max_doc_tokens=max_doc_tokens, batch_tokens=batch_tokens)
+
+    def save(self, directory: str | Path, overwrite: bool = False) -> Path:
+        """Write the model directory this tagger was loaded from to ``directory``, whole or
+        not at all: ``Tagger.load(directory)`` gives the same tags. Its files are copied byte
+        for byte (a packed model stays packed, its checksums valid); a threshold given to
+        :meth:`load` becomes the saved model's threshold. A language model the model reads
+        stays recorded where it is.
+
+        Args:
+            directory: Where to write.
+            overwrite: Replace ``directory`` when it exists and is not empty.
+
+        Returns:
+            ``directory``, resolved.
+
+        Raises:
+            ValueError: The tagger was not loaded from a model directory (:meth:`load`).
+            FileExistsError: ``directory`` exists, is not empty, and ``overwrite`` is off.
+        """
+        if self.path is None:
+            raise ValueError("Tagger.save needs a tagger loaded from a model directory "
+                             "(Tagger.load)")
+        target = Path(directory).expanduser().resolve()
+        if target == self.path.resolve():
+            return target
+        if target.exists() and (not target.is_dir() or any(target.iterdir())) and not overwrite:
+            raise FileExistsError(f"{target}: exists and is not empty (overwrite=True replaces "
+                                  "it)")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        try:
+            for name in (*MODEL_FILES, *OPTIONAL_MODEL_FILES):
+                if (self.path / name).is_file():
+                    shutil.copyfile(self.path / name, staging / name)
+            if self.overrides.threshold is not None:
+                _save_threshold(staging, self.config.model.threshold)
+            for file in staging.iterdir():
+                with open(file, "rb") as handle:
+                    os.fsync(handle.fileno())
+            if target.exists():
+                old = target.with_name(f".{target.name}.replaced-{os.getpid()}")
+                os.replace(target, old)
+                os.replace(staging, target)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(staging, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return target
 
     @property
     def entity_types(self) -> list[str]:
         """The entity types the model predicts."""
         labels = self.vocabs.labels.lookup(list(range(len(self.vocabs.labels))))
         return sorted({lab[2:] for lab in labels if lab != "O"})
+
+    @property
+    def has_graph(self) -> bool:
+        """Whether the model has the document graph (a BiLSTM-CRF has none)."""
+        return self.model.document_graph is not None
+
+    @property
+    def threshold(self) -> float | None:
+        """The uncertainty threshold the model prunes its graph at (``None``: no pruning)."""
+        graph = self.model.document_graph
+        return self.model.config.threshold if graph is not None and graph.uncertainty else None
 
     def processes_for(self, documents: Sequence[Document], requested: int = 0) -> int:
         """How many CPU processes :meth:`tag` and :meth:`evaluate` tag ``documents`` in.
@@ -176,6 +294,64 @@ class Tagger:
         return tagging_processes(sum(d.num_tokens for d in documents), self.device, requested,
                                  min_tokens=min_tagging_tokens(model.graph, model.cross_sentence))
 
+    def chunks(self, documents: Iterable[Document]) -> list[Document]:
+        """The documents as the model tags them: one longer than :attr:`max_doc_tokens` in
+        chunks of consecutive sentences, a longer sentence in pieces
+        (:func:`~docgraph.data.chunking.split_long_documents`); empty sentences left out."""
+        kept = [make_document(d.doc_id, [(s.tokens, s.tags) for s in d.sentences if len(s)],
+                              d.source_scheme) for d in documents]
+        return split_long_documents(kept, self.max_doc_tokens, cut_sentences=True)
+
+    def tag_chunks(self, chunks: Iterable[T], document: Callable[[T], Document],
+                   processes: int = 0, mc_seed: int = 0) -> Iterator[tuple[T, Tags]]:
+        """Tag chunks already cut to size, as they come, in input order, in bounded memory
+        (:func:`~docgraph.tagging.pipeline.stream_tags`): what ``predict.py`` streams.
+
+        Args:
+            chunks: Anything, read lazily; each is one document for the model.
+            document: The :class:`Document` of a chunk (its gold tags are not read).
+            processes: CPU processes (``0``: automatic, on the tokens read so far).
+            mc_seed: The tagging seed of the Monte-Carlo masks (see :meth:`tag`).
+
+        Yields:
+            Each chunk with its IOB2 tags, one list per sentence (``[]`` for a chunk without
+            sentences).
+        """
+        return stream_tags(chunks, lambda chunk: _unlabelled(document(chunk)), self,
+                           processes, mc_seed)
+
+    def tag_stream(self, documents: Iterable[DocumentInput], tokenized: bool = False,
+                   processes: int = 0, mc_seed: int = 0
+                   ) -> Iterator[tuple[Document, Tags]]:
+        """:meth:`tag` as a stream: each document with its tags as soon as it is tagged, the
+        input read lazily and a few thousand tokens held at a time.
+
+        Args:
+            documents: Raw strings, token lists (sentences) or :class:`Document` objects.
+            tokenized: Raw strings are one sentence per line, tokens split on whitespace.
+            processes: CPU processes (``0``: automatic, on the tokens read so far).
+            mc_seed: The tagging seed of the Monte-Carlo masks (see :meth:`tag`).
+
+        Yields:
+            Each document with its IOB2 tags, one list per sentence (``[]`` for an empty one).
+        """
+        def units() -> Iterator[tuple[Document, bool, Document]]:
+            for i, item in enumerate(documents):
+                doc = as_document(item, f"doc-{i}", tokenized)
+                chunks = self.chunks([doc]) if doc.num_tokens else []
+                if not chunks:
+                    yield doc, True, Document(doc.doc_id, ())
+                for k, chunk in enumerate(chunks):
+                    yield doc, k == len(chunks) - 1, chunk
+
+        pending: list[str] = []
+        for (doc, last, _), tags in self.tag_chunks(units(), lambda unit: unit[2], processes,
+                                                    mc_seed):
+            pending.extend(tag for piece in tags for tag in piece)
+            if last:
+                yield doc, _sentence_tags(doc, pending)
+                pending = []
+
     def tag(self, documents: Sequence[DocumentInput], tokenized: bool = False,
             processes: int = 1, mc_seed: int = 0
             ) -> tuple[list[Document], list[list[list[str]]]]:
@@ -196,16 +372,16 @@ class Tagger:
                 document graph (``evaluate.py --mc-seed``); other seeds show the model's
                 Monte-Carlo noise.
         """
-        docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
-        return docs, self._tag_documents(docs, self.processes_for(docs, processes), mc_seed)
+        tagged = list(self.tag_stream(documents, tokenized, processes, mc_seed))
+        return [doc for doc, _ in tagged], [tags for _, tags in tagged]
 
     def evaluate(self, documents: Sequence[Document], processes: int = 1, mc_seed: int = 0,
                  progress: str | None = None) -> Evaluation:
         """Score the model on labelled documents, as ``evaluate.py`` does.
 
         The documents are tagged as they are (their ids, gold tags and sentences kept; a
-        document longer than ``max_doc_tokens`` in chunks, each scored as a document of its
-        own) and scored as conlleval scores them, overall and per type, with the
+        document longer than :attr:`max_doc_tokens` in chunks, each scored as a document of
+        its own) and scored as conlleval scores them, overall and per type, with the
         document-consistency figures (:class:`~docgraph.tagging.inference.Evaluation`).
 
         Args:
@@ -214,115 +390,142 @@ class Tagger:
                 :meth:`processes_for`); the scores are the same in any number.
             mc_seed: The tagging seed of the Monte-Carlo dropout masks (see :meth:`tag`).
             progress: The name of the documents (e.g. ``"dev"``) to show the progress of
-                building their graphs and tagging them under; ``None`` shows nothing.
+                tagging them under; ``None`` shows nothing.
 
         Raises:
             ValueError: For a bad number of processes (:meth:`processes_for`), or a gold tag
                 the model cannot read.
         """
         docs = list(documents)
-        chunks, predictions = self._tag_chunks(docs, self.processes_for(docs, processes),
-                                               mc_seed, progress)
+        self._check_gold(docs)
+        chunks = split_long_documents(docs, self.max_doc_tokens)
+        predictions = []
+        with Progress(f"tagging {progress}", sum(d.num_tokens for d in chunks), unit="token",
+                      enabled=progress is not None) as bar:
+            for doc, tags in self.tag_stream(chunks, processes=processes, mc_seed=mc_seed):
+                predictions.append(tags)
+                bar.update(doc.num_tokens)
         return Evaluation.of(PreparedSplit(chunks, []), predictions)
 
-    def _tag_chunks(self, docs: list[Document], processes: int, mc_seed: int,
-                    progress: str | None = None
-                    ) -> tuple[list[Document], list[list[list[str]]]]:
-        """The chunks the model tags ``docs`` in (a document longer than ``max_doc_tokens`` in
-        several) and their IOB2 tags, in ``processes`` CPU processes (more than one: the
-        processes load the model, :func:`~docgraph.tagging.inference.predict_in_processes`).
-        ``progress`` names the documents whose graph building and tagging are shown."""
-        tagging = None if progress is None else f"tagging {progress}"
-        if processes > 1:
-            chunks = split_long_documents(docs, self.config.graph.max_doc_tokens)
-            return chunks, predict_in_processes(str(self.path), docs, processes, self.overrides,
-                                                mc_seed, progress=tagging)
-        tokens = sum(d.num_tokens for d in docs)
-        with bounded_threads(self.threads):
-            with Progress(f"building graphs ({progress})", tokens, unit="token",
-                          enabled=progress is not None) as bar:
-                split = prepare_split(docs, self.vocabs, self.config,
-                                      lm_encoder=self.lm_encoder)
-                bar.update(tokens)
-            return split.documents, predict_graphs(self.model, split.graphs, self.vocabs,
-                                                   self.config.train.eval_batch_tokens,
-                                                   self.device, mc_seed, tagging)
+    def _check_gold(self, documents: Sequence[Document]) -> None:
+        """Raise the error of a gold tag the model cannot read, before any tagging."""
+        known = set(self.vocabs.labels.lookup(list(range(len(self.vocabs.labels)))))
+        known_types = {label[2:] for label in known if label != "O"}
+        for doc in documents:
+            for sentence in doc.sentences:
+                for tag in sentence.tags:
+                    if tag != "O" and tag[2:] not in known_types:
+                        raise ValueError(f"document {doc.doc_id!r}, sentence {sentence.index}: "
+                                         f"label {tag!r} is not in the label vocabulary")
 
-    def _tag_documents(self, docs: list[Document], processes: int = 1, mc_seed: int = 0
-                       ) -> list[list[list[str]]]:
-        """Tags of :meth:`tag` for documents already made :class:`Document` objects, in
-        ``processes`` CPU processes (:func:`~docgraph.tagging.inference.predict_in_processes`)."""
-        # Tag unlabelled copies under positional ids: gold tags of Document inputs (possibly
-        # with types the model does not know) are ignored, and documents sharing an id (two
-        # input files with the same name) are never merged. Empty sentences are left out.
-        inputs = [make_document(str(i), [(s.tokens, ["O"] * len(s)) for s in d.sentences if len(s)])
-                  for i, d in enumerate(docs)]
-        inputs = [d for d in inputs if d.sentences]
-        merged: dict[str, list[list[str]]] = {d.doc_id: [] for d in inputs}
-        if inputs:
-            chunks, tags = self._tag_chunks(inputs, processes, mc_seed)
-            # re-join chunks of long documents
-            for chunk, chunk_tags in zip(chunks, tags):
-                merged[_parent_id(chunk.doc_id, merged)].extend(chunk_tags)
-        return [_with_empty_sentences(d, merged.get(str(i), [])) for i, d in enumerate(docs)]
+    def inspect(self, documents: Sequence[DocumentInput], tokenized: bool = False,
+                mc_seed: int = 0, gold: bool | None = None) -> list[nx.DiGraph]:
+        """The documents as the model sees them: one annotated graph per chunk
+        (:func:`~docgraph.viz.networkx.to_networkx`) with the predicted tags, each token's
+        uncertainty and pruning, and each edge's learnt weight, from the pass that gives the
+        tags of :meth:`tag` at the same ``mc_seed``. Graph attributes ``threshold`` and
+        ``has_graph`` describe the model (:func:`docgraph.viz.html.to_html` reads them).
+
+        Args:
+            documents: Raw strings, token lists or :class:`Document` objects (tokenised as by
+                :meth:`tag`; empty sentences left out).
+            tokenized: Raw strings are one sentence per line, tokens split on whitespace.
+            mc_seed: The tagging seed of the Monte-Carlo masks.
+            gold: Mark the gold tags of :class:`Document` inputs (``None``: for a document
+                with a gold entity; ``False``: never).
+
+        Raises:
+            ValueError: A gold tag the model cannot read.
+        """
+        docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
+        docs = [d for d in self.chunks(docs) if d.sentences]
+        with bounded_threads(self.threads):
+            inspected = inspect_in_process(docs, self, mc_seed)
+        graphs = []
+        for doc, (graph, found) in zip(docs, inspected):
+            G = to_networkx(graph, doc, self.vocabs, uncertainty=found.uncertainty,
+                            drop=found.drop, edge_weight=found.edge_weight,
+                            predicted=found.label_ids)
+            labelled = any(t != "O" for s in doc.sentences for t in s.tags)
+            if gold is False or (gold is None and not labelled):
+                for _, attrs in G.nodes(data=True):
+                    attrs.pop("gold_tag", None)
+                    attrs.pop("gold_type", None)
+            G.graph.update(threshold=self.threshold, has_graph=self.has_graph)
+            graphs.append(G)
+        return graphs
+
+    def inspect_chunks(self, chunks: Sequence[Sequence[Sequence[str]]], mc_seed: int = 0
+                       ) -> list[ChunkInspection]:
+        """:meth:`inspect` for chunks already cut to size, each a list of pieces of words (one
+        document for the model), in this process: what the spaCy component reads."""
+        docs = [make_document(str(k), [(piece, ["O"] * len(piece)) for piece in chunk])
+                for k, chunk in enumerate(chunks)]
+        with bounded_threads(self.threads):
+            inspected = inspect_in_process(docs, self, mc_seed)
+        results = []
+        for graph, found in inspected:
+            edges = None
+            if self.has_graph:
+                weights = found.edge_weight or [None] * int(graph.edge_index.size(1))
+                edges = [(j, i, w) for (j, i), w in zip(graph.edge_index.t().tolist(), weights)]
+            results.append(ChunkInspection(found.tags, found.uncertainty, found.drop, edges))
+        return results
 
     def to_html(self, documents: Sequence[DocumentInput], tokenized: bool = False,
                 title: str = "docgraph", mc_seed: int = 0) -> str:
         """An interactive HTML page of the documents as the model sees them
-        (:func:`docgraph.viz.html.to_html`): predicted entities, and, for :class:`Document`
-        inputs with gold tags, the errors; each token's repeats with their learnt edge weights
-        and pruning. Raw strings are tokenised as by :meth:`tag`; empty sentences are left out.
-        ``mc_seed`` is the tagging seed of :meth:`tag`: the page shows the tags it gives.
+        (:meth:`inspect`, :func:`docgraph.viz.html.to_html`): predicted entities, and, for
+        :class:`Document` inputs with gold tags, the errors; each token's repeats with their
+        learnt edge weights and pruning. ``mc_seed`` is the tagging seed of :meth:`tag`: the
+        page shows the tags it gives.
         """
-        docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
-        docs = [make_document(d.doc_id, [(s.tokens, list(s.tags) if s.tags else ["O"] * len(s))
-                                         for s in d.sentences if len(s)])
-                for d in docs]
-        docs = [d for d in docs if d.sentences]
-        with bounded_threads(self.threads):
-            prepared = prepare_split(docs, self.vocabs, self.config,
-                                     lm_encoder=self.lm_encoder)
-            graphs = inspect_documents(self.model, prepared.graphs, prepared.documents,
-                                       self.vocabs, self.config.train.eval_batch_tokens, mc_seed)
-        unlabelled = [not any(t != "O" for s in d.sentences for t in s.tags)
-                      for d in prepared.documents]
-        for G, plain in zip(graphs, unlabelled):
-            if plain:  # no gold tags given: no errors to mark
-                for _, attrs in G.nodes(data=True):
-                    attrs.pop("gold_tag", None)
-                    attrs.pop("gold_type", None)
-        graph = self.model.document_graph
-        prunes = graph is not None and graph.uncertainty is not None
-        return to_html(graphs, title=title,
-                       threshold=self.model.config.threshold if prunes else None,
-                       has_graph=graph is not None)
+        return to_html(self.inspect(documents, tokenized, mc_seed), title=title)
 
     def predict(self, documents: Sequence[DocumentInput], tokenized: bool = False,
                 processes: int = 1, mc_seed: int = 0) -> list[list[Entity]]:
         """Entity spans for each document (raw strings, token lists or Documents); see
         :meth:`tag` for ``processes`` and ``mc_seed``."""
         docs, tags = self.tag(documents, tokenized, processes, mc_seed)
-        result = []
-        for doc, doc_tags in zip(docs, tags):
-            entities = []
-            for sentence, sent_tags in zip(doc.sentences, doc_tags):
-                for etype, start, end in spans(sent_tags):
-                    entities.append(Entity(doc.doc_id, sentence.index, start, end, etype,
-                                           " ".join(sentence.tokens[start:end])))
-            result.append(entities)
-        return result
+        return [entities(doc, doc_tags) for doc, doc_tags in zip(docs, tags)]
 
 
-def _with_empty_sentences(document: Document, tags: list[list[str]]) -> list[list[str]]:
-    """Tags of the non-empty sentences of ``document`` spread over all of them (``[]``)."""
-    it = iter(tags)
-    return [next(it) if len(sentence) else [] for sentence in document.sentences]
+def entities(document: Document, tags: Sequence[Sequence[str]]) -> list[Entity]:
+    """The entity spans of one document's IOB2 ``tags`` (one list per sentence)."""
+    found = []
+    for sentence, sent_tags in zip(document.sentences, tags):
+        for etype, start, end in spans(sent_tags):
+            found.append(Entity(document.doc_id, sentence.index, start, end, etype,
+                                " ".join(sentence.tokens[start:end])))
+    return found
 
 
-def _parent_id(chunk_id: str, known: dict) -> str:
-    if chunk_id in known:
-        return chunk_id
-    parent = chunk_id.rsplit("#", 1)[0]
-    if parent in known:
-        return parent
-    raise KeyError(f"cannot map chunk {chunk_id!r} back to its document")
+def _unlabelled(document: Document) -> Document:
+    """``document`` without its gold tags (the model may not know their types)."""
+    return make_document(document.doc_id, [(s.tokens, ["O"] * len(s))
+                                           for s in document.sentences])
+
+
+def _sentence_tags(document: Document, flat: Sequence[str]) -> Tags:
+    """A document's flat tags spread over its sentences (``[]`` for an empty sentence)."""
+    out, offset = [], 0
+    for sentence in document.sentences:
+        out.append(list(flat[offset:offset + len(sentence)]))
+        offset += len(sentence)
+    return out
+
+
+def _save_threshold(directory: Path, threshold: float) -> None:
+    """Write ``threshold`` into the saved ``config.json`` (and its SHA-256 into the manifest of
+    a packed model)."""
+    path = directory / "config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["model"]["threshold"] = threshold
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    manifest = read_manifest(directory)
+    if manifest is not None:
+        manifest["files"]["config.json"] = file_sha256(path)
+        (directory / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n",
+                                          encoding="utf-8")
+
+

@@ -1,0 +1,305 @@
+"""The one tagging pipeline of a trained model, used by :class:`~docgraph.tagging.tagger.Tagger`
+(and through it by ``predict.py``, ``evaluate.py``, ``visualize.py`` and the spaCy component).
+
+Its rules, each written once:
+
+* **chunk length** (:func:`chunk_tokens`): a document longer than ``max_doc_tokens`` is tagged
+  in chunks (:func:`docgraph.data.chunking.split_long_documents` with ``cut_sentences``), each
+  a document of its own for the model;
+* **batch tokens** (:func:`batch_tokens`): the token budget of a tagging batch;
+* **processes** (:func:`~docgraph.runtime.processes.tagging_processes`): counted on the tokens
+  read so far, the input read ahead only until it is long enough to be worth a second process;
+* **one loop** (:func:`~docgraph.tagging.inference.predict_graphs`,
+  :func:`~docgraph.tagging.inference.inspect_graphs`) and **one pool** (:func:`stream_tags`).
+
+Chunks are gathered into groups of about :data:`GROUP_TOKENS` tokens; each group's graphs are
+built, tagged and dropped before the next group is read, so memory does not grow with the
+input. With several CPU processes the groups go to a pool of processes that each load the
+model once and stay for the whole input, at most two groups per process in flight. A chunk's
+tags depend on the chunk alone (its Monte-Carlo masks and sampled neighbours are keyed by its
+content and the tagging seed), not on its group, its batch or the processes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+import torch
+
+from docgraph.config import ExperimentConfig
+from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS
+from docgraph.data.contextual import ContextualEncoder
+from docgraph.data.document import Document
+from docgraph.data.vocab import Vocabularies
+from docgraph.graph import DocumentGraph
+from docgraph.graph.splits import prepare_split
+from docgraph.model import GCDoc
+from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
+from docgraph.runtime.processes import (
+    WorkerError,
+    contiguous_shards,
+    min_tagging_tokens,
+    process_pool,
+    tagging_processes,
+)
+from docgraph.runtime.threads import bounded_threads
+from docgraph.tagging.inference import GraphInspection, inspect_graphs, predict_graphs
+
+T = TypeVar("T")
+
+GROUP_TOKENS = 20_000
+"""Tokens gathered before a group is tagged: enough to fill the tagging batches and to make a
+process's round trip cheap, small enough that a group's graphs take a few tens of MB."""
+
+BATCH_TOKENS = 3000
+"""The most tokens of a tagging batch of a model with the document graph or the cross-sentence
+module (less when its ``eval_batch_tokens`` is smaller; a longer chunk is a batch of its own).
+Such a batch takes about 80 KB per token while it is tagged (its Monte-Carlo passes); larger
+batches cost memory without tagging faster (docs/predict.md). A BiLSTM-CRF keeps its
+``eval_batch_tokens``."""
+
+ONEDNN_CACHE = "64"
+"""The capacity of oneDNN's primitive cache when tagging (``ONEDNN_PRIMITIVE_CACHE_CAPACITY``,
+unless set): with its default, the cache keeps the primitives of every new batch shape of the
+LSTMs and a tagging process grows with the tokens it tags (docs/predict.md)."""
+
+Tags = list[list[str]]
+"""IOB2 tags of a chunk: one list per sentence (piece)."""
+
+
+class TaggingModel(Protocol):
+    """What tagging needs of a loaded model (a :class:`~docgraph.tagging.tagger.Tagger`)."""
+
+    model: GCDoc
+    vocabs: Vocabularies
+    config: ExperimentConfig
+    device: torch.device
+    lm_encoder: ContextualEncoder | None
+    batch_tokens: int
+
+
+class StreamingTagger(TaggingModel, Protocol):
+    """What :func:`stream_tags` needs besides the model: where its processes load it from
+    (``path``, ``None``: no processes) with which ``overrides``, and the intra-op ``threads``
+    of tagging in this process (a :class:`~docgraph.tagging.tagger.Tagger`)."""
+
+    path: Path | None
+    overrides: ModelOverrides
+    threads: int
+
+
+def batch_tokens(config: ExperimentConfig) -> int:
+    """The token budget of a tagging batch (:data:`BATCH_TOKENS` for a model with the graph or
+    the cross-sentence module, else ``eval_batch_tokens``)."""
+    budget = config.train.eval_batch_tokens
+    if config.model.graph or config.model.cross_sentence:
+        return min(budget, BATCH_TOKENS)
+    return budget
+
+
+def chunk_tokens(config: ExperimentConfig, requested: int | None = None) -> int | None:
+    """The most tokens tagged as one document: ``requested`` when given (``0``: whole
+    documents, ``None`` returned), else the model's ``max_doc_tokens``, else
+    :data:`~docgraph.config.tagging.DEFAULT_MAX_DOC_TOKENS`.
+
+    Raises:
+        ValueError: ``requested`` is negative.
+    """
+    if requested is not None:
+        if requested < 0:
+            raise ValueError(f"max_doc_tokens must be >= 0 (0: whole documents), got {requested}")
+        return requested or None
+    return config.graph.max_doc_tokens or DEFAULT_MAX_DOC_TOKENS
+
+
+def _graphs(documents: Sequence[Document], tagged: TaggingModel) -> list[DocumentGraph]:
+    """The graphs of documents already cut to size (``max_doc_tokens`` is not applied again)."""
+    config = tagged.config
+    config = replace(config, graph=replace(config.graph, max_doc_tokens=None))
+    return prepare_split(documents, tagged.vocabs, config, lm_encoder=tagged.lm_encoder).graphs
+
+
+def tag_in_process(documents: Sequence[Document], tagged: TaggingModel, mc_seed: int = 0
+                   ) -> list[Tags]:
+    """IOB2 tags of each non-empty document, per sentence, in this process, each document
+    tagged whole (cut to size by the caller), in batches of ``tagged.batch_tokens``."""
+    return predict_graphs(tagged.model, _graphs(documents, tagged), tagged.vocabs,
+                          tagged.batch_tokens, tagged.device, seed=mc_seed)
+
+
+def inspect_in_process(documents: Sequence[Document], tagged: TaggingModel, mc_seed: int = 0
+                       ) -> list[tuple[DocumentGraph, GraphInspection]]:
+    """:func:`tag_in_process` with what the model computed on the way (uncertainty, pruning,
+    edge weights: :func:`~docgraph.tagging.inference.inspect_graphs`), each with its graph."""
+    graphs = _graphs(documents, tagged)
+    found = inspect_graphs(tagged.model, graphs, tagged.vocabs, tagged.batch_tokens,
+                           tagged.device, seed=mc_seed)
+    return list(zip(graphs, found))
+
+
+@dataclass(frozen=True)
+class _LoadedModel:
+    """The model of a tagging process of the pool."""
+
+    model: GCDoc
+    vocabs: Vocabularies
+    config: ExperimentConfig
+    device: torch.device
+    lm_encoder: ContextualEncoder | None
+    batch_tokens: int
+
+
+# The model of a tagging process of the pool, loaded once by _load_worker.
+_WORKER: _LoadedModel | None = None
+
+
+def _load_worker(model_dir: str, overrides: ModelOverrides | None, threads: int) -> None:
+    """Initialise a pool process: ``threads`` intra-op threads, the model loaded once."""
+    global _WORKER
+    torch.set_num_threads(threads)
+    model, vocabs, config = load_model_dir(model_dir, "cpu", overrides)
+    encoder = ContextualEncoder.from_config(config) if config.lm is not None else None
+    _WORKER = _LoadedModel(model, vocabs, config, torch.device("cpu"), encoder,
+                           batch_tokens(config))
+
+
+def _tag_in_worker(documents: list[Document], mc_seed: int) -> list[Tags]:
+    """:func:`tag_in_process` with the model of this pool process."""
+    assert _WORKER is not None, "the pool's initializer loads the model"
+    return tag_in_process(documents, _WORKER, mc_seed)
+
+
+def group_items(items: Iterable[T], size: Callable[[T], int],
+                group_tokens: int = GROUP_TOKENS) -> Iterator[list[T]]:
+    """Consecutive items in groups of at least ``group_tokens`` tokens (the last group may
+    have fewer)."""
+    group: list[T] = []
+    tokens = 0
+    for item in items:
+        group.append(item)
+        tokens += size(item)
+        if tokens >= group_tokens:
+            yield group
+            group, tokens = [], 0
+    if group:
+        yield group
+
+
+def stream_tags(items: Iterable[T], document: Callable[[T], Document],
+                tagger: StreamingTagger,
+                processes: int = 0, mc_seed: int = 0, group_tokens: int = GROUP_TOKENS
+                ) -> Iterator[tuple[T, Tags]]:
+    """Tag items as they come, in input order, holding a few groups of them at a time.
+
+    Args:
+        items: What to tag, read lazily; each is one document for the model (already no
+            longer than the caller wants).
+        document: The unlabelled :class:`Document` of an item (its sentences are what the
+            model reads; an item without sentences is not tagged).
+        tagger: The model; its :attr:`~docgraph.tagging.tagger.Tagger.path` for the processes.
+        processes: CPU processes (``0``: automatic, on the tokens read so far; see
+            :meth:`Tagger.processes_for <docgraph.tagging.tagger.Tagger.processes_for>`).
+        mc_seed: The tagging seed of the Monte-Carlo masks.
+        group_tokens: Tokens per group.
+
+    Yields:
+        Each item with its tags, one list per sentence (``[]`` for an item without any).
+
+    Raises:
+        ValueError: ``processes`` is negative, or above 1 for a tagger without a model
+            directory to load in the processes.
+        WorkerError: A tagging process died without an exception (e.g. killed for memory).
+    """
+    if processes < 0:
+        raise ValueError(f"processes must be >= 0 (0: automatic), got {processes}")
+    if processes > 1 and tagger.path is None:
+        raise ValueError("processes > 1 needs a tagger loaded from a model directory "
+                         "(Tagger.load)")
+    # read by oneDNN when it first runs (in this process, or a tagging process it starts)
+    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", ONEDNN_CACHE)
+    model = tagger.config.model
+    min_tokens = min_tagging_tokens(model.graph, model.cross_sentence)
+    pairs = ((item, document(item)) for item in items)
+
+    def size(pair: tuple[T, Document]) -> int:
+        return pair[1].num_tokens
+
+    def count(tokens: int) -> int:
+        return tagging_processes(tokens, tagger.device, processes, min_tokens=min_tokens)
+
+    # Read ahead until the input is long enough for every process there can be, each with a
+    # group of its own, or until it ends; then the processes are counted on the whole input.
+    ahead: deque[tuple[T, Document]] = deque()
+    tokens, ended = 0, False
+    most = 1 if tagger.path is None else count(sys.maxsize)
+    while most > 1 and (count(tokens) < most or tokens < most * group_tokens):
+        pair = next(pairs, None)
+        if pair is None:
+            ended = True
+            break
+        ahead.append(pair)
+        tokens += size(pair)
+    workers = count(tokens) if most > 1 else 1
+    groups: Iterator[list[tuple[T, Document]]]
+    if ended and workers > 1:  # a short input: one share per process
+        shares = contiguous_shards([size(p) for p in ahead], workers)
+        groups = iter([[ahead[i] for i in share] for share in shares])
+        ahead.clear()
+    else:
+        groups = group_items(_drain(ahead, pairs), size, group_tokens)
+    if workers == 1:
+        for group in groups:
+            with bounded_threads(tagger.threads):
+                tags = tag_in_process(_tagged(group), tagger, mc_seed)
+            yield from _spread(group, tags)
+    else:
+        yield from _tag_in_pool(groups, str(tagger.path), tagger.overrides, workers, mc_seed)
+
+
+def _tagged(group: Sequence[tuple[T, Document]]) -> list[Document]:
+    """The documents of a group that the model tags (those with sentences)."""
+    return [doc for _, doc in group if doc.sentences]
+
+
+def _spread(group: Sequence[tuple[T, Document]], tags: Sequence[Tags]
+            ) -> Iterator[tuple[T, Tags]]:
+    """The items of a group with the tags of :func:`_tagged`'s documents (``[]`` for the
+    others)."""
+    it = iter(tags)
+    for item, doc in group:
+        yield item, (next(it) if doc.sentences else [])
+
+
+def _drain(ahead: deque[T], rest: Iterator[T]) -> Iterator[T]:
+    """The items read ahead, each let go as it is handed on, then the others."""
+    while ahead:
+        yield ahead.popleft()
+    yield from rest
+
+
+def _tag_in_pool(groups: Iterator[list[tuple[T, Document]]], model_dir: str,
+                 overrides: ModelOverrides | None, workers: int, mc_seed: int
+                 ) -> Iterator[tuple[T, Tags]]:
+    """Tag groups in ``workers`` processes that load the model once, at most two groups per
+    process in flight, results in input order."""
+    pending: deque[tuple[list[tuple[T, Document]], Future]] = deque()
+    try:
+        with process_pool(workers, _load_worker, (model_dir, overrides, 1)) as pool:
+            for group in groups:
+                pending.append((group, pool.submit(_tag_in_worker, _tagged(group), mc_seed)))
+                while len(pending) >= 2 * workers:
+                    group, future = pending.popleft()
+                    yield from _spread(group, future.result())
+            while pending:
+                group, future = pending.popleft()
+                yield from _spread(group, future.result())
+    except BrokenProcessPool as err:
+        raise WorkerError(f"a tagging process died unexpectedly ({err})") from None
