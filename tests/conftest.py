@@ -205,6 +205,33 @@ def lombardi_example():
     return doc, vocabs, document_to_graph(doc, vocabs, GraphConfig(max_neighbours=None))
 
 
+#: Model sizes of the measurement tests: small enough to count the FLOPs by hand.
+HAND_COUNT_MODEL = {"word_dim": 8, "char_dim": 4, "char_hidden": 4, "hidden": 6, "sent_dim": 8,
+                    "uncertainty_hidden": 4, "num_samples": 2}
+
+
+def three_sentence_batch():
+    """``(vocabularies, batch)`` of one document of three sentences (2, 3 and 4 tokens) in
+    which "Peter" and "Paris" recur."""
+    from torch_geometric.data import Batch
+
+    from docgraph.data.document import make_document
+    from docgraph.data.vocab import Vocabularies
+    from docgraph.graph import documents_to_graphs
+
+    words = ["Peter", "went", "to", "Paris", "again", "."]
+    doc = make_document(
+        "d",
+        [
+            (words[:2], ["B-PER", "O"]),
+            (words[2:5], ["O", "B-LOC", "O"]),
+            (["Peter", "in", "Paris", "."], ["B-PER", "O", "B-LOC", "O"]),
+        ],
+    )
+    vocabs = Vocabularies.build([doc])
+    return vocabs, Batch.from_data_list(documents_to_graphs([doc], vocabs))
+
+
 def half_pruning_model(vocabs, graphs):
     """A small untrained GCDoc whose threshold, the median uncertainty of ``graphs``, prunes
     about half of their tokens (its tags then depend on the Monte-Carlo masks); built from the

@@ -2,8 +2,17 @@
 
 * :mod:`docgraph.tools.batches`: the batches a measurement times (the training sampler's
   first shuffled batches) and their shares over data-parallel processes;
-* :mod:`docgraph.tools.benchmark`: speed of GCDoc against the BiLSTM-CRF baseline, FLOPs,
-  components, step speed on a device (``scripts/benchmark.py``);
+* :mod:`docgraph.tools.benchmark`: the command line of ``scripts/benchmark.py``, over the
+  measurements below;
+* :mod:`docgraph.tools.speed`: speed of GCDoc against the BiLSTM-CRF baseline on the same
+  batches, every measurement in one record;
+* :mod:`docgraph.tools.throughput`: graph-construction, training and inference throughput and
+  the models' cost ratios;
+* :mod:`docgraph.tools.breakdown`: each component's share of a GCDoc training step;
+* :mod:`docgraph.tools.flops`: analytic FLOPs of the models and the machine's matmul GFLOP/s;
+* :mod:`docgraph.tools.step_speed`: training-step and tagging speed on a device
+  (``scripts/benchmark.py --step-speed``);
+* :mod:`docgraph.tools.timing`: wall-clock and CPU timing of closures;
 * :mod:`docgraph.tools.core_scaling`: throughput per core setting (one or two threads, two
   DDP processes);
 * :mod:`docgraph.tools.operator_counts`: operators of one training and one tagging step

@@ -45,12 +45,9 @@ from docgraph.runtime.atomic import atomic_write_json
 from docgraph.runtime.machine import cpu_model, peak_rss_mib
 from docgraph.tagging.tagger import Tagger
 from docgraph.tools.batches import select_batches
-from docgraph.tools.benchmark import (
-    inference_pass,
-    matmul_gflops,
-    time_interleaved,
-    training_pass,
-)
+from docgraph.tools.flops import matmul_gflops
+from docgraph.tools.throughput import inference_pass, training_pass
+from docgraph.tools.timing import time_interleaved
 
 
 def _rates(tokens: int, timing: tuple[float, float]) -> dict[str, float]:

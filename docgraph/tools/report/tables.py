@@ -198,7 +198,7 @@ SCALING_HEADER = ["File", "Setting", "Base train tok/s", "GCDoc train tok/s",
 
 
 def speed_rows(results: Iterable[tuple[str, dict[str, Any]]]) -> list[list[str]]:
-    """One row per benchmark JSON (see :mod:`docgraph.tools.benchmark`): the one-thread figures."""
+    """One row per speed JSON (see :mod:`docgraph.tools.speed`): the one-thread figures."""
     rows = []
     for name, s in results:
         b, g = s["baseline"], s["gcdoc"]
