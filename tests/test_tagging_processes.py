@@ -60,6 +60,7 @@ def test_tagging_processes():
     assert tagging_processes(2 * baseline, "cpu", cores=2, min_tokens=baseline) == 2
 
 
+@pytest.fixture(scope="module")
 def deterministic_model(model_dir, tmp_path_factory):
     """The trained tiny model with every neighbour kept and no pruning: its tags do not
     depend on random draws, so any number of processes must give the same tags."""

@@ -3,8 +3,7 @@
 import pytest
 import torch
 
-import docgraph.tagging.inference as inference
-import docgraph.tagging.tagger as tagger_module
+import docgraph.tagging.pipeline as pipeline
 from docgraph.runtime.threads import THREADS_ENV, bounded_threads, tagging_threads
 from docgraph.tagging.tagger import Tagger
 
@@ -62,7 +61,7 @@ def test_tagger_tags_in_one_thread_and_gives_the_callers_back(model_dir, monkeyp
     # Tagger.predict tagged with torch's default threads: on a busy 2-core machine a few texts
     # took a minute instead of a second
     monkeypatch.delenv(THREADS_ENV, raising=False)
-    seen = spy(monkeypatch, tagger_module, "predict_graphs")
+    seen = spy(monkeypatch, pipeline, "predict_graphs")
     tagger = Tagger.load(model_dir)
     tagger.predict([TEXT])
     assert seen == [1]
@@ -82,7 +81,7 @@ def test_the_spacy_component_tags_in_one_thread(model_dir, monkeypatch, two_thre
     from docgraph.integrations.spacy_component import DocgraphSpacyError
 
     monkeypatch.delenv(THREADS_ENV, raising=False)
-    seen = spy(monkeypatch, inference, "inspect_graphs")
+    seen = spy(monkeypatch, pipeline, "inspect_graphs")
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     nlp.add_pipe("docgraph_ner", config={"model": str(model_dir), "device": "cpu"})
