@@ -28,8 +28,8 @@ from docgraph.data.vocab import Vocabularies
 from docgraph.graph import split_long_documents
 from docgraph.graph.splits import PreparedSplit, prepare_split
 from docgraph.model import GCDoc
+from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
-from docgraph.persistence.shipped import resolve_model
 from docgraph.runtime.processes import min_tagging_tokens, tagging_processes
 from docgraph.runtime.progress import Progress
 from docgraph.runtime.threads import bounded_threads, tagging_threads
@@ -140,8 +140,9 @@ class Tagger:
         """
         threads = tagging_threads(threads)  # checked before the model loads
         overrides = ModelOverrides(lm=lm, threshold=threshold, open_vocabulary=open_vocabulary)
-        model, vocabs, config = load_model_dir(path, device, overrides)
-        return cls(model, vocabs, config, device, path=resolve_model(path), overrides=overrides,
+        files = read_model_files(path)
+        model, vocabs, config = load_model_dir(files, device, overrides)
+        return cls(model, vocabs, config, device, path=files.directory, overrides=overrides,
                    threads=threads)
 
     @property
