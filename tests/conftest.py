@@ -94,6 +94,27 @@ def _one_thread():
     torch.set_num_threads(1)
 
 
+@pytest.fixture
+def manifest_reads(monkeypatch) -> list[str]:
+    """The paths of every ``manifest.json`` opened from now on in this test (by ``open`` or
+    :meth:`pathlib.Path.open` and its ``read_text``/``read_bytes``)."""
+    import builtins
+    import io
+
+    reads: list[str] = []
+
+    def counting(original):
+        def opener(file, *args, **kwargs):
+            if isinstance(file, (str, os.PathLike)) and Path(file).name == "manifest.json":
+                reads.append(str(file))
+            return original(file, *args, **kwargs)
+        return opener
+
+    monkeypatch.setattr(io, "open", counting(io.open))
+    monkeypatch.setattr(builtins, "open", counting(builtins.open))
+    return reads
+
+
 @pytest.fixture(scope="session")
 def sample_splits():
     """The bundled sample corpus (train/dev/test documents)."""

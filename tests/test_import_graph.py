@@ -158,6 +158,7 @@ def test_argument_checking_stays_free_of_torch_modules(graph):
     loads torch: only ``cli``'s deferred ``commands`` does."""
     torch_free = {"docgraph.cli.arguments", "docgraph.runtime.atomic",
                   "docgraph.persistence.archive", "docgraph.persistence.shipped",
+                  "docgraph.persistence.locate", "docgraph.persistence.manifest",
                   "docgraph.tagging.prediction_io"}
     torch_free |= {m for m in graph if m.startswith(("docgraph.data", "docgraph.config"))}
     for module in torch_free:

@@ -84,19 +84,20 @@ def test_threshold_override_reaches_the_config_the_model_and_drop(model_dir, dev
 
 def test_an_override_the_model_cannot_take_names_the_setting(tmp_path):
     from docgraph.config import ExperimentConfig, apply_overrides
-    from docgraph.persistence.manifest import MANIFEST, PACK_FORMAT, PACK_VERSION
+    from docgraph.persistence.locate import ModelFiles
+    from docgraph.persistence.manifest import PACK_FORMAT, PACK_VERSION
     from docgraph.persistence.model_dir import OverrideError
 
+    trained = ModelFiles(tmp_path, None)
     unpruned = apply_overrides(ExperimentConfig(), {"model": {"pruning": False}})
     with pytest.raises(OverrideError) as caught:
-        ModelOverrides(threshold=2.0).check(unpruned, tmp_path)
+        ModelOverrides(threshold=2.0).check(unpruned, trained)
     err = caught.value
     assert (err.setting, err.value) == ("threshold", 2.0)
     assert str(tmp_path) in err.reason and "does not prune" in err.reason
     assert str(err).startswith("threshold 2.0: ")
-    ModelOverrides(threshold=2.0).check(ExperimentConfig(), tmp_path)  # a pruning model takes it
-    (tmp_path / MANIFEST).write_text(json.dumps({"format": PACK_FORMAT, "version": PACK_VERSION,
-                                                  "files": {}}))
+    ModelOverrides(threshold=2.0).check(ExperimentConfig(), trained)  # a pruning model takes it
+    packed = ModelFiles(tmp_path, {"format": PACK_FORMAT, "version": PACK_VERSION, "files": {}})
     with pytest.raises(OverrideError, match="needs its open vocabulary") as caught:
-        ModelOverrides(open_vocabulary=False).check(ExperimentConfig(), tmp_path)
+        ModelOverrides(open_vocabulary=False).check(ExperimentConfig(), packed)
     assert caught.value.setting == "open_vocabulary"

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from docgraph.persistence.checkpoint import CheckpointError, checkpoint_bytes, save_checkpoint
+from docgraph.persistence.locate import ModelDirError
 from docgraph.persistence.manifest import file_sha256, verify_manifest
 from docgraph.persistence.packing import pack_model_dir, pretrained_rows
 
@@ -106,6 +107,14 @@ def test_manifest_lists_every_file(packed):
     assert verify_manifest(summary.directory) == manifest
 
 
+def test_loading_reads_the_manifest_once(packed, manifest_reads):
+    from docgraph.persistence.model_dir import load_model_dir
+
+    directory = packed[1].directory
+    load_model_dir(directory)
+    assert manifest_reads == [str(directory / "manifest.json")]
+
+
 @pytest.mark.parametrize("name", ["model.pt", "vocab.json", "config.json"])
 def test_a_damaged_file_is_named(packed, tmp_path, name):
     import shutil
@@ -121,8 +130,9 @@ def test_a_damaged_file_is_named(packed, tmp_path, name):
         Tagger.load(copy)
     assert "\n" not in str(info.value)
     (copy / name).unlink()
-    with pytest.raises(CheckpointError, match=rf"{name}: missing"):
+    with pytest.raises(ModelDirError, match=rf"\(no {name}; ") as info:
         Tagger.load(copy)
+    assert info.value.missing == (name,)
 
 
 def test_packed_model_needs_its_vectors_and_open_vocabulary(packed, tmp_path):

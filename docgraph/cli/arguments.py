@@ -33,12 +33,8 @@ from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS
 from docgraph.data.conll import check_input_file, has_tokens
 from docgraph.data.registry import DATASETS, dataset_files
 from docgraph.persistence.archive import damage_message
-from docgraph.persistence.shipped import (
-    ModelNotFoundError,
-    missing_model_files,
-    resolve_model,
-    shipped_models,
-)
+from docgraph.persistence.locate import ModelDirError, locate_model_dir
+from docgraph.persistence.shipped import shipped_models
 from docgraph.runtime.atomic import check_output
 from docgraph.tagging.prediction_io import OUTPUT_FORMATS
 
@@ -362,21 +358,13 @@ def add_progress_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def check_model_dir(path: str, flag: str = "--model") -> None:
-    """Raise :class:`UsageError` unless ``path`` is a model directory written by ``train.py``
-    (it has ``config.json``, ``vocab.json`` and a whole ``model.pt``: a zip archive with its
-    end, :func:`~docgraph.persistence.archive.archive_damage`) or the name of a shipped model
-    (:func:`~docgraph.persistence.shipped.resolve_model`); checked before torch loads."""
+    """Raise :class:`UsageError` naming ``flag`` unless ``path`` is a model directory or the
+    name of a shipped model (:func:`~docgraph.persistence.locate.locate_model_dir`); checked
+    before torch loads."""
     try:
-        directory = resolve_model(path)
-    except ModelNotFoundError as err:
+        locate_model_dir(path)
+    except ModelDirError as err:
         raise UsageError(f"{flag} {err}") from None
-    missing = missing_model_files(directory)
-    if missing:
-        raise UsageError(f"{flag} {path}: not a model directory written by train.py "
-                         f"(no {', '.join(missing)})")
-    damage = damage_message(directory / "model.pt")
-    if damage is not None:
-        raise UsageError(f"{flag} {path}: {damage}")
 
 
 def check_some_tokens(names: Sequence[str], input_format: str = "auto") -> None:

@@ -1,11 +1,17 @@
 """What is wrong with a checkpoint file, told from its size and its last bytes, without torch:
 the command-line tools check a model's ``model.pt`` with it before torch loads, and
-:func:`~docgraph.persistence.checkpoint.load_checkpoint` before reading one."""
+:func:`~docgraph.persistence.checkpoint.load_checkpoint` before reading one. The error type of
+checkpoints and model directories (:class:`CheckpointError`) is here too, so that torch-free
+checks raise it."""
 
 from __future__ import annotations
 
 import zipfile
 from pathlib import Path
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint or model directory is missing, corrupt or from an incompatible version."""
 
 
 def archive_damage(path: str | Path) -> str | None:

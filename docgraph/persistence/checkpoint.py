@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from docgraph.persistence.archive import damage_message
+from docgraph.persistence.archive import CheckpointError, damage_message
 from docgraph.runtime.atomic import (  # noqa: F401 - re-exported for callers
     atomic_write,
     atomic_write_bytes,
@@ -18,10 +18,6 @@ from docgraph.runtime.atomic import (  # noqa: F401 - re-exported for callers
 )
 
 FORMAT_VERSION = 1
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint or model directory is missing, corrupt or from an incompatible version."""
 
 
 def checkpoint_bytes(state: dict[str, Any]) -> bytes:

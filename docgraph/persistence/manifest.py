@@ -7,7 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from docgraph.persistence.checkpoint import CheckpointError
+from docgraph.persistence.archive import CheckpointError
 from docgraph.persistence.shipped import MANIFEST
 
 PACK_FORMAT = "docgraph-packed-model"
@@ -52,12 +52,22 @@ def verify_manifest(directory: str | Path) -> dict | None:
         The manifest, or ``None`` for a directory without one (nothing to check).
 
     Raises:
+        CheckpointError: The manifest is unreadable, or a listed file is missing or its bytes
+            differ (naming the file).
+    """
+    manifest = read_manifest(directory)
+    if manifest is not None:
+        check_manifest_files(directory, manifest)
+    return manifest
+
+
+def check_manifest_files(directory: str | Path, manifest: dict) -> None:
+    """Check every file ``manifest`` (read by :func:`read_manifest`) lists against its SHA-256.
+
+    Raises:
         CheckpointError: A listed file is missing or its bytes differ (naming the file).
     """
     directory = Path(directory)
-    manifest = read_manifest(directory)
-    if manifest is None:
-        return None
     for name, expected in sorted(manifest["files"].items()):
         path = directory / name
         if Path(name).name != name or not path.is_file():
@@ -66,7 +76,7 @@ def verify_manifest(directory: str | Path) -> dict | None:
             raise CheckpointError(f"{path}: damaged (its SHA-256 is not the one in "
                                   f"{directory / MANIFEST}); reinstall docgraph or copy the "
                                   "model again")
-    return manifest
 
 
-__all__ = ["PACK_FORMAT", "PACK_VERSION", "file_sha256", "read_manifest", "verify_manifest"]
+__all__ = ["PACK_FORMAT", "PACK_VERSION", "check_manifest_files", "file_sha256", "read_manifest",
+           "verify_manifest"]

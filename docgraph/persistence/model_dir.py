@@ -43,8 +43,7 @@ from docgraph.persistence.checkpoint import (
     save_checkpoint,
 )
 from docgraph.persistence.lm_record import check_lm_record
-from docgraph.persistence.manifest import read_manifest, verify_manifest
-from docgraph.persistence.shipped import ModelNotFoundError, resolve_model
+from docgraph.persistence.locate import ModelFiles, read_model_files
 from docgraph.runtime.machine import available_memory
 
 log = logging.getLogger(__name__)
@@ -88,17 +87,17 @@ class ModelOverrides:
     threshold: float | None = None
     open_vocabulary: bool = True
 
-    def check(self, config: ExperimentConfig, directory: str | Path) -> None:
-        """Raise :class:`OverrideError` when the model of ``config`` cannot take these
-        overrides (before any weights are loaded)."""
+    def check(self, config: ExperimentConfig, files: ModelFiles) -> None:
+        """Raise :class:`OverrideError` when the model of ``config``, in the model directory
+        ``files``, cannot take these overrides (before any weights are loaded)."""
         if self.threshold is not None and not config.model.uses_uncertainty:
             raise OverrideError("threshold", self.threshold,
-                                f"{directory}: this model does not prune its document graph "
-                                "(trained without pruning or without the graph)")
-        if not self.open_vocabulary and read_manifest(directory) is not None:
+                                f"{files.directory}: this model does not prune its document "
+                                "graph (trained without pruning or without the graph)")
+        if not self.open_vocabulary and files.packed:
             raise OverrideError("open_vocabulary", self.open_vocabulary,
-                                f"{directory}: a packed model left out the words whose vectors "
-                                "are their pretrained ones: it needs its open vocabulary")
+                                f"{files.directory}: a packed model left out the words whose "
+                                "vectors are their pretrained ones: it needs its open vocabulary")
 
     def apply(self, config: ExperimentConfig) -> ExperimentConfig:
         """``config`` with the threshold override applied (checked by the rule of
@@ -204,9 +203,11 @@ def save_model_dir(directory: str | Path, model: nn.Module, vocabs: Vocabularies
     save_checkpoint(directory / "model.pt", {"model": unwrap(model).state_dict()})
 
 
-def read_model_dir(directory: str | Path, overrides: ModelOverrides | None = None
+def read_model_dir(directory: str | Path | ModelFiles, overrides: ModelOverrides | None = None
                    ) -> tuple[ExperimentConfig, Vocabularies]:
-    """The configuration and vocabularies of a model directory, without its weights.
+    """The configuration and vocabularies of a model directory (a path, a shipped model's name,
+    or the :class:`~docgraph.persistence.locate.ModelFiles` that
+    :func:`~docgraph.persistence.locate.read_model_files` read), without its weights.
 
     A model trained with contextual features records its language model in ``lm.json`` (path
     and hash of its files); the returned ``config.lm`` points at that directory, or at
@@ -219,11 +220,8 @@ def read_model_dir(directory: str | Path, overrides: ModelOverrides | None = Non
         ValueError: The model cannot take ``overrides`` (:meth:`ModelOverrides.check`).
     """
     overrides = overrides or ModelOverrides()
-    try:
-        directory = resolve_model(directory)
-    except ModelNotFoundError as err:
-        raise CheckpointError(str(err)) from None
-    verify_manifest(directory)
+    files = read_model_files(directory)
+    directory = files.directory
     try:
         config = ExperimentConfig.from_saved(json.loads((directory / "config.json").read_text()))
         vocabs = Vocabularies.load(directory)
@@ -239,26 +237,29 @@ def read_model_dir(directory: str | Path, overrides: ModelOverrides | None = Non
                 err = f"{record_path}: unreadable record of the language model ({err})"
             raise CheckpointError(str(err)) from None
         config = replace(config, lm=str(lm_dir))
-    overrides.check(config, directory)
+    overrides.check(config, files)
     return overrides.apply(config), vocabs
 
 
-def load_model_dir(directory: str | Path, map_location: str | torch.device = "cpu",
+def load_model_dir(directory: str | Path | ModelFiles, map_location: str | torch.device = "cpu",
                    overrides: ModelOverrides | None = None
                    ) -> tuple[GCDoc, Vocabularies, ExperimentConfig]:
-    """Load a model directory written by :func:`save_model_dir`, in eval mode, with
-    ``overrides`` applied (see :func:`read_model_dir`).
+    """Load a model directory written by :func:`save_model_dir` (or a shipped model by name),
+    in eval mode, with ``overrides`` applied (see :func:`read_model_dir`). The directory is
+    read once (:func:`~docgraph.persistence.locate.read_model_files`).
 
     Raises:
         CheckpointError: A file is missing, corrupt or incompatible, or the language model the
-            model needs is missing or different.
+            model needs is missing or different
+            (:class:`~docgraph.persistence.locate.ModelDirError`: not a model directory).
         ValueError: The model cannot take ``overrides``.
     """
     overrides = overrides or ModelOverrides()
-    config, vocabs = read_model_dir(directory, overrides)  # overrides applied to config
-    directory = resolve_model(directory)
+    files = read_model_files(directory)
+    config, vocabs = read_model_dir(files, overrides)  # overrides applied to config
+    directory = files.directory
     model = load_model_weights(directory, config, vocabs, map_location)
-    if read_manifest(directory) is not None:
+    if files.packed:
         problem = embeddings_problem(config.embeddings)
         if problem is not None:
             raise CheckpointError(f"{directory}: this packed model reads the vectors of "

@@ -34,12 +34,8 @@ from docgraph.data.embeddings import load_embeddings
 from docgraph.data.open_vocab import PretrainedTable
 from docgraph.data.vocab import Vocab, Vocabularies
 from docgraph.persistence.checkpoint import CheckpointError, checkpoint_bytes
-from docgraph.persistence.manifest import (
-    PACK_FORMAT,
-    PACK_VERSION,
-    file_sha256,
-    read_manifest,
-)
+from docgraph.persistence.locate import read_model_files
+from docgraph.persistence.manifest import PACK_FORMAT, PACK_VERSION, file_sha256
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
 from docgraph.persistence.shipped import MANIFEST
 
@@ -128,9 +124,10 @@ def pack_model_dir(source: str | Path, target: str | Path, dtype: str = "float16
     if dtype not in _DTYPES:
         raise ValueError(f"dtype {dtype!r}: expected one of {', '.join(_DTYPES)}")
     source, target = Path(source), Path(target)
-    if read_manifest(source) is not None:
+    files = read_model_files(source)
+    if files.packed:
         raise CheckpointError(f"{source}: already packed")
-    model, vocabs, config = load_model_dir(source, overrides=ModelOverrides(open_vocabulary=False))
+    model, vocabs, config = load_model_dir(files, overrides=ModelOverrides(open_vocabulary=False))
     state = model.state_dict()
     weight = state[_EMBEDDING]
     try:

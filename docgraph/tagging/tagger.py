@@ -34,14 +34,10 @@ from docgraph.data.tokenize import text_to_sentences, word_spans
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit
 from docgraph.model import GCDoc
+from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.manifest import file_sha256, read_manifest
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
-from docgraph.persistence.shipped import (
-    MANIFEST,
-    MODEL_FILES,
-    OPTIONAL_MODEL_FILES,
-    resolve_model,
-)
+from docgraph.persistence.shipped import MANIFEST, MODEL_FILES, OPTIONAL_MODEL_FILES
 from docgraph.runtime.processes import min_tagging_tokens, tagging_processes
 from docgraph.runtime.progress import Progress
 from docgraph.runtime.threads import bounded_threads, tagging_threads
@@ -198,8 +194,9 @@ class Tagger:
         if batch_tokens is not None and batch_tokens < 1:
             raise ValueError(f"batch_tokens must be >= 1, got {batch_tokens}")
         overrides = ModelOverrides(lm=lm, threshold=threshold, open_vocabulary=open_vocabulary)
-        model, vocabs, config = load_model_dir(path, device, overrides)
-        return cls(model, vocabs, config, device, path=resolve_model(path), overrides=overrides,
+        files = read_model_files(path)
+        model, vocabs, config = load_model_dir(files, device, overrides)
+        return cls(model, vocabs, config, device, path=files.directory, overrides=overrides,
                    threads=threads, max_doc_tokens=max_doc_tokens, batch_tokens=batch_tokens)
 
     def save(self, directory: str | Path, overwrite: bool = False) -> Path:

@@ -39,6 +39,7 @@ import torch
 
 from docgraph.graph.splits import prepare_run_split
 from docgraph.persistence.checkpoint import CheckpointError
+from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.model_dir import ModelOverrides, load_model_weights, read_model_dir
 from docgraph.runtime.atomic import atomic_write_json
 from docgraph.tagging.inference import evaluate, split_consistency
@@ -81,14 +82,15 @@ def measure(run_dir: str | Path, thresholds: Sequence[float], split: str = "dev"
     Raises:
         ValueError: If the model does not prune (no uncertainty module).
     """
-    config, vocabs = read_model_dir(run_dir)
+    files = read_model_files(run_dir)
+    config, vocabs = read_model_dir(files)
     if not thresholds:
         return []
-    ModelOverrides(threshold=thresholds[0]).check(config, run_dir)  # before building graphs
+    ModelOverrides(threshold=thresholds[0]).check(config, files)  # before building graphs
     prepared = prepare_run_split(config, vocabs, split, data_dir)
     results = []
     for threshold in thresholds:
-        model = load_model_weights(run_dir, config, vocabs,
+        model = load_model_weights(files.directory, config, vocabs,
                                    overrides=ModelOverrides(threshold=threshold))
         scores, predictions = evaluate(model, prepared, vocabs, config.train.eval_batch_tokens,
                                        seed=seed)
