@@ -447,12 +447,12 @@ def test_nlp_evaluate_scores_as_conlleval(model_dir, tagger, sample_splits):
 
 def test_a_missing_or_foreign_model_directory_is_named(tmp_path, model_dir):
     nlp = pipeline("nowhere/model")  # a saved pipeline's from_disk would bring the model
-    with pytest.raises(DocgraphSpacyError, match=r"'nowhere/model' not found .*working "
-                                                 "directory"):
+    with pytest.raises(DocgraphSpacyError, match=r"nowhere/model: neither a model directory "
+                                                 "nor a shipped model .*working directory"):
         nlp("Kestrel beat Carrow.")
     (tmp_path / "vocab.json").write_text("{}")
-    with pytest.raises(DocgraphSpacyError, match=r"not a docgraph model directory: no "
-                                                 r"config.json, model.pt"):
+    with pytest.raises(DocgraphSpacyError, match=r"not a model directory written by train.py "
+                                                 r"\(no config.json, model.pt"):
         pipeline(tmp_path)
     with pytest.raises(DocgraphSpacyError, match="is a file"):
         pipeline(tmp_path / "vocab.json")

@@ -72,12 +72,8 @@ from spacy.util import minibatch
 from docgraph.data.chunking import chunk_sentences
 from docgraph.data.tags import entity_type, spans
 from docgraph.data.tokenize import sentence_spans
-from docgraph.persistence.shipped import (
-    MODEL_FILES,
-    OPTIONAL_MODEL_FILES,
-    shipped_model_dir,
-    shipped_models,
-)
+from docgraph.persistence.locate import ModelDirError, locate_model_dir
+from docgraph.persistence.shipped import MODEL_FILES, OPTIONAL_MODEL_FILES
 from docgraph.runtime.atomic import atomic_write_json
 
 if TYPE_CHECKING:  # torch loads when a component is created, not on import
@@ -253,33 +249,18 @@ def _sha256(path: Path) -> str:
 
 
 def check_model_dir(model: str | Path) -> Path:
-    """The resolved path of a docgraph model directory, or of the shipped model named
-    ``model`` (a directory wins).
+    """The absolute path of a docgraph model directory, or of the shipped model named
+    ``model`` (a directory wins): :func:`~docgraph.persistence.locate.locate_model_dir`.
 
     Raises:
-        DocgraphSpacyError: ``model`` does not exist, is not a directory, or lacks a file of
-            :data:`MODEL_FILES`.
+        DocgraphSpacyError: ``model`` does not exist, is not a directory, lacks a file of
+            :data:`MODEL_FILES` or has a damaged ``model.pt`` (the message of
+            :class:`~docgraph.persistence.locate.ModelDirError`).
     """
-    path = Path(model).expanduser()
-    resolved = path.resolve()
-    shipped = None if path.exists() else shipped_model_dir(str(model))
-    if shipped is not None:
-        return shipped
-    if not path.exists():
-        raise DocgraphSpacyError(
-            f"docgraph_ner: model directory {str(model)!r} not found (looked for {resolved}; "
-            f"a relative path is read from the working directory {Path.cwd()}), and not a "
-            f"shipped model ({', '.join(shipped_models()) or 'none installed'}). Pass the "
-            "directory scripts/train.py wrote")
-    if not path.is_dir():
-        raise DocgraphSpacyError(f"docgraph_ner: model {str(model)!r} is a file, expected "
-                                 "the model directory written by scripts/train.py")
-    missing = [name for name in MODEL_FILES if not (path / name).is_file()]
-    if missing:
-        raise DocgraphSpacyError(
-            f"docgraph_ner: {resolved} is not a docgraph model directory: no "
-            f"{', '.join(missing)} (scripts/train.py writes {', '.join(MODEL_FILES)})")
-    return resolved
+    try:
+        return locate_model_dir(model)
+    except ModelDirError as err:
+        raise DocgraphSpacyError(f"docgraph_ner: {err}") from None
 
 
 def label_clash(ours: Iterable[str], theirs: Iterable[str]) -> list[str]:
