@@ -132,7 +132,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("mc-keys-hash-the-whole-batch", "docgraph/batching/plan.py",
            "for part in (word[start:end], chars[start:end], sent_len[first:last]):",
            "for part in (word, chars[start:end], sent_len[first:last]):",
-           ("tests/test_batch_independence.py",),
+           ("tests/test_plan.py",),
            "a document's Monte-Carlo key hashes the words of the whole batch"),
     Mutant("windows-previous-next-swapped", "docgraph/batching/plan.py",
            "prev_start, prev_len, next_start, next_len = window_segments(",
