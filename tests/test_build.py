@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import random
-from dataclasses import replace
 
 import pytest
 import torch
@@ -226,21 +225,6 @@ def test_split_long_documents():
     assert as_pairs(graphs[0].edge_index) == brute_force_pairs(chunks[0].tokens)  # no cross edges
     assert graphs[1].edge_index.shape[1] == 0
     assert graphs[2].edge_index.shape[1] == 20
-
-
-def test_graph_seed_defaults_to_the_run_seed():
-    from docgraph.config import ExperimentConfig
-
-    assert GraphConfig().seed is None
-    one, two = ExperimentConfig(seed=1), ExperimentConfig(seed=2)
-    assert one.graph_config().seed == 1 and two.graph_config().seed == 2
-    assert one.graph.seed is None  # resolving does not mutate the configuration
-    # run_seeds replaces the seed of one configuration: the graph seed follows it.
-    assert replace(one, seed=7).graph_config().seed == 7
-    # An explicit value pins the sampling across runs (the config.json of older runs holds 0).
-    pinned = ExperimentConfig.from_dict({"seed": 5, "graph": {"seed": 0}})
-    assert pinned.graph_config().seed == 0
-    assert ExperimentConfig.from_dict(one.to_dict()).graph.seed is None  # round trip
 
 
 def test_run_seed_changes_the_sampled_edges_unless_pinned():

@@ -192,11 +192,3 @@ def test_tagging_threshold_is_checked_by_the_training_rule(tool, value, expected
                          env=script_env(), cwd=tmp_path, timeout=60)
     assert res.stdout.split() == ["2", "False"], res.stdout + res.stderr
     assert "--threshold = " in res.stderr and expected in res.stderr
-
-
-def test_the_shipped_presets_are_found():
-    from docgraph.config import preset_path
-
-    for dataset in ("sample", "conll03", "ontonotes"):
-        assert preset_path(dataset) == ROOT / "configs" / f"{dataset}.toml"
-    assert preset_path("column") is None
