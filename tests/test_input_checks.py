@@ -18,8 +18,8 @@ from docgraph.config import ConfigError, ExperimentConfig, apply_overrides, chec
 from docgraph.config.fields import available_cores
 from docgraph.config.size import estimate_parameters, training_bytes
 from docgraph.data.conll import HEAD_BYTES, check_text_head, has_tokens, read_conll
-from docgraph.data.errors import CorpusFormatError, DataNotFoundError
-from docgraph.data.registry import dataset_files, resolve_data_dir, sample_data_dir
+from docgraph.data.errors import CorpusFormatError
+from docgraph.data.registry import sample_data_dir
 from docgraph.persistence.archive import archive_damage
 from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint
 from docgraph.persistence.model_dir import (
@@ -118,26 +118,6 @@ def _column_corpus(root):
     for split in ("train", "dev", "test"):
         shutil.copy(sample_data_dir() / f"{split}.txt", folder / f"{split}.txt")
     return folder
-
-
-def test_data_dir_is_the_corpus_root_or_the_dataset_folder(tmp_path):
-    folder = _column_corpus(tmp_path / "corpora")
-    assert resolve_data_dir("column", folder) == folder
-    assert resolve_data_dir("column", tmp_path / "corpora") == folder
-    assert dataset_files("column", tmp_path / "corpora") == {
-        s: folder / f"{s}.txt" for s in ("train", "dev", "test")}
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    with pytest.raises(DataNotFoundError) as info:
-        dataset_files("conll03", empty)
-    message = str(info.value)
-    assert f"no train data in {empty}: expected one of train.txt" in message
-    assert "the conll2003/ folder itself or the folder holding it" in message
-    assert f"there is no {empty / 'conll2003'}" in message
-    (empty / "conll2003").mkdir()  # a root whose dataset folder lacks the files: both named
-    with pytest.raises(DataNotFoundError, match=f"no train data in {empty}: .*; no train data "
-                                                f"in {empty / 'conll2003'}: "):
-        dataset_files("conll03", empty)
 
 
 @pytest.mark.slow
