@@ -13,10 +13,9 @@ import pytest
 from conftest import ROOT, TINY_MODEL, script_env, tiny_config
 
 from docgraph.cli import evaluate_main, predict_main, train_main
-from docgraph.cli.arguments import check_model_size
 from docgraph.config import ConfigError, ExperimentConfig, apply_overrides, check_processes
 from docgraph.config.fields import available_cores
-from docgraph.config.size import estimate_parameters, training_bytes
+from docgraph.config.size import estimate_parameters
 from docgraph.data.conll import HEAD_BYTES, check_text_head, has_tokens, read_conll
 from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import sample_data_dir
@@ -374,25 +373,6 @@ def test_an_absurd_model_size_is_refused_before_torch(tmp_path):
         "--sent-dim", "2000000", "--quiet", "--output-dir", str(tmp_path / "run")])
     assert (code, torch_loaded) == (2, False) and err.startswith("error: --sent-dim 2000000: ")
     assert not (tmp_path / "run").exists()
-
-
-def test_check_model_size_counts_what_training_keeps(tmp_path):
-    def config(device, **train):
-        return apply_overrides(ExperimentConfig(), {
-            "device": device, "model": {"hidden": 2000}, "train": train})
-
-    count = estimate_parameters(config("cpu").model)
-    adam = training_bytes(count, "adam")
-    check_model_size(config("cpu", optimizer="adam"), available=adam)
-    with pytest.raises(ModelSizeError, match=r"^--hidden 2000: .* and training it in 2 "
-                                             r"processes needs at least "):
-        check_model_size(config("cpu", optimizer="adam", processes=2), available=adam)
-    with pytest.raises(ModelSizeError, match="^--hidden 2000: "):
-        check_model_size(config("cpu", optimizer="adam"), available=adam - 1)
-    # another device: the weights alone, built in host memory before they move
-    check_model_size(config("auto", optimizer="adam"), available=4 * count)
-    with pytest.raises(ModelSizeError, match=" and building it needs at least "):
-        check_model_size(config("cuda"), available=4 * count - 1)
 
 
 @pytest.mark.parametrize("model", [
