@@ -26,7 +26,7 @@ from docgraph.tools.benchmark import (
     run_benchmark,
     train_step_flops,
 )
-from docgraph.tools.core_scaling import LossScaled, ScalingOptions, run_scaling, speedups
+from docgraph.tools.core_scaling import LossScaled, ScalingOptions, run_scaling
 from docgraph.training.loop import training_step
 
 TINY = {
@@ -205,20 +205,6 @@ def test_split_batch_balances_tokens_and_keeps_order() -> None:
     loads = [sum(lengths[i] for i in p) for p in parts]
     assert sorted(loads) == [11, 13]  # greedy longest-first: 10+3 | 7+3+1
     assert split_batch([3], lengths, 2) == [[3], []]
-
-
-def _fake(tokens: int, train: float, infer: float) -> dict:
-    model = {"train_tokens_per_s": train, "infer_tokens_per_s": infer}
-    return {"tokens_per_pass": tokens, "baseline": model, "gcdoc": model}
-
-
-def test_speedups_are_over_one_thread_and_refuse_different_batches() -> None:
-    results = {"1 thread": _fake(100, 10.0, 20.0), "DDP x2": _fake(100, 19.0, 30.0)}
-    ups = speedups(results)
-    assert ups["DDP x2"]["gcdoc_train"] == pytest.approx(1.9)
-    assert ups["DDP x2"]["baseline_infer"] == pytest.approx(1.5)
-    with pytest.raises(ValueError, match="different batches"):
-        speedups({"1 thread": _fake(100, 10.0, 20.0), "DDP x2": _fake(90, 19.0, 30.0)})
 
 
 def test_loss_scaled_step_of_a_process_without_a_share_changes_nothing() -> None:
