@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from report_runs import ablation_run, edit_metrics, model_section, write_run, write_runs
 
+from docgraph.config import ExperimentConfig
 from docgraph.tools.report.runs import (
     Run,
     describe_setting,
@@ -205,6 +206,14 @@ def test_a_setting_counts_glove_files_cut_from_the_same_vectors_as_one() -> None
     assert key("glove-6b-50d") != key("glove.840B.300d.txt")
     assert pretty_embeddings("/x/glove.6B.50d.txt") == "GloVe 6B 50d"
     assert pretty_embeddings("none") == "none"
+
+
+def test_fields_an_older_run_lacks_take_todays_defaults() -> None:
+    explicit = ExperimentConfig().to_dict()
+    recorded = _run(config={k: explicit[k] for k in ("dataset", "model", "graph", "train")},
+                    device="cpu")
+    older = _run(config={"dataset": explicit["dataset"]}, device="cpu")
+    assert setting_key(older) == setting_key(recorded)
 
 
 def test_describe_setting_names_what_usually_differs() -> None:
