@@ -16,7 +16,6 @@ import torch
 from conftest import half_pruning_model, reference_tags, run_script
 from torch_geometric.data import Batch
 
-from docgraph.batching.plan import monte_carlo_keys
 from docgraph.data.document import make_document
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.graph.splits import prepare_split
@@ -100,15 +99,7 @@ def test_zero_and_full_dropout():
     torch.testing.assert_close(probs, tagger.lin.bias.softmax(-1).expand(7, 4))
 
 
-def test_monte_carlo_keys_follow_the_document_not_the_batch(sample_splits, sample_vocabs):
-    graphs = documents_to_graphs(sample_splits["dev"][:3], sample_vocabs, GraphConfig(seed=1))
-    alone = [monte_carlo_keys(Batch.from_data_list([g])) for g in graphs]
-    together = monte_carlo_keys(Batch.from_data_list(graphs))
-    assert together.sizes == tuple(int(g.num_nodes) for g in graphs)
-    assert together.keys == tuple(k.keys[0] for k in alone)
-    assert len(set(together.keys)) == 3
-    single = monte_carlo_keys(graphs[1])  # a graph that is not a Batch: one segment
-    assert single == alone[1]
+def test_segment_seeds_mix_the_key_and_the_tagging_seed():
     keys = MonteCarloKeys(sizes=(1,), keys=(5,))
     assert keys.seeds(0) == [mix_seed(5, 0)] != keys.seeds(1)
     assert 0 <= mix_seed(-(2 ** 63), -1) < 2 ** 63

@@ -1,11 +1,10 @@
-"""Tests of :mod:`docgraph.graph.build` (recurrence edges, document graphs, their batching by
-PyG) and of the chunking of long documents they are built from (:mod:`docgraph.data.chunking`)."""
+"""Tests of :mod:`docgraph.graph.build`: recurrence edges, document graphs (one per chunk of a
+long document) and their batching by PyG."""
 
 from __future__ import annotations
 
 import itertools
 import random
-from dataclasses import replace
 
 import pytest
 import torch
@@ -203,7 +202,7 @@ def test_documents_to_graphs_deterministic():
     assert not all(torch.equal(x.edge_index, y.edge_index) for x, y in zip(a, c))
 
 
-def test_split_long_documents():
+def test_max_doc_tokens_builds_one_graph_per_chunk_without_edges_between_chunks():
     doc = make_document(
         "long",
         [
@@ -213,34 +212,13 @@ def test_split_long_documents():
             (["Paris"] * 5, ["O"] * 5),
         ],
     )
-    short = make_document("short", [(["a"], ["O"])])
-    chunks = split_long_documents([doc, short], 4)
-    assert [c.doc_id for c in chunks] == ["long#0", "long#1", "long#2", "short"]
-    assert [[len(s) for s in c.sentences] for c in chunks] == [[3, 1], [2], [5], [1]]
-    assert [s.index for s in chunks[0].sentences] == [0, 1]
-    assert [t for c in chunks[:3] for t in c.tokens] == doc.tokens
-    assert split_long_documents([doc], None) == [doc]
+    chunks = split_long_documents([doc], 4)
     vocabs = Vocabularies.build([doc])
     graphs = documents_to_graphs([doc], vocabs, GraphConfig(max_doc_tokens=4, max_neighbours=None))
     assert [g.num_nodes for g in graphs] == [4, 2, 5]
     assert as_pairs(graphs[0].edge_index) == brute_force_pairs(chunks[0].tokens)  # no cross edges
     assert graphs[1].edge_index.shape[1] == 0
     assert graphs[2].edge_index.shape[1] == 20
-
-
-def test_graph_seed_defaults_to_the_run_seed():
-    from docgraph.config import ExperimentConfig
-
-    assert GraphConfig().seed is None
-    one, two = ExperimentConfig(seed=1), ExperimentConfig(seed=2)
-    assert one.graph_config().seed == 1 and two.graph_config().seed == 2
-    assert one.graph.seed is None  # resolving does not mutate the configuration
-    # run_seeds replaces the seed of one configuration: the graph seed follows it.
-    assert replace(one, seed=7).graph_config().seed == 7
-    # An explicit value pins the sampling across runs (the config.json of older runs holds 0).
-    pinned = ExperimentConfig.from_dict({"seed": 5, "graph": {"seed": 0}})
-    assert pinned.graph_config().seed == 0
-    assert ExperimentConfig.from_dict(one.to_dict()).graph.seed is None  # round trip
 
 
 def test_run_seed_changes_the_sampled_edges_unless_pinned():

@@ -1,4 +1,4 @@
-"""CoNLL column reader/writer, registry and corpus statistics."""
+"""CoNLL column reader/writer and the corpus statistics script."""
 
 from __future__ import annotations
 
@@ -14,11 +14,9 @@ from docgraph.data import (
     corpus_statistics,
     load_dataset,
     read_conll,
-    sample_data_dir,
     write_conll,
 )
 from docgraph.data.conll import read_text
-from docgraph.data.registry import default_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -137,55 +135,6 @@ def test_write_conll_round_trip(tmp_path):
     ]
     with pytest.raises(ValueError):
         write_conll(tmp_path / "x.txt", docs, pred[:1])
-
-
-def test_sample_corpus():
-    data = load_dataset("sample")
-    assert set(data) == {"train", "dev", "test"}
-    assert default_data_dir("sample") == sample_data_dir()
-    stats = {k: corpus_statistics(v) for k, v in data.items()}
-    assert 30 <= stats["train"]["documents"] <= 60
-    assert stats["train"]["tokens"] >= 6000
-    assert set(stats["train"]["entities"]) == {"PER", "LOC", "ORG", "MISC"}
-    for docs in data.values():
-        assert all(d.source_scheme == "iob2" for d in docs)
-        assert all(4 <= len(d) <= 12 for d in docs)
-    header = (sample_data_dir() / "train.txt").read_text().splitlines()[0]
-    assert header == "-DOCSTART- -X- -X- O"
-    # Ambiguity resolved by the document: one word both ORG and LOC in one document.
-    ambiguous = 0
-    for doc in data["train"]:
-        types: dict[str, set] = {}
-        for tok, tag in zip(doc.tokens, doc.tags):
-            if tag.startswith("B-"):
-                types.setdefault(tok, set()).add(tag[2:])
-        ambiguous += any(len(t) > 1 for t in types.values())
-    assert ambiguous >= 10
-
-
-def test_registry_errors(tmp_path, monkeypatch):
-    monkeypatch.delenv("DOCGRAPH_DATA_DIR", raising=False)
-    with pytest.raises(ValueError, match="unknown dataset"):
-        load_dataset("nope")
-    with pytest.raises(ValueError, match="DOCGRAPH_DATA_DIR"):
-        load_dataset("conll03")
-    with pytest.raises(ValueError, match=r"train\.txt"):
-        load_dataset("conll03", tmp_path)
-    with pytest.raises(ValueError, match="skeleton2conll"):
-        load_dataset("ontonotes", tmp_path)
-    with pytest.raises(ValueError, match="unknown split"):
-        load_dataset("sample", splits=("training",))
-    monkeypatch.setenv("DOCGRAPH_DATA_DIR", str(tmp_path))
-    assert default_data_dir("conll03") == tmp_path / "conll2003"
-    assert default_data_dir("ontonotes") == tmp_path / "ontonotes"
-
-
-def test_column_dataset(tmp_path):
-    for split in ("train", "dev", "test"):
-        write(tmp_path, f"{split}.bio", "a B-X\nb I-X\n\nc O\n")
-    data = load_dataset("column", tmp_path, splits=("train", "test"))
-    assert set(data) == {"train", "test"}
-    assert data["test"][0].doc_id == "test-0"
 
 
 def run_stats(*args: str) -> subprocess.CompletedProcess:

@@ -1,5 +1,5 @@
-"""Tests of :mod:`docgraph.data.lm_cache` and the fingerprints its keys are made of
-(:mod:`docgraph.data.lm_fingerprints`): hits, misses and every setting in the key.
+"""Tests of :mod:`docgraph.data.lm_cache`: hits, misses and every setting in the key (the
+fingerprints the keys are made of are ``tests/test_lm_fingerprints.py``'s).
 
 The encoder is the tiny random BERT of ``conftest.tiny_lm``.
 """
@@ -13,19 +13,8 @@ from dataclasses import replace
 import numpy as np
 from conftest import needs_transformers, plain_document
 
-from docgraph.data.document import make_document
 from docgraph.data.lm_encoder import ContextualSettings
-from docgraph.data.lm_fingerprints import corpus_hash, model_dir_hash
-
-
-def test_corpus_hash_sees_words_and_boundaries_not_tags():
-    a = plain_document("a", "the cat sat", "on the mat")
-    relabelled = make_document("b", [(s.tokens, ["B-X"] * len(s)) for s in a.sentences])
-    assert corpus_hash([a]) == corpus_hash([relabelled])
-    assert corpus_hash([a]) != corpus_hash([plain_document("a", "the cat sat on the mat")])
-    assert corpus_hash([a]) != corpus_hash([plain_document("a", "the cat sat"),
-                                            plain_document("b", "on the mat")])
-    assert corpus_hash([a]) != corpus_hash([plain_document("a", "the dog sat", "on the mat")])
+from docgraph.data.lm_fingerprints import model_dir_hash
 
 
 @needs_transformers

@@ -100,33 +100,6 @@ def test_check_field_types(section, key, good, bad):
         check_field(setting, bad, key)
 
 
-def test_flags_switches_and_help_come_from_the_declarations():
-    from docgraph.cli.arguments import SWITCHES, VALUE_FLAGS, train_parser
-
-    declared = {s.flag for section in ("", "model", "graph", "train")
-                for s in section_settings(section).values() if s.flag}
-    assert set(VALUE_FLAGS) == declared
-    assert VALUE_FLAGS["--samples"][:2] == ("model", "num_samples")
-    assert VALUE_FLAGS["--seed"][:2] == ("", "seed")
-    assert SWITCHES["--no-graph"] == {"model": {"graph": False}}
-    assert SWITCHES["--lm-pack"] == {"": {"lm_pack": True}}
-    assert SWITCHES["--baseline"] == {"model": {"cross_sentence": False, "graph": False}}
-    text = train_parser().format_help()
-    # the help of a flag says what it does, what it accepts and the built-in default
-    assert "[model] threshold: uncertainty threshold for pruning (a number >= 0; default" \
-        in " ".join(text.split())
-    for flag in (*VALUE_FLAGS, *SWITCHES):
-        assert flag in text
-
-
-def test_help_of_a_switch_that_turns_a_field_off_says_so():
-    from docgraph.cli.arguments import switch_help
-
-    assert switch_help({"model": {"pruning": False}}).startswith("turns off: prune")
-    assert switch_help({"model": {"constrained_decoding": True}}).startswith(
-        section_settings("model")["constrained_decoding"].help)
-
-
 def test_a_new_field_is_a_flag_a_toml_key_and_a_checked_value():
     """Declaring a field is all it takes: the check, the TOML key and the message."""
     from dataclasses import dataclass
@@ -192,11 +165,3 @@ def test_tagging_threshold_is_checked_by_the_training_rule(tool, value, expected
                          env=script_env(), cwd=tmp_path, timeout=60)
     assert res.stdout.split() == ["2", "False"], res.stdout + res.stderr
     assert "--threshold = " in res.stderr and expected in res.stderr
-
-
-def test_the_shipped_presets_are_found():
-    from docgraph.config import preset_path
-
-    for dataset in ("sample", "conll03", "ontonotes"):
-        assert preset_path(dataset) == ROOT / "configs" / f"{dataset}.toml"
-    assert preset_path("column") is None

@@ -23,12 +23,12 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from docgraph.config import GCDocConfig, GraphConfig, TrainConfig
+from docgraph.config import ExperimentConfig, GCDocConfig, TrainConfig
 from docgraph.config.fields import CAP, MACHINE, SHARDING, VARIANT, fields_marked
 from docgraph.tools.report.paper import BASELINE_ROW, GCDOC_ROW
 
@@ -74,13 +74,11 @@ batching): they change the speed, not the model (docs/experiments.md, "DDP gives
 one process")."""
 
 
-def _defaults(cls: type) -> dict[str, Any]:
-    return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
-
-
 def _config_defaults() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """Defaults of the model, graph and training configuration (fill fields old runs lack)."""
-    return _defaults(GCDocConfig), _defaults(GraphConfig), _defaults(TrainConfig)
+    """Defaults of the model, graph and training configuration as a run records them (fill
+    fields old runs lack; every field, ``default_factory`` ones such as ``skip_tokens`` too)."""
+    recorded = ExperimentConfig().to_dict()
+    return recorded["model"], recorded["graph"], recorded["train"]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,87 @@
+"""Tests of :mod:`docgraph.data.chunking`: long documents cut into chunks of whole sentences."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from docgraph.data.chunking import chunk_document, pack_sentences, split_long_documents
+from docgraph.data.document import make_document
+
+
+def _doc(doc_id, lengths, scheme="iob2"):
+    return make_document(doc_id, [([f"{doc_id}-{s}-{t}" for t in range(n)], ["O"] * n)
+                                  for s, n in enumerate(lengths)], scheme)
+
+
+def test_pack_sentences_groups_consecutive_sentences_within_the_budget():
+    sentences = _doc("d", [3, 1, 2, 5, 1]).sentences
+    groups = pack_sentences(sentences, 4)
+    assert [[len(s) for s in g] for g in groups] == [[3, 1], [2], [5], [1]]
+    assert [s for g in groups for s in g] == list(sentences)
+
+
+def test_pack_sentences_of_single_token_budget_is_one_sentence_a_group():
+    sentences = _doc("d", [1, 1, 2]).sentences
+    assert [[len(s) for s in g] for g in pack_sentences(sentences, 1)] == [[1], [1], [2]]
+
+
+def test_pack_sentences_of_no_sentences_is_one_empty_group():
+    assert pack_sentences([], 5) == [[]]
+
+
+def test_chunk_document_renames_and_renumbers_its_sentences():
+    doc = _doc("long", [2, 3, 1], scheme="bioes")
+    chunk = chunk_document(doc, 3, doc.sentences[1:])
+    assert chunk.doc_id == "long#3" and chunk.source_scheme == "bioes"
+    assert [(s.doc_id, s.index) for s in chunk.sentences] == [("long#3", 0), ("long#3", 1)]
+    assert chunk.tokens == [*doc.sentences[1].tokens, *doc.sentences[2].tokens]
+    assert chunk.tags == doc.tags[2:]
+
+
+def test_split_long_documents():
+    doc = make_document(
+        "long",
+        [
+            (["Paris"] * 3, ["B-LOC", "I-LOC", "I-LOC"]),
+            (["x"], ["O"]),
+            (["paris", "y"], ["B-LOC", "O"]),
+            (["Paris"] * 5, ["O"] * 5),
+        ],
+    )
+    short = make_document("short", [(["a"], ["O"])])
+    chunks = split_long_documents([doc, short], 4)
+    assert [c.doc_id for c in chunks] == ["long#0", "long#1", "long#2", "short"]
+    assert [[len(s) for s in c.sentences] for c in chunks] == [[3, 1], [2], [5], [1]]
+    assert [s.index for s in chunks[0].sentences] == [0, 1]
+    assert [t for c in chunks[:3] for t in c.tokens] == doc.tokens
+    assert split_long_documents([doc], None) == [doc]
+
+
+def test_documents_that_fit_are_returned_as_they_are():
+    doc = _doc("d", [2, 2])
+    assert split_long_documents([doc], 4)[0] is doc  # exactly the budget
+    assert split_long_documents([doc], 0) == [doc]  # 0 disables splitting
+    assert split_long_documents([], 3) == []
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_chunks_keep_every_token_in_order_within_the_budget(seed):
+    rng = random.Random(seed)
+    docs = [_doc(f"d{k}", [rng.randint(1, 9) for _ in range(rng.randint(1, 8))])
+            for k in range(4)]
+    budget = rng.randint(1, 12)
+    out = split_long_documents(docs, budget)
+    for doc in docs:
+        pieces = [c for c in out
+                  if c.doc_id == doc.doc_id or c.doc_id.startswith(f"{doc.doc_id}#")]
+        assert [t for c in pieces for t in c.tokens] == doc.tokens
+        if doc.num_tokens > budget:
+            assert [c.doc_id for c in pieces] == [f"{doc.doc_id}#{k}" for k in range(len(pieces))]
+            # within the budget, unless one sentence alone is longer
+            assert all(c.num_tokens <= budget or len(c) == 1 for c in pieces)
+            # greedy: the next chunk's first sentence would not have fitted
+            for a, b in itertools.pairwise(pieces):
+                assert a.num_tokens + len(b.sentences[0]) > budget
