@@ -7,7 +7,14 @@ import random
 
 import pytest
 
-from docgraph.data.chunking import chunk_document, pack_sentences, split_long_documents
+from docgraph.data.chunking import (
+    chunk_document,
+    chunk_sentences,
+    pack_greedy,
+    pack_sentences,
+    piece_bounds,
+    split_long_documents,
+)
 from docgraph.data.document import make_document
 
 
@@ -85,3 +92,31 @@ def test_chunks_keep_every_token_in_order_within_the_budget(seed):
             # greedy: the next chunk's first sentence would not have fitted
             for a, b in itertools.pairwise(pieces):
                 assert a.num_tokens + len(b.sentences[0]) > budget
+
+
+def test_greedy_packing_by_hand():
+    assert list(pack_greedy([3, 2, 4, 1, 5], 5, size=int)) == [[3, 2], [4, 1], [5]]
+    assert list(pack_greedy([6, 1], 5, size=int)) == [[6], [1]]  # too long: alone
+    assert list(pack_greedy([], 5)) == []
+
+
+def test_pieces_of_a_long_sentence():
+    assert piece_bounds(5, 2) == [(0, 2), (2, 4), (4, 5)]
+    assert piece_bounds(4, 2) == [(0, 2), (2, 4)]
+    assert piece_bounds(5, None) == [(0, 5)] and piece_bounds(5, 0) == [(0, 5)]
+    assert chunk_sentences(["abcde", "fg"], 2) == [["ab"], ["cd"], ["e"], ["fg"]]
+
+
+def test_documents_cut_for_tagging_keep_tokens_and_tags_in_order():
+    doc = make_document("d", [(list("ab"), ["B-PER", "I-PER"]),
+                              (list("cdefghi"), ["O", "B-LOC", "I-LOC", "I-LOC", "O", "O", "O"]),
+                              (list("j"), ["O"])])
+    chunks = split_long_documents([doc], 3, cut_sentences=True)
+    # pieces [ab] [cde] [fgh] [i] [j], packed greedily into 3 tokens
+    assert [[s.tokens for s in c.sentences] for c in chunks] == [
+        [("a", "b")], [("c", "d", "e")], [("f", "g", "h")], [("i",), ("j",)]]
+    assert [t for c in chunks for t in c.tags] == doc.tags
+    assert [c.doc_id for c in chunks] == ["d#0", "d#1", "d#2", "d#3"]
+    # training keeps the long sentence whole, a chunk of its own
+    assert [c.num_tokens for c in split_long_documents([doc], 3)] == [2, 7, 1]
+    assert split_long_documents([doc], 10, cut_sentences=True) == [doc]

@@ -1,6 +1,6 @@
-"""The one tagging pipeline (docgraph/tagging/pipeline.py, docgraph/data/chunking.py): its rules
-worked by hand, its stream, and the Tagger methods built on it (chunks, tag_stream, inspect,
-inspect_chunks, save)."""
+"""The one tagging pipeline (docgraph/tagging/pipeline.py): its rules worked by hand, its
+stream, and the Tagger methods built on it (chunks, tag_stream, inspect, inspect_chunks,
+save)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import reference_tags
 
 from docgraph.config import ExperimentConfig
 from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS
-from docgraph.data.chunking import chunk_sentences, pack_greedy, piece_bounds, split_long_documents
+from docgraph.data.chunking import piece_bounds
 from docgraph.data.document import make_document
 from docgraph.tagging.pipeline import (
     BATCH_TOKENS,
@@ -32,34 +32,6 @@ def tagger(model_dir):
 def _doc(doc_id, *lengths):
     return make_document(doc_id, [([f"w{i}-{k}" for k in range(n)], ["O"] * n)
                                   for i, n in enumerate(lengths)])
-
-
-def test_greedy_packing_by_hand():
-    assert list(pack_greedy([3, 2, 4, 1, 5], 5, size=int)) == [[3, 2], [4, 1], [5]]
-    assert list(pack_greedy([6, 1], 5, size=int)) == [[6], [1]]  # too long: alone
-    assert list(pack_greedy([], 5)) == []
-
-
-def test_pieces_of_a_long_sentence():
-    assert piece_bounds(5, 2) == [(0, 2), (2, 4), (4, 5)]
-    assert piece_bounds(4, 2) == [(0, 2), (2, 4)]
-    assert piece_bounds(5, None) == [(0, 5)] and piece_bounds(5, 0) == [(0, 5)]
-    assert chunk_sentences(["abcde", "fg"], 2) == [["ab"], ["cd"], ["e"], ["fg"]]
-
-
-def test_documents_cut_for_tagging_keep_tokens_and_tags_in_order():
-    doc = make_document("d", [(list("ab"), ["B-PER", "I-PER"]),
-                              (list("cdefghi"), ["O", "B-LOC", "I-LOC", "I-LOC", "O", "O", "O"]),
-                              (list("j"), ["O"])])
-    chunks = split_long_documents([doc], 3, cut_sentences=True)
-    # pieces [ab] [cde] [fgh] [i] [j], packed greedily into 3 tokens
-    assert [[s.tokens for s in c.sentences] for c in chunks] == [
-        [("a", "b")], [("c", "d", "e")], [("f", "g", "h")], [("i",), ("j",)]]
-    assert [t for c in chunks for t in c.tags] == doc.tags
-    assert [c.doc_id for c in chunks] == ["d#0", "d#1", "d#2", "d#3"]
-    # training keeps the long sentence whole, a chunk of its own
-    assert [c.num_tokens for c in split_long_documents([doc], 3)] == [2, 7, 1]
-    assert split_long_documents([doc], 10, cut_sentences=True) == [doc]
 
 
 def test_chunk_length_and_batch_rules():
