@@ -297,10 +297,12 @@ def test_check_model_dir(model, tmp_path):
     with pytest.raises(UsageError) as info:
         check_model_dir(str(model), "--from")
     assert str(info.value) == (f"--from {model}: not a model directory written by train.py "
-                               "(no vocab.json, model.pt)")
+                               "(no vocab.json, model.pt; train.py writes config.json, "
+                               "vocab.json, model.pt)")
+    assert (info.value.flag, info.value.value) == ("--from", str(model))
     (model / "vocab.json").write_text("{}")
     (model / "model.pt").write_bytes(b"")
-    with pytest.raises(UsageError, match=rf"^--model {model}: .*model.pt: not a readable "
+    with pytest.raises(UsageError, match=rf"^--model {model}: model.pt is not a readable "
                                          "docgraph checkpoint: the file is empty"):
         check_model_dir(str(model))
 

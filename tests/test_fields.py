@@ -104,3 +104,26 @@ def test_a_reproduce_command_drops_the_machine_flags_only():
     assert {"--threads", "--device", "--max-minutes", "--eval-batch-tokens"} <= set(
         _MACHINE_FLAGS)
     assert not {"--processes", "--epochs", "--hidden", "--threshold"} & set(_MACHINE_FLAGS)
+
+
+def test_a_usage_error_carries_its_flag_value_and_reason_as_data(tmp_path):
+    import pickle
+
+    from docgraph.config.fields import UsageError
+    from docgraph.data.conll import check_input_file
+
+    err = UsageError("file not found", "--data", "x.txt")
+    assert (err.flag, err.value, err.reason) == ("--data", "x.txt", "file not found")
+    assert str(err) == "--data x.txt: file not found"
+    assert str(UsageError("--out needs --doc N")) == "--out needs --doc N"
+    assert str(UsageError("must be >= 0, got -1", "--doc")) == "--doc must be >= 0, got -1"
+    again = pickle.loads(pickle.dumps(err))
+    assert (again.flag, again.value, again.reason, str(again)) == \
+        (err.flag, err.value, err.reason, str(err))
+    with pytest.raises(UsageError) as found:
+        check_input_file(tmp_path / "missing.txt", "--data")
+    assert (found.value.flag, found.value.value) == ("--data", tmp_path / "missing.txt")
+    with pytest.raises(UsageError) as found:
+        check_input_file(tmp_path)
+    assert found.value.flag is None and found.value.reason == \
+        "expected an input file, got a directory"

@@ -218,7 +218,7 @@ def check_arguments(args: argparse.Namespace) -> None:
         last = Path(args.resume, "last.pt")
         damage = damage_message(last) if last.is_file() else None
         if damage is not None:
-            raise UsageError(f"--resume {args.resume}: {damage}")
+            raise UsageError(damage, "--resume", args.resume)
         return  # the run's saved configuration is checked when it is read
     preset = chosen_preset(args)
     if preset is not None:
@@ -298,7 +298,7 @@ def chosen_preset(args: argparse.Namespace) -> Path | None:
     """
     if args.config:
         if not Path(args.config).is_file():
-            raise UsageError(f"--config {args.config}: file not found")
+            raise UsageError("file not found", "--config", args.config)
         return Path(args.config)
     return preset_path(args.dataset or "sample")
 
@@ -364,7 +364,7 @@ def check_model_dir(path: str, flag: str = "--model") -> None:
     try:
         locate_model_dir(path)
     except ModelDirError as err:
-        raise UsageError(f"{flag} {err}") from None
+        raise UsageError(err.detail, flag, path) from None
 
 
 def check_some_tokens(names: Sequence[str], input_format: str = "auto") -> None:
@@ -375,9 +375,9 @@ def check_some_tokens(names: Sequence[str], input_format: str = "auto") -> None:
         return
     shown = ", ".join(names) if len(names) <= 3 else (
         f"{', '.join(names[:2])} and {len(names) - 2} more files")
-    raise UsageError(f"{shown}: no tokens to tag (empty, or only whitespace and control "
-                     "characters); expected text or CoNLL token lines (--allow-empty: write an "
-                     "empty output instead)")
+    raise UsageError("no tokens to tag (empty, or only whitespace and control characters); "
+                     "expected text or CoNLL token lines (--allow-empty: write an empty output "
+                     "instead)", value=shown)
 
 
 def check_tagging_arguments(args: argparse.Namespace) -> None:
@@ -407,10 +407,10 @@ def check_tagging_arguments(args: argparse.Namespace) -> None:
         check_some_tokens(inputs, getattr(args, "input_format", "auto"))
     data_dir = getattr(args, "data_dir", None)
     if data_dir is not None and not Path(data_dir).is_dir():
-        raise UsageError(f"--data-dir {data_dir}: directory not found")
+        raise UsageError("directory not found", "--data-dir", data_dir)
     output_dir = getattr(args, "output_dir", None)
     if output_dir is not None and Path(output_dir).exists() and not Path(output_dir).is_dir():
-        raise UsageError(f"--output-dir {output_dir}: exists and is not a directory")
+        raise UsageError("exists and is not a directory", "--output-dir", output_dir)
     if getattr(args, "processes", 0):
         check_processes(args.processes, "--processes")
 
@@ -590,18 +590,18 @@ def check_visualize_arguments(args: argparse.Namespace) -> None:
                          "--noisy K")
     if args.out is not None:
         if args.doc is None:
-            raise UsageError("--out needs --doc N")
+            raise UsageError("needs --doc N", "--out")
         if Path(args.out).suffix.lower() not in (".png", ".svg"):
-            raise UsageError(f"--out {args.out}: the figure must be a .png or .svg file")
+            raise UsageError("the figure must be a .png or .svg file", "--out", args.out)
     if args.noisy is not None and args.noisy < 1:
-        raise UsageError(f"--noisy must be >= 1, got {args.noisy}")
+        raise UsageError(f"must be >= 1, got {args.noisy}", "--noisy")
     if args.doc is not None and args.doc < 0:
-        raise UsageError(f"--doc must be >= 0, got {args.doc}")
+        raise UsageError(f"must be >= 0, got {args.doc}", "--doc")
     if args.word is not None and args.out is None:
-        raise UsageError("--word needs --out FILE")
+        raise UsageError("needs --out FILE", "--word")
     if args.max_words < 0:
-        raise UsageError(f"--max-words must be >= 0, got {args.max_words}")
+        raise UsageError(f"must be >= 0, got {args.max_words}", "--max-words")
     for flag, path in (("--out", args.out), ("--html", args.html)):
         if path is not None and Path(path).is_dir():
-            raise UsageError(f"{flag} {path}: is a directory; expected a file to write")
+            raise UsageError("is a directory; expected a file to write", flag, path)
     check_tagging_arguments(args)

@@ -166,7 +166,7 @@ def _train_command(args: argparse.Namespace) -> int:
         if args.resume and args.seeds:
             raise UsageError("--resume and --seeds cannot be combined")
         if args.resume and not Path(args.resume, "last.pt").is_file():
-            raise UsageError(f"--resume {args.resume}: no checkpoint last.pt in that directory")
+            raise UsageError("no checkpoint last.pt in that directory", "--resume", args.resume)
         base = None
         if args.resume:
             saved = Path(args.resume, "config.json")
@@ -249,7 +249,7 @@ def _load_tagger(args: argparse.Namespace) -> Tagger:
                      and setting.flag), None)
         if flag is None:  # an override no flag sets (Python API only)
             raise
-        raise UsageError(f"{flag} {err.value}: {err.reason}") from None
+        raise UsageError(err.reason, flag, err.value) from None
 
 
 def _dataset_split(args: argparse.Namespace, config: ExperimentConfig

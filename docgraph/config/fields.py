@@ -50,7 +50,27 @@ class ConfigError(ValueError):
 
 
 class UsageError(ValueError):
-    """A command-line argument or a path that cannot work."""
+    """A command-line argument or a path that cannot work, as data: which argument (``flag``,
+    ``None`` for a positional input or a combination of flags), its ``value`` (``None`` when
+    there is none to show) and what is wrong (``reason``); ``str()`` is the one-line message
+    ``"FLAG VALUE: REASON"`` (``"FLAG REASON"`` without a value).
+
+    Args:
+        reason: What is wrong, and what was expected.
+        flag: The flag, e.g. ``"--output"``.
+        value: The value given, e.g. a path.
+    """
+
+    def __init__(self, reason: str, flag: str | None = None, value: object = None) -> None:
+        self.reason, self.flag, self.value = reason, flag, value
+        if value is not None:
+            message = f"{flag} {value}: {reason}" if flag else f"{value}: {reason}"
+        else:
+            message = f"{flag} {reason}" if flag else reason
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.reason, self.flag, self.value)
 
 
 @dataclass(frozen=True)

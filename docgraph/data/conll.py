@@ -89,12 +89,11 @@ def check_input_file(path: str | Path, flag: str | None = None) -> None:
     the flag that names it, e.g. ``--data``; none for positional inputs), and
     :class:`~docgraph.data.errors.CorpusFormatError` when its first bytes cannot begin UTF-8
     text or CoNLL columns (:func:`check_text_head`: a NUL byte, bytes that are not UTF-8)."""
-    where = f"{flag} {path}" if flag else str(path)
     if not Path(path).exists():
-        raise UsageError(f"{where}: file not found" if flag else f"{path}: input file not found")
+        raise UsageError("file not found" if flag else "input file not found", flag, path)
     if not Path(path).is_file():
-        raise UsageError(f"{where}: expected {'a text file' if flag else 'an input file'}, "
-                         "got a directory")
+        raise UsageError(f"expected {'a text file' if flag else 'an input file'}, got a "
+                         "directory", flag, path)
     check_text_head(path)
 
 

@@ -59,24 +59,27 @@ class ModelDirError(CheckpointError):
                             self.shipped)
 
     def _message(self) -> str:
+        return f"{self.path}: {self.detail}"
+
+    @property
+    def detail(self) -> str:
+        """What is wrong with the model directory (the message without the path in front)."""
         names = ", ".join(self.shipped) or "none installed"
         moved = Path(self.path).expanduser() != self.directory
         if self.reason == "not found":
             looked = (f"no directory {self.directory}: a relative path is read from the working "
                       f"directory {Path.cwd()}; " if moved else "")
-            return (f"{self.path}: neither a model directory nor a shipped model "
-                    f"({looked}shipped: {names})")
+            return f"neither a model directory nor a shipped model ({looked}shipped: {names})"
         if self.reason == "not a directory":
-            return (f"{self.path}: is a file, expected a model directory or the name of a "
-                    f"shipped model ({names})")
+            return f"is a file, expected a model directory or the name of a shipped model ({names})"
         if self.reason == "missing files":
             where = f" in {self.directory}" if moved else ""
             written = ("" if len(self.missing) == len(MODEL_FILES)
                        else f"; train.py writes {', '.join(MODEL_FILES)}")
-            return (f"{self.path}: not a model directory written by train.py "
+            return (f"not a model directory written by train.py "
                     f"(no {', '.join(self.missing)}{where}{written})")
         weights = self.directory / "model.pt" if moved else "model.pt"
-        return (f"{self.path}: {weights} is not a readable docgraph checkpoint: {self.damage}; "
+        return (f"{weights} is not a readable docgraph checkpoint: {self.damage}; "
                 "copy it again or retrain")
 
 

@@ -167,12 +167,12 @@ def check_output(path: str | None) -> None:
         return
     target = Path(path)
     if target.is_dir():
-        raise UsageError(f"--output {path}: is a directory; expected a file to write, e.g. "
-                         f"{target / 'predictions.jsonl'}")
+        raise UsageError("is a directory; expected a file to write, e.g. "
+                         f"{target / 'predictions.jsonl'}", "--output", path)
     parent = target.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
-        raise UsageError(f"--output {path}: {parent} is not a directory")
+        raise UsageError(f"{parent} is not a directory", "--output", path)
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--output {path}: cannot write in {parent} (permission denied)")
+        raise UsageError(f"cannot write in {parent} (permission denied)", "--output", path)
