@@ -144,11 +144,15 @@ def test_shipped_lines_name_the_run_of_each_shipped_model(tmp_path: Path):
     name = shipped_models()[0]
     run = json.loads((SHIPPED_DIR / name / MANIFEST).read_text())["run"]
     group, seed = run.rsplit("-s", 1)
-    ablation_run(tmp_path, group, int(seed), 91.25, model=model_section())
+    ablation_run(tmp_path, group, int(seed), 91.25, model=model_section(threshold=0.5))
     ablation_run(tmp_path, "other", 1, 80.0, model=model_section())
+    tagging = json.loads((SHIPPED_DIR / name / "config.json").read_text())["model"]["threshold"]
+    trained = 0.5
+    threshold = ("" if tagging == trained
+                 else f" at the trained threshold {trained:g} (it tags at {tagging:g})")
     assert shipped_lines(find_runs([tmp_path])) == [
-        f"shipped model `{name}` ([card](docs/models.md#{name})): run {run}, test F1 91.25, "
-        "converged, CPU (1 thread)"]
+        f"shipped model `{name}` ([card](docs/models.md#{name})): run {run}, test F1 91.25"
+        f"{threshold}, converged, CPU (1 thread)"]
     assert shipped_lines([]) == []
 
 

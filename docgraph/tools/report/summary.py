@@ -127,7 +127,8 @@ def standing_lines(runs: Sequence[Run]) -> list[str]:
 
 def shipped_lines(runs: Sequence[Run]) -> list[str]:
     """One line per shipped model (:mod:`docgraph.persistence.shipped`) whose run is among
-    ``runs``: its name, run, test F1 and how the run ended."""
+    ``runs``: its name, run, the run's test F1 (and the threshold the shipped model tags at,
+    when it is not the trained one) and how the run ended."""
     by_name = {run.directory.name: run for run in runs}
     lines = []
     for name in shipped_models():
@@ -136,9 +137,14 @@ def shipped_lines(runs: Sequence[Run]) -> list[str]:
         if run is None:
             continue
         f1 = score_values([run], "test", "f1")
+        config = json.loads((SHIPPED_DIR / name / "config.json").read_text(encoding="utf-8"))
+        tagging = config.get("model", {}).get("threshold")
+        trained = run.config.get("model", {}).get("threshold")
+        threshold = ("" if None in (tagging, trained) or tagging == trained
+                     else f" at the trained threshold {trained:g} (it tags at {tagging:g})")
         lines.append(f"shipped model `{name}` ([card](docs/models.md#{name})): run "
-                     f"{run.directory.name}, test F1 {f1[0]:.2f}, {stop_summary([run])}, "
-                     f"{run.hardware}")
+                     f"{run.directory.name}, test F1 {f1[0]:.2f}{threshold}, "
+                     f"{stop_summary([run])}, {run.hardware}")
     return lines
 
 
