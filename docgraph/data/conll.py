@@ -83,10 +83,10 @@ def _decode_error(path: Path, data: bytes, err: UnicodeDecodeError,
                                        f"{err.start}); convert the file to {name}")
 
 
-def check_input_file(path: str | Path, flag: str | None = None) -> None:
+def check_input_file(path: str | Path, flag: str | None = None, head: bool = True) -> None:
     """The one check of an input file, before it is read: raise
     :class:`~docgraph.config.fields.UsageError` unless ``path`` is an existing file (``flag``:
-    the flag that names it, e.g. ``--data``; none for positional inputs), and
+    the flag that names it, e.g. ``--data``; none for positional inputs), and, with ``head``,
     :class:`~docgraph.data.errors.CorpusFormatError` when its first bytes cannot begin UTF-8
     text or CoNLL columns (:func:`check_text_head`: a NUL byte, bytes that are not UTF-8)."""
     if not Path(path).exists():
@@ -94,7 +94,8 @@ def check_input_file(path: str | Path, flag: str | None = None) -> None:
     if not Path(path).is_file():
         raise UsageError(f"expected {'a text file' if flag else 'an input file'}, got a "
                          "directory", flag, path)
-    check_text_head(path)
+    if head:
+        check_text_head(path)
 
 
 def check_text_head(path: str | Path, size: int = HEAD_BYTES) -> None:

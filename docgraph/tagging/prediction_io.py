@@ -170,15 +170,15 @@ class Chunk:
 
 
 def check_inputs(paths: Iterable[Path]) -> None:
-    """Check every input file before tagging the first
-    (:func:`~docgraph.data.conll.check_input_file`).
+    """Check that every input file exists before tagging the first
+    (:func:`~docgraph.data.conll.check_input_file`; what the files hold is read as text, a
+    control character such as a NUL byte never part of a token).
 
     Raises:
         UsageError: For the first path that does not exist or is not a file.
-        CorpusFormatError: For the first file whose first bytes are not text.
     """
     for path in paths:
-        check_input_file(path)
+        check_input_file(path, head=False)
 
 
 def read_chunks(path: Path, options: ReadOptions) -> Iterator[Chunk]:
