@@ -214,11 +214,12 @@ def test_tagger_predict_and_visualize_take_the_tagging_seed(random_draws_model, 
     tagger = Tagger.load(random_draws_model)
     for processes in (1, 2):
         assert _flat(tagger.tag(docs, processes=processes, mc_seed=seed)[1]) == expected
-        res = run_script("predict", "--model", random_draws_model, "--format", "conll",
-                         "--processes", str(processes), "--mc-seed", str(seed),
-                         "docgraph/data/sample/test.txt")
-        assert res.returncode == 0, res.stderr[-2000:]
-        assert _conll_tags(res.stdout) == expected
+    # predict.py carries the seed into its tagging processes (one process: Tagger.tag above,
+    # the same pipeline)
+    res = run_script("predict", "--model", random_draws_model, "--format", "conll",
+                     "--processes", "2", "--mc-seed", str(seed), "docgraph/data/sample/test.txt")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert _conll_tags(res.stdout) == expected
     # the annotated graphs (HTML page, figures, edge tables) show the tags of the same seed
     prepared = prepare_split(docs, tagger.vocabs, tagger.config)
     graphs = inspect_documents(tagger.model, prepared.graphs, prepared.documents, tagger.vocabs,

@@ -499,6 +499,8 @@ def entities(document: Document, tags: Sequence[Sequence[str]]) -> list[Entity]:
 
 def _unlabelled(document: Document) -> Document:
     """``document`` without its gold tags (the model may not know their types)."""
+    if all(tag == "O" for s in document.sentences for tag in s.tags):
+        return document
     return make_document(document.doc_id, [(s.tokens, ["O"] * len(s))
                                            for s in document.sentences])
 
