@@ -306,3 +306,13 @@ def still_running(pids, seconds: float) -> list[int]:
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/task").is_dir(),
                                 reason="needs Linux /proc to find child processes")
+
+
+@pytest.fixture(scope="session")
+def packed(vectors_run, tmp_path_factory):
+    """The tiny model of ``vectors_run`` packed (float32), with its summary."""
+    from docgraph.persistence.packing import pack_model_dir
+
+    run_dir, _ = vectors_run
+    target = tmp_path_factory.mktemp("packed") / "tiny"
+    return run_dir, pack_model_dir(run_dir, target, dtype="float32")

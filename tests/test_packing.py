@@ -9,16 +9,8 @@ import pytest
 import torch
 
 from docgraph.persistence.checkpoint import CheckpointError, checkpoint_bytes, save_checkpoint
-from docgraph.persistence.locate import ModelDirError
 from docgraph.persistence.manifest import file_sha256, verify_manifest
 from docgraph.persistence.packing import pack_model_dir, pretrained_rows
-
-
-@pytest.fixture(scope="module")
-def packed(vectors_run, tmp_path_factory):
-    run_dir, _ = vectors_run
-    target = tmp_path_factory.mktemp("packed") / "tiny"
-    return run_dir, pack_model_dir(run_dir, target, dtype="float32")
 
 
 def _tags(tagger, documents):
@@ -98,41 +90,6 @@ def test_checkpoint_bytes_do_not_depend_on_the_file_name(tmp_path):
 def test_packed_config_forgets_the_corpus_directory(packed):
     _, summary = packed
     assert json.loads((summary.directory / "config.json").read_text())["data_dir"] is None
-
-
-def test_manifest_lists_every_file(packed):
-    _, summary = packed
-    manifest = json.loads((summary.directory / "manifest.json").read_text())
-    assert sorted(manifest["files"]) == ["config.json", "model.pt", "vocab.json"]
-    assert verify_manifest(summary.directory) == manifest
-
-
-def test_loading_reads_the_manifest_once(packed, manifest_reads):
-    from docgraph.persistence.model_dir import load_model_dir
-
-    directory = packed[1].directory
-    load_model_dir(directory)
-    assert manifest_reads == [str(directory / "manifest.json")]
-
-
-@pytest.mark.parametrize("name", ["model.pt", "vocab.json", "config.json"])
-def test_a_damaged_file_is_named(packed, tmp_path, name):
-    import shutil
-
-    from docgraph.tagging.tagger import Tagger
-
-    copy = tmp_path / "copy"
-    shutil.copytree(packed[1].directory, copy)
-    data = bytearray((copy / name).read_bytes())
-    data[len(data) // 2] ^= 0x01
-    (copy / name).write_bytes(bytes(data))
-    with pytest.raises(CheckpointError, match=rf"{name}: damaged") as info:
-        Tagger.load(copy)
-    assert "\n" not in str(info.value)
-    (copy / name).unlink()
-    with pytest.raises(ModelDirError, match=rf"\(no {name}; ") as info:
-        Tagger.load(copy)
-    assert info.value.missing == (name,)
 
 
 def test_packed_model_needs_its_vectors_and_open_vocabulary(packed, tmp_path):
