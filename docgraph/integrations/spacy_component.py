@@ -52,7 +52,6 @@ creating any pipeline): torch and the model code load when a component is create
 """
 
 import bisect
-import hashlib
 import json
 import logging
 import os
@@ -73,6 +72,7 @@ from docgraph.data.chunking import chunk_sentences
 from docgraph.data.tags import entity_type, spans
 from docgraph.data.tokenize import sentence_spans
 from docgraph.persistence.locate import ModelDirError, locate_model_dir
+from docgraph.persistence.manifest import file_sha256
 from docgraph.persistence.shipped import MODEL_FILES, OPTIONAL_MODEL_FILES
 from docgraph.runtime.atomic import atomic_write_json
 
@@ -240,14 +240,6 @@ def doc_layout(doc: Doc, max_tokens: int | None) -> DocLayout:
 
 
 # ----------------------------------------------------------------------------- the component
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def check_model_dir(model: str | Path) -> Path:
     """The absolute path of a docgraph model directory, or of the shipped model named
     ``model`` (a directory wins): :func:`~docgraph.persistence.locate.locate_model_dir`.
@@ -526,7 +518,7 @@ class DocgraphNER(Pipe):
     def _state(self) -> dict[str, Any]:
         self._require_model()
         return {"model": str(self.model_path),
-                "model_sha256": _sha256(self.model_path / "model.pt")}
+                "model_sha256": file_sha256(self.model_path / "model.pt")}
 
     def _check_state(self, state: dict[str, Any], where: str) -> None:
         if not isinstance(state, dict) or "model_sha256" not in state:
@@ -570,7 +562,7 @@ class DocgraphNER(Pipe):
         return self
 
     def _warn_if_changed(self, state: dict[str, Any]) -> None:
-        if state["model_sha256"] != _sha256(self.model_path / "model.pt"):
+        if state["model_sha256"] != file_sha256(self.model_path / "model.pt"):
             log.warning("%s: the weights of %s are not those the pipeline was saved with "
                         "(from %s): its tags may differ", self.name, self.model_path,
                         state.get("model"))
@@ -597,7 +589,7 @@ def _files_differ(loaded: Path, copy: Path) -> bool:
     names = [n for n in (*MODEL_FILES, *OPTIONAL_MODEL_FILES)
              if (loaded / n).is_file() or (copy / n).is_file()]
     return any(not (loaded / n).is_file() or not (copy / n).is_file()
-               or _sha256(loaded / n) != _sha256(copy / n) for n in names)
+               or file_sha256(loaded / n) != file_sha256(copy / n) for n in names)
 
 
 @Language.factory(

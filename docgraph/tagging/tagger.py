@@ -406,8 +406,7 @@ class Tagger:
 
     def _check_gold(self, documents: Sequence[Document]) -> None:
         """Raise the error of a gold tag the model cannot read, before any tagging."""
-        known = set(self.vocabs.labels.lookup(list(range(len(self.vocabs.labels)))))
-        known_types = {label[2:] for label in known if label != "O"}
+        known_types = set(self.entity_types)
         for doc in documents:
             for sentence in doc.sentences:
                 for tag in sentence.tags:
