@@ -38,6 +38,7 @@ from docgraph.cli.arguments import (
     non_negative_int,
     positive_int,
     predict_parser,
+    rule_type,
     stats_parser,
     switch_help,
     train_parser,
@@ -47,12 +48,15 @@ from docgraph.cli.arguments import (
 from docgraph.config import (
     ConfigError,
     ExperimentConfig,
+    GCDocConfig,
     UsageError,
     apply_overrides,
     preset_path,
     section_settings,
 )
+from docgraph.config.fields import settings_of
 from docgraph.config.size import ModelSizeError, estimate_parameters, training_bytes
+from docgraph.config.tagging import EVALUATE, PREDICT, VISUALIZE, TaggingConfig, tagging_settings
 from docgraph.data.errors import CorpusFormatError, DataNotFoundError
 from docgraph.persistence.shipped import shipped_models
 from docgraph.tagging.prediction_io import OUTPUT_FORMATS
@@ -168,7 +172,60 @@ def test_the_tagging_parsers_defaults():
     assert (predict.input_format, predict.documents, predict.allow_empty) == ("auto", "file",
                                                                             False)
     visualize = visualize_parser().parse_args(["--model", "m"])
-    assert (visualize.device, visualize.split, visualize.max_words) == ("cpu", "dev", 6)
+    assert (visualize.device, visualize.split, visualize.max_words) == ("auto", "dev", 6)
+
+
+@pytest.mark.parametrize(("tool", "parser"), [(EVALUATE, evaluate_parser),
+                                               (PREDICT, predict_parser),
+                                               (VISUALIZE, visualize_parser)])
+def test_the_tagging_flags_come_from_the_declarations(tool, parser):
+    """Each tool takes exactly the :class:`TaggingConfig` fields marked for it, with their
+    declared defaults, choices and metavars; the others are not flags of it."""
+    actions = {a.dest: a for a in parser()._actions}
+    taken = dict(tagging_settings(tool))
+    for name, setting in settings_of(TaggingConfig):
+        if name not in taken:
+            assert name not in actions, (tool, name)
+            continue
+        action = actions[name]
+        assert action.default == getattr(TaggingConfig(), name)
+        assert setting.help in action.help
+        if setting.switches:
+            assert action.option_strings == list(setting.switches)
+        else:
+            assert action.option_strings == [setting.flag]
+            assert tuple(action.choices or ()) == setting.rule.choices
+            assert action.metavar == (None if setting.rule.choices else setting.metavar)
+    assert {"device", "threshold", "mc_seed", "lm"} <= set(taken)
+    assert ("processes" in taken) == (tool != VISUALIZE)
+    assert ("max_doc_tokens" in taken) == (tool == PREDICT)
+
+
+def test_a_tagging_flag_is_read_and_checked_by_its_rule():
+    settings = dict(settings_of(TaggingConfig))
+    read = rule_type(settings["mc_seed"])
+    assert read("7") == 7
+    for bad in ("-1", "x", "1.5"):
+        with pytest.raises(argparse.ArgumentTypeError,
+                           match=f"^expected an integer >= 0, got {bad!r}$"):
+            read(bad)
+    with pytest.raises(argparse.ArgumentTypeError, match="expected an integer >= 1, got '0'"):
+        rule_type(settings["max_doc_tokens"])("0")
+    with pytest.raises(argparse.ArgumentTypeError,
+                       match="expected one of 'auto', 'cpu', 'cuda', got 'tpu'"):
+        rule_type(settings["device"])("tpu")
+    args = predict_parser().parse_args(["--model", "m", "a.txt", "--tokenized",
+                                        "--max-doc-tokens", "300", "--device", "cpu"])
+    assert (args.tokenized, args.max_doc_tokens, args.device) == (True, 300, "cpu")
+
+
+def test_the_tagging_threshold_follows_the_model_threshold_rule():
+    model_rule = dict(settings_of(GCDocConfig))["threshold"].rule
+    tagging_rule = dict(settings_of(TaggingConfig))["threshold"].rule
+    assert (tagging_rule.low, tagging_rule.high) == (model_rule.low, model_rule.high)
+    assert tagging_rule.optional and tagging_rule.accepts(None)
+    with pytest.raises(ValueError, match="tool must be one of"):
+        tagging_settings("train")
 
 
 def test_is_tty(monkeypatch):

@@ -285,4 +285,4 @@ def test_output_that_is_a_directory_through_the_script(model_dir, tmp_path):
 def test_bad_max_doc_tokens_names_the_flag(model_dir, tmp_path, capsys):
     with pytest.raises(SystemExit):
         predict_main(["--model", str(model_dir), "x.txt", "--max-doc-tokens", "0"])
-    assert "--max-doc-tokens: expected a positive integer, got '0'" in capsys.readouterr().err
+    assert "--max-doc-tokens: expected an integer >= 1, got '0'" in capsys.readouterr().err

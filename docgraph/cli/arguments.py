@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -27,9 +27,16 @@ from docgraph.config.experiment import (
     section_settings,
 )
 from docgraph.config.fields import Setting, UsageError, check_field, check_processes
+from docgraph.config.graph import GraphConfig
 from docgraph.config.presets import load_toml, preset_path
 from docgraph.config.size import ModelSizeError, host_available_memory, memory_problem
-from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS
+from docgraph.config.tagging import (
+    EVALUATE,
+    PREDICT,
+    VISUALIZE,
+    TaggingConfig,
+    tagging_settings,
+)
 from docgraph.data.conll import check_input_file, has_tokens
 from docgraph.data.registry import DATASETS, dataset_files
 from docgraph.persistence.archive import damage_message
@@ -317,7 +324,7 @@ def evaluate_parser() -> argparse.ArgumentParser:
     p.add_argument("--output-dir", default=None,
                    help="where to write <name>_metrics.json and <name>_predictions.conll "
                         "(default: the model directory; for a shipped model, <name>-evaluation)")
-    add_tagging_arguments(p)
+    add_tagging_arguments(p, EVALUATE)
     return p
 
 
@@ -354,7 +361,7 @@ def add_progress_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--progress-interval", type=non_negative_float, default=30.0,
                    metavar="SECONDS",
                    help="when stderr is not a terminal (a log file): seconds between two "
-                        "progress lines (default: 30; on a terminal progress is a bar)")
+                        "progress lines (default: %(default)g; on a terminal progress is a bar)")
 
 
 def check_model_dir(path: str, flag: str = "--model") -> None:
@@ -415,50 +422,51 @@ def check_tagging_arguments(args: argparse.Namespace) -> None:
         check_processes(args.processes, "--processes")
 
 
-def add_mc_seed_argument(p: argparse.ArgumentParser) -> None:
-    """``--mc-seed`` of the tagging tools (``evaluate.py``, ``predict.py``, ``visualize.py``)."""
-    p.add_argument("--mc-seed", type=non_negative_int, default=0, metavar="S",
-                   help="tagging seed of the Monte-Carlo dropout masks that prune the "
-                        "document graph (default: 0; each document's masks come from it and "
-                        "the document, so its tags do not depend on the batch or the "
-                        "processes; other seeds show the model's Monte-Carlo noise)")
+def add_tagging_flags(p: argparse.ArgumentParser, tool: str) -> None:
+    """The flags of :class:`~docgraph.config.tagging.TaggingConfig` that ``tool`` takes
+    (:func:`~docgraph.config.tagging.tagging_settings`), each made from its declaration: its
+    type and check (an ``argparse`` error naming the flag; ``--threshold`` is checked by
+    :func:`check_tagging_arguments`, after the model it overrides), choices, metavar, default
+    and ``--help``."""
+    defaults = TaggingConfig()
+    for name, setting in tagging_settings(tool):
+        default = getattr(defaults, name)
+        if setting.switches:
+            for flag, value in setting.switches.items():
+                p.add_argument(flag, dest=name, action="store_const", const=value,
+                               default=default, help=setting.help)
+            continue
+        choices = setting.rule.choices or None
+        shown = f" (default: {default})" if default is not None else ""
+        p.add_argument(setting.flag, dest=name, default=default, choices=choices,
+                       type=setting.parse if name == "threshold" else rule_type(setting),
+                       metavar=None if choices else setting.metavar,
+                       help=setting.help + shown)
 
 
-def add_tagging_arguments(p: argparse.ArgumentParser) -> None:
-    """What ``evaluate.py`` and ``predict.py`` share: ``--device``, the overrides of the model
-    (``--threshold``, ``--lm``), ``--mc-seed``, ``--processes`` and the progress flags."""
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="where to tag (default: auto, a GPU when there is one)")
-    add_threshold_argument(p)
-    add_mc_seed_argument(p)
-    add_lm_argument(p)
-    add_processes_argument(p)
+def rule_type(setting: Setting) -> Callable[[str], Any]:
+    """An ``argparse`` type that reads a flag's text as ``setting`` declares it and checks it
+    by the setting's rule (``expected an integer >= 0, got '-1'``)."""
+    expected = replace(setting.rule, optional=False).describe()
+
+    def read(value: str) -> Any:
+        try:
+            parsed = setting.parse(value)
+        except ValueError:
+            parsed = None
+        if parsed is None or not setting.rule.accepts(parsed):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {value!r}")
+        return parsed
+
+    return read
+
+
+def add_tagging_arguments(p: argparse.ArgumentParser, tool: str) -> None:
+    """What the tagging tools share: the flags of
+    :class:`~docgraph.config.tagging.TaggingConfig` that ``tool`` takes and the progress
+    flags."""
+    add_tagging_flags(p, tool)
     add_progress_arguments(p)
-
-
-def add_threshold_argument(p: argparse.ArgumentParser) -> None:
-    """``--threshold`` of the tagging tools: the model's ``[model] threshold`` for this run,
-    checked by the rule of that field (:func:`check_tagging_arguments`)."""
-    rule = section_settings("model")["threshold"].rule
-    p.add_argument("--threshold", type=float, default=None,
-                   help="uncertainty threshold to prune the document graph with, instead of "
-                        f"the one the model was trained with ({rule.describe()}; a value above "
-                        "ln(#labels), e.g. 100, prunes nothing)")
-
-
-def add_lm_argument(p: argparse.ArgumentParser) -> None:
-    """``--lm`` of the tagging tools: where a model's language model now is."""
-    p.add_argument("--lm", default=None, metavar="PATH",
-                   help="for a model trained with --lm whose language model was moved: its "
-                        "new directory (its files must be the same)")
-
-
-def add_processes_argument(p: argparse.ArgumentParser) -> None:
-    """``--processes`` of the tagging tools (``evaluate.py``, ``predict.py``)."""
-    p.add_argument("--processes", type=non_negative_int, default=0, metavar="N",
-                   help="tagging processes on a CPU, at most one per core (0: one per core, "
-                        "at most 2, when each "
-                        "gets at least 20000 tokens, 160000 for a BiLSTM-CRF; 1: one process)")
 
 
 def positive_int(value: str) -> int:
@@ -476,31 +484,13 @@ def predict_parser() -> argparse.ArgumentParser:
                     "tagged, a few thousand tokens at a time.")
     p.add_argument("--model", required=True, help=MODEL_HELP)
     p.add_argument("inputs", nargs="+", help="input files")
-    p.add_argument("--input-format", choices=("auto", "conll", "text"), default="auto",
-                   help="auto: CoNLL when the file has -DOCSTART- or a tag (O, B-X, I-X, E-X, "
-                        "S-X) in the last column of nearly every non-blank line, else text")
-    p.add_argument("--tokenized", action="store_true",
-                   help="text input is pre-tokenised: one sentence per line, tokens split "
-                        "on whitespace")
     formats = list(OUTPUT_FORMATS)
     p.add_argument("--format", choices=formats, default=formats[0],
                    help="output: " + "; ".join(f"{name}: {fmt.help}"
                                                for name, fmt in OUTPUT_FORMATS.items())
                         + f" (default: {formats[0]})")
-    p.add_argument("--documents", choices=DOCUMENT_SPLITS, default="file",
-                   help="what a document of raw text is: the whole file (default), each "
-                        "paragraph (blank lines between them) or each line; CoNLL input keeps "
-                        "its -DOCSTART- documents")
-    p.add_argument("--max-doc-tokens", type=positive_int, default=None, metavar="N",
-                   help="tag longer documents in chunks of whole sentences of at most N "
-                        "tokens, as train.py --max-doc-tokens does (longer sentences in pieces "
-                        "of N tokens); memory grows with N, not with the input (default: the "
-                        f"model's, else {DEFAULT_MAX_DOC_TOKENS})")
     p.add_argument("--output", default=None, help="output file (default: stdout)")
-    p.add_argument("--allow-empty", action="store_true",
-                   help="inputs without a token give an empty output and status 0 (default: "
-                        "an error, status 2)")
-    add_tagging_arguments(p)
+    add_tagging_arguments(p, PREDICT)
     return p
 
 
@@ -522,9 +512,11 @@ def stats_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", default=None,
                    help="corpus directory (default: $DOCGRAPH_DATA_DIR/<dataset>)")
     p.add_argument("--json", action="store_true", help="print one JSON object by split")
-    p.add_argument("--neighbours", type=positive_int, default=5, metavar="P",
-                   help="sampled neighbours p per token (default: 5)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed (default: 0)")
+    p.add_argument("--neighbours", type=positive_int, default=GraphConfig().max_neighbours,
+                   metavar="P", help="sampled neighbours p per token (default: %(default)s, "
+                                     "the [graph] max_neighbours of training)")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="sampling seed (default: %(default)s)")
     return p
 
 
@@ -557,7 +549,7 @@ def visualize_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-words", type=int, default=6, metavar="K",
                    help="without --word, draw only K repeated words when the document has "
                         "more: entities and predicted mentions, the most inconsistently tagged "
-                        "first (default: 6; 0 draws every word)")
+                        "first (default: %(default)s; 0 draws every word)")
     p.add_argument("--layout", choices=("sentence", "word"), default="sentence",
                    help="nodes by sentence and position, or one column per word "
                         "(default: sentence)")
@@ -569,11 +561,7 @@ def visualize_parser() -> argparse.ArgumentParser:
                         "weights and pruning; opens from disk, no network")
     p.add_argument("--noisy", type=int, default=None, metavar="K",
                    help="print the K noisiest edges (of --doc, else of the whole split)")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu",
-                   help="device to tag on (default: cpu)")
-    add_threshold_argument(p)
-    add_mc_seed_argument(p)
-    add_lm_argument(p)
+    add_tagging_flags(p, VISUALIZE)
     return p
 
 

@@ -194,12 +194,15 @@ def integer(default: int | None, *, help: str, low: int | None = None,
                     help, flag, None, metavar, marks=marks)
 
 
-def number(default: float, *, help: str, low: float | None = None, high: float | None = None,
-           low_open: bool = False, high_open: bool = False, flag: str | None = None,
-           metavar: str | None = None, marks: Iterable[str] = ()) -> Any:
-    """A field holding a finite number in the given range (an open end excludes itself)."""
+def number(default: float | None, *, help: str, low: float | None = None,
+           high: float | None = None, low_open: bool = False, high_open: bool = False,
+           optional: bool = False, flag: str | None = None, metavar: str | None = None,
+           marks: Iterable[str] = ()) -> Any:
+    """A field holding a finite number in the given range (an open end excludes itself;
+    ``None`` too when ``optional``)."""
     return _declare(default, Rule(float, low=low, high=high, low_open=low_open,
-                                  high_open=high_open), help, flag, None, metavar, marks=marks)
+                                  high_open=high_open, optional=optional), help, flag, None,
+                    metavar, marks=marks)
 
 
 def choice(default: str, choices: tuple[str, ...], *, help: str,

@@ -68,6 +68,7 @@ from spacy.tokens import Doc, Span, Token
 from spacy.training import Example
 from spacy.util import minibatch
 
+from docgraph.config.tagging import TaggingConfig
 from docgraph.data.chunking import chunk_sentences
 from docgraph.data.tags import entity_type, spans
 from docgraph.data.tokenize import sentence_spans
@@ -90,6 +91,8 @@ FACTORY = "docgraph_ner"
 _STATE_FILE = "docgraph_ner.json"
 _MODEL_COPY = "model"
 _NER_FACTORIES = ("ner", "beam_ner")
+#: The tagging tools' defaults, which the component shares (``config/tagging.py``).
+_TAGGING = TaggingConfig()
 
 
 class DocgraphSpacyError(ValueError):
@@ -307,8 +310,10 @@ class DocgraphNER(Pipe):
 
     def __init__(self, nlp: Language, name: str = FACTORY, *, model: str | Path,
                  overwrite_ents: bool = False, batch_tokens: int | None = None,
-                 mc_seed: int = 0, device: str = "auto", threshold: float | None = None,
-                 max_doc_tokens: int | None = None, threads: int | None = None) -> None:
+                 mc_seed: int = _TAGGING.mc_seed, device: str = _TAGGING.device,
+                 threshold: float | None = _TAGGING.threshold,
+                 max_doc_tokens: int | None = _TAGGING.max_doc_tokens,
+                 threads: int | None = None) -> None:
         for key, value, least in (("batch_tokens", batch_tokens, 1), ("mc_seed", mc_seed, 0),
                                   ("max_doc_tokens", max_doc_tokens, 0)):
             if value is not None and value < least:
@@ -594,8 +599,9 @@ def _files_differ(loaded: Path, copy: Path) -> bool:
 
 @Language.factory(
     FACTORY,
-    default_config={"overwrite_ents": False, "batch_tokens": None, "mc_seed": 0,
-                    "device": "auto", "threshold": None, "max_doc_tokens": None,
+    default_config={"overwrite_ents": False, "batch_tokens": None,
+                    "mc_seed": _TAGGING.mc_seed, "device": _TAGGING.device,
+                    "threshold": _TAGGING.threshold, "max_doc_tokens": _TAGGING.max_doc_tokens,
                     "threads": None},
     assigns=["doc.ents", "token.ent_iob", "token.ent_type", "doc._.docgraph"],
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0,

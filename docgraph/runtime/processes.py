@@ -35,6 +35,11 @@ import torch
 import torch.distributed as dist
 
 from docgraph.config.fields import available_cores
+from docgraph.config.tagging import (
+    BASELINE_MIN_TOKENS_PER_TAGGING_PROCESS,
+    MAX_AUTO_TAGGING_PROCESSES,
+    MIN_TOKENS_PER_TAGGING_PROCESS,
+)
 from docgraph.runtime.lifetime import (
     exit_status,
     leaving,
@@ -402,17 +407,6 @@ class WorkerError(RuntimeError):
     """A process of a :func:`process_pool` died without raising an exception."""
 
 
-MIN_TOKENS_PER_TAGGING_PROCESS = 20_000
-"""Automatic tagging shares a GCDoc model's input out over several processes only when each
-gets at least this many tokens: a process costs a few seconds to start (importing torch,
-loading the model), which a smaller share does not win back (``docs/experiments.md``,
-"Tagging on both cores")."""
-
-BASELINE_MIN_TOKENS_PER_TAGGING_PROCESS = 160_000
-"""The same for a model without graph and cross-sentence module (the BiLSTM-CRF), which tags
-about 8x faster per token (``infer_cost_ratio`` of ``scripts/benchmark.py``)."""
-
-
 def tagging_processes(num_tokens: int, device: str | torch.device = "cpu",
                       requested: int = 0, cores: int | None = None,
                       min_tokens: int = MIN_TOKENS_PER_TAGGING_PROCESS) -> int:
@@ -421,7 +415,8 @@ def tagging_processes(num_tokens: int, device: str | torch.device = "cpu",
     Args:
         num_tokens: Tokens to tag.
         device: Where the model runs; tagging on CUDA always uses one process.
-        requested: ``0`` (auto): one per core (at most 2) when every process gets at least
+        requested: ``0`` (auto): one per core (at most
+            :data:`MAX_AUTO_TAGGING_PROCESSES`) when every process gets at least
             ``min_tokens`` tokens, else 1; a positive number is taken as it is (capped by the
             number of tokens, at least 1).
         cores: Cores available (default: :func:`available_cores`).
@@ -436,7 +431,7 @@ def tagging_processes(num_tokens: int, device: str | torch.device = "cpu",
     if requested > 0:
         return max(1, min(requested, num_tokens))
     cores = available_cores() if cores is None else cores
-    return max(1, min(2, cores, num_tokens // max(1, min_tokens)))
+    return max(1, min(MAX_AUTO_TAGGING_PROCESSES, cores, num_tokens // max(1, min_tokens)))
 
 
 def min_tagging_tokens(graph: bool, cross_sentence: bool) -> int:

@@ -37,6 +37,7 @@ from torch import Tensor
 
 from docgraph.batching.loader import iterate_batches
 from docgraph.batching.sampler import TokenBudgetBatchSampler
+from docgraph.config.tagging import DEFAULT_BATCH_TOKENS
 from docgraph.graph.build import DocumentGraph
 from docgraph.graph.splits import prepare_run_split
 from docgraph.model import GCDoc
@@ -183,7 +184,8 @@ def summarise(sample: EdgeSample) -> EdgeWeightReport:
 
 
 @torch.no_grad()
-def collect_edges(model: GCDoc, graphs: list[DocumentGraph], batch_tokens: int = 8000,
+def collect_edges(model: GCDoc, graphs: list[DocumentGraph],
+                  batch_tokens: int = DEFAULT_BATCH_TOKENS,
                   seed: int = 0) -> EdgeSample:
     """Run ``model`` (eval mode) over labelled ``graphs`` and gather every edge.
 

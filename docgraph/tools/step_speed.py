@@ -18,6 +18,7 @@ from torch_geometric.data import Batch
 
 from docgraph.batching.loader import collate
 from docgraph.config import TrainConfig
+from docgraph.config.tagging import DEFAULT_BATCH_TOKENS
 from docgraph.data.registry import load_dataset
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import GraphConfig, documents_to_graphs
@@ -104,11 +105,12 @@ def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
     ``warmup`` untimed and ``steps`` timed training steps (:func:`~docgraph.training.loop.
     training_step`: forward, backward, clipping, fused Adam), the device synchronised before
     and after. The epoch estimate is the training split's tokens over the measured tokens/s.
-    Tagging: :func:`~docgraph.tagging.inference.predict_graphs` over the whole dev split (8000-token
-    batches), timed end to end. With ``profiled``, each row also holds
-    :func:`profile_step` of one more batch; with ``deterministic``, everything runs under
-    :func:`~docgraph.runtime.determinism.set_deterministic` (its cost on a GPU); ``precision``
-    is both models' :attr:`~docgraph.model.GCDocConfig.precision`.
+    Tagging: :func:`~docgraph.tagging.inference.predict_graphs` over the whole dev split
+    (batches of :data:`~docgraph.config.tagging.DEFAULT_BATCH_TOKENS`), timed end to end. With
+    ``profiled``, each row also holds :func:`profile_step` of one more batch; with
+    ``deterministic``, everything runs under :func:`~docgraph.runtime.determinism.
+    set_deterministic` (its cost on a GPU); ``precision`` is both models'
+    :attr:`~docgraph.model.GCDocConfig.precision`.
     """
     if deterministic:
         set_deterministic()
@@ -158,7 +160,7 @@ def run_step_speed(dataset: str, data_dir: str | None, device: str = "cpu",
                                                    config.clip_norm, dev_)
         sync()
         start = time.perf_counter()
-        predict_graphs(model, dev, vocabs, 8000, dev_)
+        predict_graphs(model, dev, vocabs, DEFAULT_BATCH_TOKENS, dev_)
         sync()
         tagging[name] = time.perf_counter() - start
     return {
