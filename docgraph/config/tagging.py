@@ -64,7 +64,8 @@ loading the model), which a smaller share does not win back (``docs/experiments.
 
 BASELINE_MIN_TOKENS_PER_TAGGING_PROCESS = 160_000
 """The same for a model without graph and cross-sentence module (the BiLSTM-CRF), which tags
-about 8x faster per token (``infer_cost_ratio`` of ``scripts/benchmark.py``)."""
+so much faster per token that two processes do not pay at the size of a test split
+(``docs/experiments.md``, "Tagging on both cores")."""
 
 #: Mark of a setting that ``evaluate.py`` takes.
 EVALUATE = "evaluate"

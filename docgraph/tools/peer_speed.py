@@ -17,7 +17,7 @@ and type): F1 for models whose types are OntoNotes' (``conll03``'s four are not;
 not computed).
 
     python benchmarks/peer_speed.py --models conll03 ontonotes --data-dir DIR \\
-        --out benchmarks/results/measurements/peer-speed/peer-speed.json
+        --out benchmarks/results/measurements/peer-speed/round1.json
 """
 
 from __future__ import annotations
