@@ -153,6 +153,14 @@ def tiny_lm(tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="module")
+def encoder(tiny_lm):
+    """A :class:`~docgraph.data.lm_encoder.ContextualEncoder` of :func:`tiny_lm` (context 8)."""
+    from docgraph.data.lm_encoder import ContextualEncoder, ContextualSettings
+
+    return ContextualEncoder(tiny_lm, ContextualSettings(context=8))
+
+
 @pytest.fixture(scope="session")
 def trained_run(tmp_path_factory):
     """A run directory trained ONCE with a tiny config for 3 epochs; returns (dir, metrics).

@@ -48,7 +48,6 @@ from docgraph.cli.arguments import (
 from docgraph.config import (
     ConfigError,
     ExperimentConfig,
-    GCDocConfig,
     UsageError,
     apply_overrides,
     preset_path,
@@ -218,14 +217,6 @@ def test_a_tagging_flag_is_read_and_checked_by_its_rule():
                                         "--max-doc-tokens", "300", "--device", "cpu"])
     assert (args.tokenized, args.max_doc_tokens, args.device) == (True, 300, "cpu")
 
-
-def test_the_tagging_threshold_follows_the_model_threshold_rule():
-    model_rule = dict(settings_of(GCDocConfig))["threshold"].rule
-    tagging_rule = dict(settings_of(TaggingConfig))["threshold"].rule
-    assert (tagging_rule.low, tagging_rule.high) == (model_rule.low, model_rule.high)
-    assert tagging_rule.optional and tagging_rule.accepts(None)
-    with pytest.raises(ValueError, match="tool must be one of"):
-        tagging_settings("train")
 
 
 def test_is_tty(monkeypatch):

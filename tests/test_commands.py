@@ -1,4 +1,5 @@
-"""End-to-end tests of ``scripts/train.py``, ``scripts/evaluate.py`` and ``scripts/predict.py``."""
+"""Tests of :mod:`docgraph.cli.commands`, the work behind the scripts, end to end through
+``scripts/train.py``, ``scripts/evaluate.py`` and ``scripts/predict.py``."""
 
 import json
 import os
