@@ -187,3 +187,14 @@ def test_tagging_does_not_import_matplotlib():
     assert not _loaded_after_importing(
         "docgraph.tagging.tagger, docgraph.tagging.inference, docgraph.cli.commands",
         "matplotlib")
+
+
+def test_every_module_has_a_test_file_of_its_name():
+    """A maintainer finds a module's tests by its name: ``tests/test_<module>.py``, or
+    ``tests/test_<package>_<module>.py`` where the package's name tells two apart."""
+    tests = PACKAGE.parent / "tests"
+    missing = [str(path.relative_to(PACKAGE)) for path in sorted(PACKAGE.rglob("*.py"))
+               if path.name != "__init__.py"
+               and not (tests / f"test_{path.stem}.py").exists()
+               and not (tests / f"test_{path.parent.name}_{path.stem}.py").exists()]
+    assert not missing, missing
