@@ -416,6 +416,23 @@ def test_check_tagging_arguments(model, tmp_path):
             ["--model", str(model), str(blank), "--allow-empty", "--output", str(tmp_path)]))
 
 
+def test_the_corpus_split_is_found_before_torch_loads(tmp_path, monkeypatch):
+    """A shipped model knows its dataset, not where its corpus is: ``evaluate.py`` and
+    ``visualize.py`` say so at once, before anything is loaded."""
+    monkeypatch.delenv("DOCGRAPH_DATA_DIR", raising=False)
+    with pytest.raises(ValueError, match="^no data directory for 'conll03': pass --data-dir"):
+        check_tagging_arguments(evaluate_parser().parse_args(["--model", "conll03"]))
+    with pytest.raises(DataNotFoundError):
+        check_tagging_arguments(evaluate_parser().parse_args(
+            ["--model", "conll03", "--data-dir", str(tmp_path), "--split", "dev"]))
+    labelled = tmp_path / "gold.conll"
+    labelled.write_text("-DOCSTART- O\n\nParis B-LOC\n")
+    check_tagging_arguments(evaluate_parser().parse_args(["--model", "conll03", "--data",
+                                                          str(labelled)]))
+    check_visualize_arguments(visualize_parser().parse_args(
+        ["--model", "conll03", "--dataset", "sample", "--noisy", "3"]))
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     ([], "nothing to do: give --out FILE (with --doc), --html FILE and/or --noisy K"),
     (["--out", "f.png"], "--out needs --doc N"),

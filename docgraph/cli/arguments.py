@@ -11,6 +11,7 @@ when it exists) < command-line flags.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
@@ -374,6 +375,32 @@ def check_model_dir(path: str, flag: str = "--model") -> None:
         raise UsageError(err.detail, flag, path) from None
 
 
+def check_corpus_split(args: argparse.Namespace) -> None:
+    """The corpus split that ``evaluate.py`` and ``visualize.py`` read (``--split`` of
+    ``--dataset`` in ``--data-dir``, by default the model's corpus as its ``config.json``
+    names it), found before torch loads; nothing to check with ``--data FILE``.
+
+    Raises:
+        ValueError: No data directory is given or known for the dataset.
+        DataNotFoundError: The split's file is missing.
+    """
+    if getattr(args, "split", None) is None or getattr(args, "data", None) is not None:
+        return
+    try:
+        saved = json.loads((locate_model_dir(args.model) / "config.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return  # reported when the model loads, with the file named
+    if not isinstance(saved, dict):
+        return
+    dataset = getattr(args, "dataset", None) or saved.get("dataset")
+    if dataset is None:
+        return
+    data_dir = getattr(args, "data_dir", None)
+    if data_dir is None and dataset == saved.get("dataset"):
+        data_dir = saved.get("data_dir")
+    dataset_files(dataset, data_dir, splits=(args.split,))
+
+
 def check_some_tokens(names: Sequence[str], input_format: str = "auto") -> None:
     """Raise :class:`UsageError` when none of the input files ``names`` has a token
     (:func:`~docgraph.data.conll.has_tokens`): nothing would be tagged. ``predict.py
@@ -392,14 +419,17 @@ def check_tagging_arguments(args: argparse.Namespace) -> None:
     before torch is imported: the model directory and its ``model.pt``, input files
     (``--data``, ``predict.py``'s inputs: that they exist, that their first bytes are text and,
     unless ``--allow-empty``, that one of them has a token), ``--data-dir``, ``--output-dir``,
-    ``--output``, ``--processes`` (at most the cores) and the configuration values they
-    override (``--threshold``, by the rule of ``[model] threshold``).
+    ``--output``, ``--processes`` (at most the cores), the configuration values they
+    override (``--threshold``, by the rule of ``[model] threshold``) and the corpus split to
+    read (:func:`check_corpus_split`).
 
     Raises:
         UsageError: For the first argument that cannot work, naming it.
         CorpusFormatError: For an input file that is not UTF-8 text (naming the file, the line
             and the byte offset).
         ConfigError: For more ``--processes`` than cores.
+        DataNotFoundError: For a corpus split that is not there (a ``ValueError`` when no data
+            directory is known).
     """
     check_model_dir(args.model)
     if getattr(args, "threshold", None) is not None:
@@ -420,6 +450,7 @@ def check_tagging_arguments(args: argparse.Namespace) -> None:
         raise UsageError("exists and is not a directory", "--output-dir", output_dir)
     if getattr(args, "processes", 0):
         check_processes(args.processes, "--processes")
+    check_corpus_split(args)
 
 
 def add_tagging_flags(p: argparse.ArgumentParser, tool: str) -> None:
