@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import signal
 import subprocess
 import sys
 from importlib.util import find_spec
@@ -78,6 +79,13 @@ def script_env() -> dict[str, str]:
     # the scripts import this checkout's docgraph, not another installed (editable) copy
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     return env
+
+
+def as_in_a_terminal() -> None:
+    """``preexec_fn`` of a script that a test interrupts: Ctrl-C reaches it as it reaches a
+    terminal's foreground job, even when the tests run as a background job (which starts with
+    SIGINT ignored, and a script then rightly keeps ignoring it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_script(name: str, *args: str, timeout: float = 240, cwd: Path | None = None

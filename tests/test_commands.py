@@ -12,6 +12,7 @@ import pytest
 from conftest import (
     ROOT,
     TINY_FLAGS,
+    as_in_a_terminal,
     child_processes,
     needs_proc,
     run_script,
@@ -95,7 +96,8 @@ def test_a_stopped_evaluate_says_so_in_one_line(model_dir, tmp_path, name, statu
         [sys.executable, "-c", _SIGNALLED_EVALUATE, name, "--model", str(model_dir),
          "--split", "test", "--output-dir", str(tmp_path / "out"), "--device", "cpu",
          "--quiet"],
-        capture_output=True, text=True, timeout=240, env=script_env(), cwd=ROOT)
+        capture_output=True, text=True, timeout=240, env=script_env(), cwd=ROOT,
+        preexec_fn=as_in_a_terminal)
     assert res.returncode == status, res.stderr
     out = tmp_path / "out"
     assert res.stderr.strip() == (f"{reason}: {out / 'test_metrics.json'} and "
@@ -427,7 +429,7 @@ def test_a_stopped_predict_leaves_no_process_and_no_temporary_file(model_dir, tm
          str(tmp_path / "long.txt"), "--output", str(out), "--processes", "2", "--device",
          "cpu", "--quiet"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=script_env(), cwd=ROOT,
-        start_new_session=True)
+        start_new_session=True, preexec_fn=as_in_a_terminal)
     deadline = time.monotonic() + 120
     while len(workers := child_processes(proc.pid)) < 2:
         assert proc.poll() is None, proc.communicate()
