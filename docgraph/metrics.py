@@ -27,8 +27,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from seqeval.metrics.sequence_labeling import get_entities
-
 Entity = tuple[int, str, int, int]
 """An entity as ``(sentence index, type, first token, last token)``."""
 
@@ -163,6 +161,10 @@ def extract_entities(sentences: Sequence[Sequence[str]]) -> set[Entity]:
     Returns:
         The set of ``(sentence index, type, first token, last token)`` tuples.
     """
+    # imported here: seqeval.metrics loads scikit-learn (~0.9 s), which a process that never
+    # scores (a tagging worker, predict.py) should not pay for
+    from seqeval.metrics.sequence_labeling import get_entities
+
     return {
         (index, type_, start, end)
         for index, tags in enumerate(sentences)
