@@ -270,3 +270,23 @@ def test_a_pool_process_leaves_ctrl_c_to_its_parent_and_runs_its_initializer(mon
     assert CALLS == [(1, 2, 30)]  # the pickled arguments, then the shared ones
     start_pool_process(7, pickle.dumps((None, ())))
     assert CALLS == [(1, 2, 30)]
+
+
+def test_leave_now_flushes_what_was_written_and_keeps_the_status(tmp_path):
+    """A worker that leaves with ``os._exit`` still hands over its buffered output and its
+    log records, and exits with the status it was given."""
+    import subprocess
+
+    log = tmp_path / "worker.log"
+    code = ("import logging, sys\n"
+            f"handler = logging.FileHandler({str(log)!r})\n"
+            "logging.getLogger().addHandler(handler)\n"
+            "logging.getLogger().warning('logged before leaving')\n"
+            "sys.stdout.write('buffered'); sys.stderr.write('also buffered')\n"
+            "from docgraph.runtime.lifetime import leave_now\n"
+            "leave_now(3)\n"
+            "print('never')\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert (res.returncode, res.stdout, res.stderr) == (3, "buffered", "also buffered")
+    assert log.read_text() == "logged before leaving\n"

@@ -16,8 +16,10 @@ This module does not import torch.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import importlib
+import logging
 import os
 import pickle
 import signal
@@ -25,10 +27,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from contextlib import contextmanager, suppress
+from typing import Any, NoReturn
 
-__all__ = ["ORPHAN_GRACE", "die_with_parent", "exit_status", "leaving", "received_signal",
+__all__ = ["ORPHAN_GRACE", "die_with_parent", "exit_status", "leave_now", "leaving",
+           "received_signal",
            "reference", "resolve", "restore_handlers", "run_child", "set_parent_death_signal",
            "sigint_blocked", "signal_name", "start_pool_process", "stop_on_signals",
            "unblock_sigint"]
@@ -196,14 +199,29 @@ def run_child(parent: int, signum: int, target: str, *args: Any) -> Any:
     return resolve(target)(*args)
 
 
+def leave_now(status: int = 0) -> NoReturn:
+    """End this worker process now that its work is done: its logging handlers flushed and
+    closed and its standard streams flushed, then ``os._exit(status)``, as a forked process
+    leaves, without the interpreter's tear-down of torch and its threads (over a second per
+    process, and where a C++ abort at exit came from)."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(Exception):
+            stream.flush()
+    os._exit(status)
+
+
 def start_pool_process(parent: int, payload: bytes, *shared: Any) -> None:
     """The initializer of a process of a process pool: Ctrl-C is left to the parent (which
     stops the pool: no traceback per process), the process ends with ``parent`` (SIGKILL: a
-    pool process writes nothing), then ``initializer(*initargs, *shared)`` runs, ``payload``
-    being the pickled ``(initializer, initargs)`` (unpickled only now: it may import torch)."""
+    pool process writes nothing) and, once the pool lets it go, leaves at once
+    (:func:`leave_now`, the first of its exit handlers; its results are sent by then), then
+    ``initializer(*initargs, *shared)`` runs, ``payload`` being the pickled
+    ``(initializer, initargs)`` (unpickled only now: it may import torch)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     unblock_sigint()  # blocked while the process started
     die_with_parent(parent, signal.SIGKILL)
+    atexit.register(leave_now)
     initializer, initargs = pickle.loads(payload)
     if initializer is not None:
         initializer(*initargs, *shared)

@@ -23,7 +23,6 @@ import pickle
 import shutil
 import signal
 import socket
-import sys
 import tempfile
 import time
 import traceback
@@ -44,6 +43,7 @@ from docgraph.config.tagging import (
 )
 from docgraph.runtime.lifetime import (
     exit_status,
+    leave_now,
     leaving,
     received_signal,
     reference,
@@ -225,15 +225,10 @@ def _worker(rank: int, world: int, port: int, threads: int, records: str, fn: st
 
 
 def _exit_now(status: int) -> NoReturn:
-    """End a worker whose work and group are done: its exit handlers run and its streams are
-    flushed, then it leaves without the interpreter's tear-down of torch and its threads
-    (over a second per process, and where a C++ abort at exit would come from), as a forked
-    process leaves."""
+    """End a worker whose work and group are done: its exit handlers run, then it leaves
+    without the interpreter's tear-down (:func:`~docgraph.runtime.lifetime.leave_now`)."""
     atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with suppress(Exception):
-            stream.flush()
-    os._exit(status)
+    leave_now(status)
 
 
 def _run_in_group(rank: int, world: int, threads: int, records: Path, fn: str,
