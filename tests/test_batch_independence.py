@@ -193,18 +193,14 @@ def test_evaluate_mc_seed_in_any_number_of_processes(random_draws_model, sample_
     docs = sample_splits["test"]
     seed = _seed_that_changes_tags(docs, random_draws_model)
     expected = reference_tags(docs, random_draws_model, seed=seed)
-    outputs = []
-    for processes in ("1", "2"):
-        out = tmp_path / f"p{processes}"
-        res = run_script("evaluate", "--model", random_draws_model, "--dataset", "sample",
-                         "--split", "test", "--output-dir", out, "--processes", processes,
-                         "--mc-seed", str(seed))
-        assert res.returncode == 0, res.stderr[-2000:]
-        metrics = json.loads((out / "test_metrics.json").read_text())
-        assert metrics["mc_seed"] == seed
-        outputs.append(_conll_tags((out / "test_predictions.conll").read_text()))
-    assert outputs[0] == outputs[1]
-    assert outputs[0] == _flat(expected)
+    # two processes tag as the one-process reference does
+    res = run_script("evaluate", "--model", random_draws_model, "--dataset", "sample",
+                     "--split", "test", "--output-dir", tmp_path, "--processes", "2",
+                     "--mc-seed", str(seed))
+    assert res.returncode == 0, res.stderr[-2000:]
+    metrics = json.loads((tmp_path / "test_metrics.json").read_text())
+    assert metrics["mc_seed"] == seed
+    assert _conll_tags((tmp_path / "test_predictions.conll").read_text()) == _flat(expected)
 
 
 def test_tagger_predict_and_visualize_take_the_tagging_seed(random_draws_model, sample_splits):
@@ -225,11 +221,11 @@ def test_tagger_predict_and_visualize_take_the_tagging_seed(random_draws_model, 
     graphs = inspect_documents(tagger.model, prepared.graphs, prepared.documents, tagger.vocabs,
                                batch_tokens=300, mc_seed=seed)
     assert [a["pred_tag"] for G in graphs for _, a in G.nodes(data=True)] == expected
-    tables = {}
-    for s in (0, seed):
-        res = run_script("visualize", "--model", random_draws_model, "--dataset", "sample",
-                         "--split", "test", "--noisy", "100000", "--mc-seed", str(s))
-        assert res.returncode == 0, res.stderr[-2000:]
-        tables[s] = res.stdout.rstrip("\n")
-    assert tables[seed] == format_edge_table(noisy_edges(graphs, 100000))
-    assert tables[0] != tables[seed]  # the pruned column moved with the seed
+    res = run_script("visualize", "--model", random_draws_model, "--dataset", "sample",
+                     "--split", "test", "--noisy", "100000", "--mc-seed", str(seed))
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.rstrip("\n") == format_edge_table(noisy_edges(graphs, 100000))
+    at_zero = inspect_documents(tagger.model, prepared.graphs, prepared.documents,
+                                tagger.vocabs, batch_tokens=300, mc_seed=0)
+    # the pruned column moves with the seed
+    assert format_edge_table(noisy_edges(at_zero, 100000)) != res.stdout.rstrip("\n")
