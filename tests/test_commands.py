@@ -29,9 +29,10 @@ from docgraph.tagging.tagger import as_document
 
 @pytest.mark.slow
 def test_train_and_resume_through_the_cli(tmp_path):
+    # one process (two processes and their resume: test_processes.py)
     out = tmp_path / "run"
     res = run_script("train", "--dataset", "sample", "--output-dir", out, *TINY_FLAGS,
-                     "--epochs", "1", "--lr", "0.03")
+                     "--epochs", "1", "--lr", "0.03", "--processes", "1")
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr
     assert "dev F1" in res.stdout and "test F1" in res.stdout
