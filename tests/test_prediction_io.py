@@ -26,6 +26,7 @@ from docgraph.tagging.prediction_io import (
     chunk_document,
     format_chunk,
     read_chunks,
+    read_documents,
 )
 from docgraph.tagging.tagger import Tagger
 
@@ -286,3 +287,34 @@ def test_bad_max_doc_tokens_names_the_flag(model_dir, tmp_path, capsys):
     with pytest.raises(SystemExit):
         predict_main(["--model", str(model_dir), "x.txt", "--max-doc-tokens", "0"])
     assert "--max-doc-tokens: expected an integer >= 1, got '0'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("documents", ["file", "paragraphs", "lines"])
+@pytest.mark.parametrize("tokenized", [False, True])
+def test_read_documents_are_the_chunks_before_they_are_cut(tmp_path, documents, tokenized):
+    """``predict.py --format html`` reads the documents the streamed formats tag: the same
+    ids, sentences and tokens, only not cut to size."""
+    path = tmp_path / "news.txt"
+    path.write_text("Kalvenia won . Its coach Ashdown smiled .\nAshdown left .\n\n"
+                    "  \nFenwick met Ashdown in Kalvenia .\n", encoding="utf-8")
+    options = ReadOptions(documents=documents, tokenized=tokenized, max_tokens=3)
+    whole = read_documents(path, options)
+    chunks = list(read_chunks(path, options))
+    assert [d.doc_id for d in whole] == list(dict.fromkeys(c.doc for c in chunks))
+    for document in whole:
+        pieces = [p for c in chunks if c.doc == document.doc_id for p in c.pieces]
+        assert [list(s.tokens) for s in document.sentences] == [
+            [t for p in pieces if p.sentence == i for t in p.tokens]
+            for i in range(len(document.sentences))]
+        assert all(t == "O" for s in document.sentences for t in s.tags)
+    expected = {"file": 1, "paragraphs": 2, "lines": 3}[documents]
+    assert len(whole) == expected
+
+
+def test_read_documents_keeps_the_gold_tags_of_conll(tmp_path):
+    path = tmp_path / "gold.conll"
+    path.write_text("-DOCSTART- O\n\nAshdown B-PER\nwon O\n\n-DOCSTART- O\n\nKalvenia B-LOC\n",
+                    encoding="utf-8")
+    documents = read_documents(path, ReadOptions())
+    assert [[list(s.tags) for s in d.sentences] for d in documents] == [[["B-PER", "O"]],
+                                                                   [["B-LOC"]]]

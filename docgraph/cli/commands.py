@@ -28,9 +28,7 @@ from docgraph.cli.arguments import (
 from docgraph.config import ExperimentConfig, check_processes, section_settings
 from docgraph.data.conll import (
     check_input_file,
-    looks_like_conll,
     read_conll,
-    read_text,
     write_conll,
 )
 from docgraph.data.document import Document
@@ -65,8 +63,9 @@ from docgraph.tagging.prediction_io import (
     chunk_document,
     format_chunk,
     read_chunks,
+    read_documents,
 )
-from docgraph.tagging.tagger import Tagger, as_document
+from docgraph.tagging.tagger import Tagger
 from docgraph.training.experiment import (
     interrupted_message,
     run_experiment,
@@ -336,26 +335,6 @@ def _evaluate(args: argparse.Namespace, name: str, files: list[Path],
     return 0
 
 
-def _read_input(path: Path, input_format: str, tokenized: bool) -> list[Document]:
-    """The documents of one ``predict.py`` input file (``auto``, ``conll`` or ``text``).
-
-    Raises:
-        UsageError: The file does not exist or is not a file.
-        CorpusFormatError: The file is not UTF-8, or not a valid CoNLL file when read as one.
-    """
-    check_input_file(path)
-    text = read_text(path)
-    kind = input_format
-    if kind == "auto":
-        kind = "conll" if looks_like_conll(text) else "text"
-    if kind == "conll":
-        return read_conll(path)
-    document = as_document(text, path.stem, tokenized)
-    if not document.sentences:
-        logging.getLogger(__name__).warning("%s: no tokens, nothing to tag", path)
-    return [document]
-
-
 def predict(args: argparse.Namespace) -> int:
     """``scripts/predict.py`` with its parsed arguments (:func:`docgraph.cli.predict_main`).
 
@@ -382,18 +361,17 @@ def _predict(args: argparse.Namespace) -> int:
         check_output(args.output)
         tagger = _load_tagger(args)
         paths = [Path(name) for name in args.inputs]
+        check_inputs(paths)
+        options = ReadOptions(args.input_format, args.tokenized, args.documents,
+                              tagger.max_doc_tokens or sys.maxsize)
         if args.format == "html":
-            documents = [doc for path in paths
-                         for doc in _read_input(path, args.input_format, args.tokenized)]
+            documents = [doc for path in paths for doc in read_documents(path, options)]
             page = tagger.to_html(documents, title=page_title(args.inputs), mc_seed=args.mc_seed)
             if args.output:
                 atomic_write_text(args.output, page)
             else:
                 sys.stdout.write(page)
             return 0
-        check_inputs(paths)
-        options = ReadOptions(args.input_format, args.tokenized, args.documents,
-                              tagger.max_doc_tokens or sys.maxsize)
         if args.output:
             atomic_write(args.output, lambda tmp: _stream_predictions(tagger, args, paths,
                                                                       options, tmp))

@@ -192,11 +192,7 @@ def read_chunks(path: Path, options: ReadOptions) -> Iterator[Chunk]:
         UsageError: The file does not exist or is not a file.
         CorpusFormatError: The file is not UTF-8, or not a valid CoNLL file when read as one.
     """
-    check_inputs([path])
-    text = read_text(path)
-    kind = options.input_format
-    if kind == "auto":
-        kind = "conll" if looks_like_conll(text) else "text"
+    text, kind = _read_input(path, options)
     chunks = (_conll_chunks(path, options.max_tokens) if kind == "conll"
               else _text_chunks(text, path, options))
     tokens = 0
@@ -205,6 +201,44 @@ def read_chunks(path: Path, options: ReadOptions) -> Iterator[Chunk]:
         yield chunk
     if tokens == 0:
         log.warning("%s: no tokens, nothing to tag", path)
+
+
+def read_documents(path: Path, options: ReadOptions) -> list[Document]:
+    """The documents of one input file, whole: those of :func:`read_chunks` (the same
+    documents, ids, sentences and tokens) before they are cut to size, a CoNLL file's gold
+    tags kept; what ``predict.py --format html`` shows. A file without tokens is logged.
+
+    Raises:
+        UsageError: The file does not exist or is not a file.
+        CorpusFormatError: The file is not UTF-8, or not a valid CoNLL file when read as one.
+    """
+    text, kind = _read_input(path, options)
+    if kind == "conll":
+        documents = read_conll(path)
+    else:
+        documents = [
+            make_document(_doc_id(path, options.documents, n),
+                          [([text[s:e] for s, e in spans], ["O"] * len(spans))
+                           for spans in _sentence_spans(text, start, end, options.tokenized)])
+            for n, (start, end) in enumerate(_document_spans(text, options.documents))]
+    if not any(d.num_tokens for d in documents):
+        log.warning("%s: no tokens, nothing to tag", path)
+    return documents
+
+
+def _read_input(path: Path, options: ReadOptions) -> tuple[str, str]:
+    """The text of an input file and how to read it (``"conll"`` or ``"text"``)."""
+    check_inputs([path])
+    text = read_text(path)
+    kind = options.input_format
+    if kind == "auto":
+        kind = "conll" if looks_like_conll(text) else "text"
+    return text, kind
+
+
+def _doc_id(path: Path, documents: str, n: int) -> str:
+    """The id of the ``n``-th document of a raw-text file."""
+    return path.stem if documents == "file" else f"{path.stem}-{n}"
 
 
 def _document_spans(text: str, documents: str) -> Iterator[Span]:
@@ -257,7 +291,7 @@ def _document_chunks(doc: str, pieces: Iterable[Piece], text: str | None, path: 
 def _text_chunks(text: str, path: Path, options: ReadOptions) -> Iterator[Chunk]:
     """The chunks of a raw-text file."""
     for n, (start, end) in enumerate(_document_spans(text, options.documents)):
-        doc = path.stem if options.documents == "file" else f"{path.stem}-{n}"
+        doc = _doc_id(path, options.documents, n)
         sentences = (([text[s:e] for s, e in spans], spans)
                      for spans in _sentence_spans(text, start, end, options.tokenized))
         yield from _document_chunks(doc, _pieces(sentences, options.max_tokens), text, path,
