@@ -13,6 +13,7 @@ import threading
 import time
 
 import pytest
+from conftest import ROOT, script_env
 
 from docgraph.runtime import lifetime
 from docgraph.runtime.lifetime import (
@@ -256,20 +257,26 @@ def test_run_child_ends_with_its_parent_then_calls_the_target(monkeypatch):
 
 @needs_sigmask
 def test_a_pool_process_leaves_ctrl_c_to_its_parent_and_runs_its_initializer(monkeypatch):
-    watched = []
+    watched, registered = [], []
     monkeypatch.setattr(lifetime, "die_with_parent",
                         lambda parent, signum: watched.append((parent, signum)))
+    # not in this process: its exit handler would end the test run with os._exit(0)
+    monkeypatch.setattr(lifetime.atexit, "register", registered.append)
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handler = signal.getsignal(signal.SIGINT)
     try:
         start_pool_process(7, pickle.dumps((record, (1, 2))), 30)
         assert not _blocked()
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        assert watched == [(7, signal.SIGKILL)]  # a pool process writes nothing: no grace
+        assert CALLS == [(1, 2, 30)]  # the pickled arguments, then the shared ones
+        start_pool_process(7, pickle.dumps((None, ())))
+        assert CALLS == [(1, 2, 30)]
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-    assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-    assert watched == [(7, signal.SIGKILL)]  # a pool process writes nothing: no grace
-    assert CALLS == [(1, 2, 30)]  # the pickled arguments, then the shared ones
-    start_pool_process(7, pickle.dumps((None, ())))
-    assert CALLS == [(1, 2, 30)]
+        signal.signal(signal.SIGINT, handler)
+    # it leaves at once when the pool lets it go
+    assert registered == [lifetime.leave_now, lifetime.leave_now]
 
 
 def test_leave_now_flushes_what_was_written_and_keeps_the_status(tmp_path):
@@ -286,7 +293,8 @@ def test_leave_now_flushes_what_was_written_and_keeps_the_status(tmp_path):
             "from docgraph.runtime.lifetime import leave_now\n"
             "leave_now(3)\n"
             "print('never')\n")
+    env = {k: v for k, v in script_env().items() if k != "PYTHONUNBUFFERED"}  # buffered
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60)
+                         timeout=60, env=env, cwd=ROOT)
     assert (res.returncode, res.stdout, res.stderr) == (3, "buffered", "also buffered")
     assert log.read_text() == "logged before leaving\n"
