@@ -332,7 +332,7 @@ def test_check_model_size_without_a_memory_figure_lets_it_through(monkeypatch):
 
 # ------------------------------------------------------------------------ tagging tools
 def test_check_model_dir(model, tmp_path):
-    check_model_dir(str(model))
+    assert check_model_dir(str(model)) == model.resolve()
     for name in shipped_models():
         check_model_dir(name)
     names = ", ".join(shipped_models()) or "none installed"

@@ -365,20 +365,21 @@ def add_progress_arguments(p: argparse.ArgumentParser) -> None:
                         "progress lines (default: %(default)g; on a terminal progress is a bar)")
 
 
-def check_model_dir(path: str, flag: str = "--model") -> None:
-    """Raise :class:`UsageError` naming ``flag`` unless ``path`` is a model directory or the
-    name of a shipped model (:func:`~docgraph.persistence.locate.locate_model_dir`); checked
-    before torch loads."""
+def check_model_dir(path: str, flag: str = "--model") -> Path:
+    """The model directory ``path`` stands for: raise :class:`UsageError` naming ``flag``
+    unless it is a model directory or the name of a shipped model
+    (:func:`~docgraph.persistence.locate.locate_model_dir`); checked before torch loads."""
     try:
-        locate_model_dir(path)
+        return locate_model_dir(path)
     except ModelDirError as err:
         raise UsageError(err.detail, flag, path) from None
 
 
-def check_corpus_split(args: argparse.Namespace) -> None:
+def check_corpus_split(args: argparse.Namespace, model_dir: Path) -> None:
     """The corpus split that ``evaluate.py`` and ``visualize.py`` read (``--split`` of
-    ``--dataset`` in ``--data-dir``, by default the model's corpus as its ``config.json``
-    names it), found before torch loads; nothing to check with ``--data FILE``.
+    ``--dataset`` in ``--data-dir``, by default the corpus of the model in ``model_dir`` as
+    its ``config.json`` names it), found before torch loads; nothing to check with
+    ``--data FILE``.
 
     Raises:
         ValueError: No data directory is given or known for the dataset.
@@ -387,7 +388,7 @@ def check_corpus_split(args: argparse.Namespace) -> None:
     if getattr(args, "split", None) is None or getattr(args, "data", None) is not None:
         return
     try:
-        saved = json.loads((locate_model_dir(args.model) / "config.json").read_text("utf-8"))
+        saved = json.loads((model_dir / "config.json").read_text("utf-8"))
     except (OSError, ValueError):
         return  # reported when the model loads, with the file named
     if not isinstance(saved, dict):
@@ -431,7 +432,7 @@ def check_tagging_arguments(args: argparse.Namespace) -> None:
         DataNotFoundError: For a corpus split that is not there (a ``ValueError`` when no data
             directory is known).
     """
-    check_model_dir(args.model)
+    model_dir = check_model_dir(args.model)
     if getattr(args, "threshold", None) is not None:
         check_field(section_settings("model")["threshold"], args.threshold, "--threshold")
     check_output(getattr(args, "output", None))
@@ -450,7 +451,7 @@ def check_tagging_arguments(args: argparse.Namespace) -> None:
         raise UsageError("exists and is not a directory", "--output-dir", output_dir)
     if getattr(args, "processes", 0):
         check_processes(args.processes, "--processes")
-    check_corpus_split(args)
+    check_corpus_split(args, model_dir)
 
 
 def add_tagging_flags(p: argparse.ArgumentParser, tool: str) -> None:
