@@ -8,6 +8,7 @@ from docgraph.config.fields import (
     CAP,
     MACHINE,
     SHARDING,
+    ConfigError,
     check_config,
     choice,
     integer,
@@ -56,6 +57,11 @@ class TrainConfig:
             starts that would end past it, judging by the length of the last epoch (training,
             dev evaluation and checkpoint); the first epoch always runs. The best model so far
             is then evaluated as usual.
+        lowercase_share: Case augmentation (:mod:`docgraph.data.augment`): the share of the
+            training documents seen lowercased in each epoch, whole documents, drawn anew
+            every epoch from the seed.
+        uppercase_share: The share seen uppercased (drawn apart from the lowercased ones; the
+            two shares sum to at most 1).
         deterministic: Ask PyTorch, cuBLAS and cuDNN for deterministic kernels
             (:func:`~docgraph.runtime.determinism.set_deterministic`), so that two CUDA runs with
             one
@@ -92,8 +98,18 @@ class TrainConfig:
     max_minutes: float = number(0.0, low=0.0, flag="--max-minutes",
                                 help="wall-clock budget: start no epoch that would end past it "
                                      "(0: no limit)", marks=(CAP, MACHINE))
+    lowercase_share: float = number(0.0, low=0.0, high=1.0, flag="--lowercase-share",
+                                    help="case augmentation: share of the training documents "
+                                         "seen lowercased each epoch")
+    uppercase_share: float = number(0.0, low=0.0, high=1.0, flag="--uppercase-share",
+                                    help="case augmentation: share of the training documents "
+                                         "seen uppercased each epoch")
     deterministic: bool = switch(False, help="deterministic kernels on CUDA",
                                  switches={"--deterministic": True})
 
     def __post_init__(self) -> None:
         check_config(self, "train")
+        if self.lowercase_share + self.uppercase_share > 1:
+            raise ConfigError(f"[train] lowercase_share + uppercase_share = "
+                              f"{self.lowercase_share} + {self.uppercase_share}: expected a "
+                              "sum of at most 1")

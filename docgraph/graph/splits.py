@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from torch import Tensor
 
 from docgraph.config import ExperimentConfig
+from docgraph.data.augment import augmented_words
 from docgraph.data.chunking import split_long_documents
 from docgraph.data.document import Document
 from docgraph.data.embeddings import (
@@ -41,20 +42,22 @@ class PreparedSplit:
 
 
 def build_vocabularies(
-    splits: dict[str, list[Document]], embeddings: str, eval_words: bool = True
+    splits: dict[str, list[Document]], embeddings: str, eval_words: bool = True,
+    train_cases: Sequence[str] = ("cased",),
 ) -> tuple[Vocabularies, Tensor | None, dict | None]:
     """Vocabularies from the training split and the rows of the pretrained vectors they need.
 
     With ``eval_words``, words of dev/test that have a pretrained vector are added to the word
     vocabulary (so their vectors are usable); words of the training data without one get a
-    random vector.
+    random vector. ``train_cases`` (:mod:`docgraph.data.augment`): the forms in which the
+    training words are seen; each form gets a row of its own, as a training word does.
     """
     vectors = load_embeddings(embeddings)
-    extra: list[str] = []
+    extra: list[str] = augmented_words(splits["train"], train_cases)
     if vectors is not None and eval_words:
         candidates = (w for name, docs in splits.items() if name != "train"
                       for doc in docs for w in doc.tokens)
-        extra = words_with_vectors(candidates, vectors[0])
+        extra += words_with_vectors(candidates, vectors[0])
     vocabs = Vocabularies.build(splits["train"], extra_words=extra)
     if vectors is None:
         return vocabs, None, None

@@ -22,6 +22,7 @@ import torch
 import torch.distributed as dist
 
 from docgraph.config import ExperimentConfig
+from docgraph.data.augment import case_variant, variants_needed
 from docgraph.data.contextual import ContextualEncoder, cached_features
 from docgraph.data.document import Document
 from docgraph.data.registry import get_spec, load_dataset, resolve_data_dir
@@ -159,9 +160,10 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
         # the directory the corpus was read from, so that evaluate.py finds it again
         config = replace(config, data_dir=str(resolve_data_dir(config.dataset,
                                                                config.data_dir).resolve()))
+    cases = variants_needed(config.train.lowercase_share, config.train.uppercase_share)
     with stages("vocabularies and pretrained vectors"):
         vocabs, pretrained, coverage = build_vocabularies(splits, config.embeddings,
-                                                          config.vocab_eval_words)
+                                                          config.vocab_eval_words, cases)
     if coverage is not None and is_main_process():
         log.info("pretrained vector coverage: %s", coverage)
     if pretrained is not None and pretrained.size(1) != config.model.word_dim:
@@ -177,6 +179,13 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
         prepared = {name: prepare_in_parts(docs, vocabs, config, lm_features.get(name),
                                            f"building graphs ({name})" if progress else None)
                     for name, docs in splits.items()}
+        # the case variants of the training split (the features of an uncased encoder are the
+        # same for every variant; those of the cased text are used for all)
+        variants = {case: prepare_in_parts([case_variant(d, case) for d in splits["train"]],
+                                           vocabs, config, lm_features.get("train"),
+                                           f"building graphs (train, {case})" if progress
+                                           else None)
+                    for case in cases if case != "cased"}
     device = resolve_device(config.device)
     world = dist.get_world_size() if dist.is_initialized() else 1
     with stages("building the model"):
@@ -185,7 +194,7 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
         seed_everything(config.seed)
         model = build_model(config.model, vocabs, pretrained)
     trainer = Trainer(model, vocabs, config, prepared["train"], prepared["dev"], output_dir,
-                      progress=progress)
+                      progress=progress, train_variants=variants)
     with stages("training", heartbeat=False, done=False):
         state = trainer.fit(resume=resume)
     if not is_main_process():

@@ -31,7 +31,9 @@ from torch_geometric.data import Batch
 from docgraph.batching.loader import iterate_batches
 from docgraph.batching.sampler import TokenBudgetBatchSampler
 from docgraph.config import ExperimentConfig, TrainConfig
+from docgraph.data.augment import epoch_cases
 from docgraph.data.vocab import Vocabularies
+from docgraph.graph.build import DocumentGraph
 from docgraph.graph.splits import PreparedSplit
 from docgraph.model import GCDoc
 from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -230,6 +232,9 @@ class Trainer:
             (:class:`~docgraph.runtime.progress.Progress`: a bar on a terminal, a line every few
             seconds otherwise).
         on_epoch_end: Optional callback receiving each epoch's log record.
+        train_variants: The training split in other cases (:mod:`docgraph.data.augment`),
+            index-aligned with ``train``: each epoch the documents that
+            :func:`~docgraph.data.augment.epoch_cases` draws are taken from these.
     """
 
     model: GCDoc
@@ -240,6 +245,7 @@ class Trainer:
     output_dir: Path
     progress: bool = True
     on_epoch_end: Callable[[dict[str, Any]], None] | None = None
+    train_variants: dict[str, PreparedSplit] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.output_dir = Path(self.output_dir)
@@ -328,6 +334,17 @@ class Trainer:
                         "run will differ from an uninterrupted one", self.checkpoint_path, world)
         return ckpt["rng"]
 
+    def epoch_graphs(self, epoch: int) -> list[DocumentGraph]:
+        """The training graphs of ``epoch``: each document in the case the epoch draws for it
+        (all as they are without case augmentation)."""
+        tc = self.config.train
+        if not self.train_variants:
+            return self.train.graphs
+        cases = epoch_cases(len(self.train.graphs), tc.lowercase_share, tc.uppercase_share,
+                            self.config.seed, epoch)
+        return [graph if case == "cased" else self.train_variants[case].graphs[i]
+                for i, (case, graph) in enumerate(zip(cases, self.train.graphs))]
+
     # -- loop
     def _train_epoch(self, epoch: int) -> tuple[float, int, float]:
         tc = self.config.train
@@ -336,8 +353,8 @@ class Trainer:
         self.sampler.set_epoch(epoch)
         tokens = 0
         start = time.perf_counter()
-        batches = iterate_batches(self.train.graphs, self.sampler, self.device, self.model,
-                                  prefetch=2)
+        batches = iterate_batches(self.epoch_graphs(epoch), self.sampler, self.device,
+                                  self.model, prefetch=2)
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
         drop_sum = torch.zeros((), dtype=torch.long, device=self.device)
 
