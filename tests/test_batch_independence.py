@@ -21,6 +21,7 @@ from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.graph.splits import prepare_split
 from docgraph.nn import MonteCarloKeys, UncertaintyTagger
 from docgraph.nn.uncertainty import mix_seed
+from docgraph.runtime.integrity import write_sealed_json
 from docgraph.tagging.inference import inspect_documents, predict_graphs
 from docgraph.tagging.tagger import Tagger
 from docgraph.viz import format_edge_table, noisy_edges
@@ -148,12 +149,12 @@ def random_draws_model(model_dir, sample_splits, tmp_path_factory):
     shutil.copytree(model_dir, path)
     config = json.loads((path / "config.json").read_text())
     config["graph"]["max_neighbours"] = 2
-    (path / "config.json").write_text(json.dumps(config))
+    write_sealed_json(path / "config.json", config)
     tagger = Tagger.load(path)
     graphs = documents_to_graphs(sample_splits["test"], tagger.vocabs, tagger.config.graph)
     u = tagger.model.inspect(Batch.from_data_list(graphs)).uncertainty
     config["model"]["threshold"] = float(u.median())
-    (path / "config.json").write_text(json.dumps(config))
+    write_sealed_json(path / "config.json", config)
     return path
 
 

@@ -17,6 +17,7 @@ from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.graph.splits import PreparedSplit, prepare_split
 from docgraph.model import GCDocConfig
 from docgraph.persistence.model_dir import build_model, load_model_dir
+from docgraph.runtime.integrity import write_sealed_json
 from docgraph.runtime.processes import min_tagging_tokens, tagging_processes
 from docgraph.tagging.inference import (
     Evaluation,
@@ -180,7 +181,7 @@ def test_evaluate_takes_the_seed_and_the_chunks(model_dir, sample_splits, tmp_pa
     shutil.copytree(model_dir, path)
     config = json.loads((path / "config.json").read_text())
     config["graph"]["max_doc_tokens"] = 40  # the sample's documents in chunks
-    (path / "config.json").write_text(json.dumps(config))
+    write_sealed_json(path / "config.json", config)
     tagger = Tagger.load(path)
     docs = sample_splits["dev"]
     evaluation = tagger.evaluate(docs, mc_seed=5)

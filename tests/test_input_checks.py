@@ -28,6 +28,7 @@ from docgraph.persistence.model_dir import (
     parameter_count,
 )
 from docgraph.persistence.shipped import shipped_models
+from docgraph.runtime.integrity import write_sealed_json
 
 
 def _one_line_error(main, argv, capsys) -> str:
@@ -155,7 +156,7 @@ def test_a_config_that_does_not_fit_the_weights_names_the_field(model_dir, tmp_p
     shutil.copytree(model_dir, copy)
     config = json.loads((copy / "config.json").read_text())
     config["model"]["hidden"] = 32
-    (copy / "config.json").write_text(json.dumps(config))
+    write_sealed_json(copy / "config.json", config)
     with pytest.raises(CheckpointError) as info:
         load_model_dir(copy)
     message = str(info.value)
@@ -167,7 +168,7 @@ def test_a_config_that_does_not_fit_the_weights_names_the_field(model_dir, tmp_p
     assert "[model] hidden is 32" in err
     config["model"]["hidden"] = 16
     config["model"]["graph"] = False
-    (copy / "config.json").write_text(json.dumps(config))
+    write_sealed_json(copy / "config.json", config)
     with pytest.raises(CheckpointError, match="graph is false in config.json but the weights "
                                               "were trained with true"):
         load_model_dir(copy)

@@ -10,11 +10,13 @@ import pytest
 from docgraph.persistence.checkpoint import CheckpointError
 from docgraph.persistence.locate import ModelDirError
 from docgraph.persistence.manifest import verify_manifest
+from docgraph.persistence.shipped import MANIFEST
+from docgraph.runtime.integrity import read_json_file
 
 
 def test_manifest_lists_every_file(packed):
     _, summary = packed
-    manifest = json.loads((summary.directory / "manifest.json").read_text())
+    manifest = read_json_file(summary.directory / "manifest.json")
     assert sorted(manifest["files"]) == ["config.json", "model.pt", "vocab.json"]
     assert verify_manifest(summary.directory) == manifest
 
@@ -38,10 +40,32 @@ def test_a_damaged_file_is_named(packed, tmp_path, name):
     data = bytearray((copy / name).read_bytes())
     data[len(data) // 2] ^= 0x01
     (copy / name).write_bytes(bytes(data))
-    with pytest.raises(CheckpointError, match=rf"{name}: damaged") as info:
+    with pytest.raises(CheckpointError, match=rf"{name}\b.*damaged") as info:
         Tagger.load(copy)
     assert "\n" not in str(info.value)
     (copy / name).unlink()
     with pytest.raises(ModelDirError, match=rf"\(no {name}; ") as info:
         Tagger.load(copy)
     assert info.value.missing == (name,)
+
+
+def test_save_threshold_writes_the_config_and_its_checksum_sealed(tmp_path):
+    import hashlib
+
+    from docgraph.persistence.manifest import save_threshold
+    from docgraph.runtime.integrity import DIGEST_KEY, read_json_file
+
+    config = {"dataset": "conll03", "model": {"threshold": 0.5, "hidden": 200}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    manifest = {"format": "docgraph-packed-model", "version": 1,
+                "files": {"config.json": "old", "model.pt": "kept"}}
+    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
+    assert save_threshold(tmp_path, 1.5) == 0.5  # the threshold it replaced
+    assert read_json_file(tmp_path / "config.json") == {
+        "dataset": "conll03", "model": {"threshold": 1.5, "hidden": 200}}
+    assert DIGEST_KEY in json.loads((tmp_path / "config.json").read_text())
+    files = read_json_file(tmp_path / MANIFEST)["files"]
+    assert files == {"config.json": hashlib.sha256((tmp_path / "config.json").read_bytes())
+                     .hexdigest(), "model.pt": "kept"}
+    assert save_threshold(tmp_path, 2) == 1.5
+    assert isinstance(read_json_file(tmp_path / "config.json")["model"]["threshold"], float)

@@ -24,11 +24,17 @@ def test_corrupt_model_directory(model_dir, tmp_path):
     shutil.copy(model_dir / "model.pt", copy / "model.pt")
     config = json.loads((copy / "config.json").read_text())
     config["model"]["hidden"] = 32
+    (copy / "config.json").write_text(json.dumps(config))  # its seal no longer fits
+    with pytest.raises(CheckpointError, match=r"copy/config.json: damaged .* delete its "
+                                              r"'sha256' entry\)$"):
+        load_model_dir(copy)
+    del config["sha256"]  # edited on purpose: read as it is, and checked against the weights
     (copy / "config.json").write_text(json.dumps(config))
     with pytest.raises(CheckpointError, match="weights do not fit"):
         load_model_dir(copy)
     (copy / "config.json").write_text("{not json")
-    with pytest.raises(CheckpointError, match="unreadable model directory"):
+    with pytest.raises(CheckpointError, match=r"copy/config.json: not valid JSON \(line 1, "
+                                              r"column 2: "):
         load_model_dir(copy)
 
 

@@ -10,6 +10,7 @@ import torch
 
 from docgraph.data.open_vocab import OpenVocab, PretrainedTable, unknown_share
 from docgraph.data.vocab import Vocab
+from docgraph.runtime.integrity import write_sealed_json
 
 TABLE_WORDS = ["paris", "Berlin", "berlin", "0000", "rome", "paris"]  # "paris" twice
 
@@ -174,7 +175,7 @@ def test_missing_vectors_leave_the_vocabulary_closed_with_a_warning(vectors_run,
     shutil.copytree(run_dir, moved)
     config = json.loads((moved / "config.json").read_text())
     config["embeddings"] = str(tmp_path / "gone.txt")
-    (moved / "config.json").write_text(json.dumps(config))
+    write_sealed_json(moved / "config.json", config)
     with caplog.at_level("WARNING"):
         tagger = Tagger.load(moved)
     assert not isinstance(tagger.vocabs.words, OpenVocab)

@@ -11,6 +11,7 @@ import torch
 from docgraph.persistence.checkpoint import CheckpointError, checkpoint_bytes, save_checkpoint
 from docgraph.persistence.manifest import file_sha256, verify_manifest
 from docgraph.persistence.packing import pack_model_dir, pretrained_rows
+from docgraph.runtime.integrity import read_json_file, write_sealed_json
 
 
 def _tags(tagger, documents):
@@ -101,12 +102,12 @@ def test_packed_model_needs_its_vectors_and_open_vocabulary(packed, tmp_path):
         Tagger.load(packed[1].directory, open_vocabulary=False)
     copy = tmp_path / "copy"
     shutil.copytree(packed[1].directory, copy)
-    config = json.loads((copy / "config.json").read_text())
+    config = read_json_file(copy / "config.json")
     config["embeddings"] = str(tmp_path / "gone.txt")
-    (copy / "config.json").write_text(json.dumps(config))
-    manifest = json.loads((copy / "manifest.json").read_text())
+    write_sealed_json(copy / "config.json", config)
+    manifest = read_json_file(copy / "manifest.json")
     manifest["files"]["config.json"] = file_sha256(copy / "config.json")
-    (copy / "manifest.json").write_text(json.dumps(manifest))
+    write_sealed_json(copy / "manifest.json", manifest)
     with pytest.raises(CheckpointError, match="gone.txt"):
         Tagger.load(copy)
 

@@ -4,13 +4,9 @@ threshold written into a packed model (packing and tagging are
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 import pytest
 
-from docgraph.persistence.shipped import MANIFEST
-from docgraph.tools.ship import _set_threshold, parser
+from docgraph.tools.ship import parser
 
 
 def test_the_command_line_defaults():
@@ -33,20 +29,3 @@ def test_the_command_line_refuses(argv, capsys):
         parser().parse_args(argv)
     assert info.value.code == 2
     assert "ship_model.py: error:" in capsys.readouterr().err
-
-
-def test_set_threshold_writes_the_config_and_its_checksum(tmp_path):
-    config = {"dataset": "conll03", "model": {"threshold": 0.5, "hidden": 200}}
-    (tmp_path / "config.json").write_text(json.dumps(config))
-    manifest = {"format": "docgraph-packed-model", "files": {"config.json": "old",
-                                                             "model.pt": "kept"}}
-    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
-    assert _set_threshold(tmp_path, 1.5) == 0.5  # the trained threshold
-    written = json.loads((tmp_path / "config.json").read_text())
-    assert written == {"dataset": "conll03", "model": {"threshold": 1.5, "hidden": 200}}
-    files = json.loads((tmp_path / MANIFEST).read_text())["files"]
-    assert files == {"config.json": hashlib.sha256((tmp_path / "config.json").read_bytes())
-                     .hexdigest(), "model.pt": "kept"}
-    assert _set_threshold(tmp_path, 2) == 1.5
-    assert isinstance(json.loads((tmp_path / "config.json").read_text())["model"]["threshold"],
-                      float)

@@ -7,6 +7,7 @@ import pytest
 from conftest import reference_tags, run_script
 
 from docgraph.data.registry import load_dataset
+from docgraph.runtime.integrity import write_sealed_json
 from docgraph.runtime.processes import (
     MIN_TOKENS_PER_TAGGING_PROCESS,
     contiguous_shards,
@@ -70,7 +71,7 @@ def deterministic_model(model_dir, tmp_path_factory):
     config = json.loads((path / "config.json").read_text())
     config["graph"]["max_neighbours"] = None
     config["model"]["threshold"] = 1e9  # no token is ever uncertain enough to be pruned
-    (path / "config.json").write_text(json.dumps(config))
+    write_sealed_json(path / "config.json", config)
     return path
 
 
@@ -120,7 +121,7 @@ def test_threshold_override_reaches_tagging_processes(model_dir, sample_splits, 
     shutil.copytree(model_dir, path)
     config = json.loads((path / "config.json").read_text())
     config["graph"]["max_neighbours"] = None
-    (path / "config.json").write_text(json.dumps(config))
+    write_sealed_json(path / "config.json", config)
     docs = sample_splits["test"] + sample_splits["dev"]
     references = {}
     # 0 prunes every token with any uncertainty, 1e9 none: both leave nothing to chance

@@ -11,7 +11,6 @@ when it exists) < command-line flags.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -44,6 +43,7 @@ from docgraph.persistence.archive import damage_message
 from docgraph.persistence.locate import ModelDirError, locate_model_dir
 from docgraph.persistence.shipped import shipped_models
 from docgraph.runtime.atomic import check_output
+from docgraph.runtime.integrity import read_json_file
 from docgraph.tagging.prediction_io import OUTPUT_FORMATS
 
 #: Switches of ``train.py`` that set several fields at once (the others are declared with
@@ -388,7 +388,7 @@ def check_corpus_split(args: argparse.Namespace, model_dir: Path) -> None:
     if getattr(args, "split", None) is None or getattr(args, "data", None) is not None:
         return
     try:
-        saved = json.loads((model_dir / "config.json").read_text("utf-8"))
+        saved = read_json_file(model_dir / "config.json")
     except (OSError, ValueError):
         return  # reported when the model loads, with the file named
     if not isinstance(saved, dict):

@@ -41,6 +41,7 @@ from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, 
 from docgraph.persistence.model_dir import OverrideError, check_model_memory
 from docgraph.persistence.run_lock import RunLock, run_directory
 from docgraph.runtime.atomic import WriteError, atomic_write, check_output
+from docgraph.runtime.integrity import DamagedFileError, read_json_file
 from docgraph.runtime.lifetime import exit_status, received_signal, signal_name, stop_on_signals
 from docgraph.runtime.machine import resolve_device
 from docgraph.runtime.processes import (
@@ -171,7 +172,10 @@ def _train_command(args: argparse.Namespace) -> int:
             saved = Path(args.resume, "config.json")
             if saved.is_file():
                 # the run's own configuration; flags given now (e.g. --epochs) override it
-                base = ExperimentConfig.from_saved(json.loads(saved.read_text()))
+                try:
+                    base = ExperimentConfig.from_saved(read_json_file(saved))
+                except DamagedFileError as err:
+                    raise UsageError(str(err), "--resume") from None
         config = config_from_args(args, base)
         if not torchrun:
             check_processes(config.train.processes, "--processes" if args.processes is not None

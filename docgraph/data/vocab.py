@@ -17,7 +17,6 @@ index 0, no padding or unknown entries.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,7 +26,7 @@ from typing import Any
 
 from docgraph.data.document import Document
 from docgraph.data.tags import entity_type, iob2_to_bioes
-from docgraph.runtime.atomic import atomic_write_text
+from docgraph.runtime.integrity import DamagedFileError, read_json_file, write_sealed_json
 
 PAD = "<pad>"
 UNK = "<unk>"
@@ -228,8 +227,9 @@ class Vocab:
             raise VocabFileError(str(err)) from err
 
     def save(self, path: str | Path) -> None:
-        """Write the vocabulary as JSON, atomically (temporary file + ``os.replace``)."""
-        atomic_write_text(path, json.dumps(self.to_dict(), ensure_ascii=False))
+        """Write the vocabulary as sealed JSON (:mod:`docgraph.runtime.integrity`),
+        atomically."""
+        write_sealed_json(path, self.to_dict(), indent=None, ensure_ascii=False)
 
     @classmethod
     def load(cls, path: str | Path) -> Vocab:
@@ -247,15 +247,11 @@ class Vocab:
 
 
 def _read_json(path: Path) -> Any:
-    """Parse a JSON file, turning decoding errors into :class:`VocabFileError`."""
+    """Parse a (sealed) JSON file, turning damage into :class:`VocabFileError`."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise VocabFileError(f"not UTF-8 text ({err})") from err
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise VocabFileError(f"invalid JSON ({err})") from err
+        return read_json_file(path)
+    except DamagedFileError as err:
+        raise VocabFileError(str(err).removeprefix(f"{path}: ")) from err
 
 
 def label_sort_key(label: str) -> tuple[int, str, int]:
@@ -367,7 +363,7 @@ class Vocabularies:
     def save(self, directory: str | Path) -> Path:
         """Write ``directory/vocab.json`` atomically and return its path."""
         path = Path(directory) / VOCAB_FILE
-        atomic_write_text(path, json.dumps(self.to_dict(), ensure_ascii=False))
+        write_sealed_json(path, self.to_dict(), indent=None, ensure_ascii=False)
         return path
 
     @classmethod

@@ -1,8 +1,8 @@
-"""What is wrong with a checkpoint file, told from its size and its last bytes, without torch:
-the command-line tools check a model's ``model.pt`` with it before torch loads, and
-:func:`~docgraph.persistence.checkpoint.load_checkpoint` before reading one. The error type of
-checkpoints and model directories (:class:`CheckpointError`) is here too, so that torch-free
-checks raise it."""
+"""What is wrong with a checkpoint file, told from its size, its archive and the CRC-32 of its
+records, without torch: the command-line tools check a model's ``model.pt`` with it before
+torch loads, and :func:`~docgraph.persistence.checkpoint.load_checkpoint` before reading one.
+The error type of checkpoints and model directories (:class:`CheckpointError`) is here too,
+so that torch-free checks raise it."""
 
 from __future__ import annotations
 
@@ -22,9 +22,27 @@ def archive_damage(path: str | Path) -> str | None:
     size = path.stat().st_size
     if size == 0:
         return "the file is empty"
-    if not zipfile.is_zipfile(path):
+    try:
+        whole = zipfile.is_zipfile(path)
+    except zipfile.BadZipFile as err:  # an end record that claims other disks, ...
+        return f"its archive cannot be read back ({err})"
+    if not whole:
         return (f"truncated, or not a checkpoint at all ({size:,} bytes without the end of a "
                 "PyTorch archive)")
+    return record_damage(path)
+
+
+def record_damage(path: str | Path) -> str | None:
+    """The first record of a checkpoint's zip archive whose bytes fail their CRC-32, in a few
+    words (``None`` when every record is whole). ``torch.load`` does not check the CRCs: a
+    flipped byte inside a tensor would load as a different weight."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+    except Exception as err:  # any failure to read the archive back is damage
+        return f"its archive cannot be read back ({type(err).__name__}: {err})"
+    if bad is not None:
+        return f"record {bad} is damaged (its CRC-32 does not match)"
     return None
 
 

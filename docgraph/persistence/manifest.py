@@ -4,11 +4,11 @@ file, checked when the directory is loaded (:mod:`docgraph.persistence.packing` 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 from docgraph.persistence.archive import CheckpointError
 from docgraph.persistence.shipped import MANIFEST
+from docgraph.runtime.integrity import DamagedFileError, read_json_file, write_sealed_json
 
 PACK_FORMAT = "docgraph-packed-model"
 PACK_VERSION = 1
@@ -33,8 +33,10 @@ def read_manifest(directory: str | Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        manifest = read_json_file(path)
+    except DamagedFileError as err:
+        raise CheckpointError(str(err)) from None
+    except OSError as err:
         raise CheckpointError(f"{path}: unreadable manifest ({err})") from None
     if (not isinstance(manifest, dict) or manifest.get("format") != PACK_FORMAT
             or not isinstance(manifest.get("files"), dict)):
@@ -80,3 +82,23 @@ def check_manifest_files(directory: str | Path, manifest: dict) -> None:
 
 __all__ = ["PACK_FORMAT", "PACK_VERSION", "check_manifest_files", "file_sha256", "read_manifest",
            "verify_manifest"]
+
+
+def save_threshold(directory: str | Path, threshold: float) -> float:
+    """Write the tagging ``threshold`` into a model directory's ``config.json`` (and the new
+    SHA-256 of that file into the manifest of a packed one), each sealed and atomically;
+    returns the threshold it replaced."""
+    directory = Path(directory)
+    path = directory / "config.json"
+    manifest = read_manifest(directory)
+    try:
+        config = read_json_file(path)
+    except DamagedFileError as err:
+        raise CheckpointError(str(err)) from None
+    previous = float(config["model"]["threshold"])
+    config["model"]["threshold"] = float(threshold)
+    write_sealed_json(path, config)
+    if manifest is not None:
+        manifest["files"]["config.json"] = file_sha256(path)
+        write_sealed_json(directory / MANIFEST, manifest)
+    return previous

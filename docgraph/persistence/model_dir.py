@@ -13,7 +13,6 @@ progress, epochs; :func:`~docgraph.training.experiment.run_experiment`).
 from __future__ import annotations
 
 import importlib.util
-import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -34,16 +33,16 @@ from docgraph.config.size import (  # noqa: F401 - training_bytes re-exported fo
 from docgraph.data.embeddings import GLOVE_6B_50D, load_embeddings
 from docgraph.data.lm_fingerprints import LanguageModelError
 from docgraph.data.open_vocab import OpenVocab, PretrainedTable
-from docgraph.data.vocab import Vocab, Vocabularies, label_types
+from docgraph.data.vocab import VOCAB_FILE, Vocab, Vocabularies, label_types
 from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks
 from docgraph.persistence.checkpoint import (
     CheckpointError,
-    atomic_write_json,
     load_checkpoint,
     save_checkpoint,
 )
 from docgraph.persistence.lm_record import check_lm_record
 from docgraph.persistence.locate import ModelFiles, read_model_files
+from docgraph.runtime.integrity import DamagedFileError, read_json_file, write_sealed_json
 from docgraph.runtime.machine import available_memory
 
 log = logging.getLogger(__name__)
@@ -199,7 +198,7 @@ def save_model_dir(directory: str | Path, model: nn.Module, vocabs: Vocabularies
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     vocabs.save(directory)
-    atomic_write_json(directory / "config.json", config.to_dict())
+    write_sealed_json(directory / "config.json", config.to_dict())
     save_checkpoint(directory / "model.pt", {"model": unwrap(model).state_dict()})
 
 
@@ -222,18 +221,26 @@ def read_model_dir(directory: str | Path | ModelFiles, overrides: ModelOverrides
     overrides = overrides or ModelOverrides()
     files = read_model_files(directory)
     directory = files.directory
+    config_path = directory / "config.json"
     try:
-        config = ExperimentConfig.from_saved(json.loads((directory / "config.json").read_text()))
+        config = ExperimentConfig.from_saved(read_json_file(config_path))
+    except DamagedFileError as err:
+        raise CheckpointError(str(err)) from None
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise CheckpointError(f"{config_path}: not the configuration of a docgraph model "
+                              f"({err})") from None
+    try:
         vocabs = Vocabularies.load(directory)
     except (OSError, ValueError, KeyError, TypeError) as err:
-        raise CheckpointError(f"{directory}: unreadable model directory ({err})") from err
+        raise CheckpointError(str(err) if str(directory) in str(err) else
+                              f"{directory / VOCAB_FILE}: {err}") from None
     if config.lm is not None or config.model.lm_dim:
         record_path = directory / "lm.json"
         try:
-            record = json.loads(record_path.read_text())
+            record = read_json_file(record_path)
             lm_dir = check_lm_record(record, overrides.lm, where=directory)
         except (OSError, ValueError, KeyError) as err:
-            if not isinstance(err, LanguageModelError):
+            if not isinstance(err, (LanguageModelError, DamagedFileError)):
                 err = f"{record_path}: unreadable record of the language model ({err})"
             raise CheckpointError(str(err)) from None
         config = replace(config, lm=str(lm_dir))

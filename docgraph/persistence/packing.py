@@ -38,6 +38,7 @@ from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.manifest import PACK_FORMAT, PACK_VERSION, file_sha256
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
 from docgraph.persistence.shipped import MANIFEST
+from docgraph.runtime.integrity import read_json_file, seal
 
 _DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 _EMBEDDING = "word_embedding.weight"
@@ -97,9 +98,9 @@ def _umask() -> int:
 def _packed_config(source: Path) -> str:
     """``config.json`` of ``source`` without the corpus directory of the machine it was
     trained on (a packed model reads a corpus from ``--data-dir`` or ``DOCGRAPH_DATA_DIR``)."""
-    config = json.loads((source / "config.json").read_text(encoding="utf-8"))
+    config = read_json_file(source / "config.json")
     config["data_dir"] = None
-    return json.dumps(config, indent=2) + "\n"
+    return json.dumps(seal(config), indent=2) + "\n"
 
 
 def pack_model_dir(source: str | Path, target: str | Path, dtype: str = "float16",
@@ -160,7 +161,8 @@ def pack_model_dir(source: str | Path, target: str | Path, dtype: str = "float16
             "words": len(words), "dropped_words": len(dropped),
             "files": {name: file_sha256(staging / name) for name in files},
         }
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        (staging / MANIFEST).write_text(json.dumps(seal(manifest), indent=2) + "\n",
+                                        encoding="utf-8")
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)

@@ -13,7 +13,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -35,9 +34,9 @@ from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit
 from docgraph.model import GCDoc
 from docgraph.persistence.locate import read_model_files
-from docgraph.persistence.manifest import file_sha256, read_manifest
+from docgraph.persistence.manifest import save_threshold
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
-from docgraph.persistence.shipped import MANIFEST, MODEL_FILES, OPTIONAL_MODEL_FILES
+from docgraph.persistence.shipped import MODEL_FILES, OPTIONAL_MODEL_FILES
 from docgraph.runtime.processes import min_tagging_tokens, tagging_processes
 from docgraph.runtime.progress import Progress
 from docgraph.runtime.threads import bounded_threads, tagging_threads
@@ -233,7 +232,7 @@ class Tagger:
                 if (self.path / name).is_file():
                     shutil.copyfile(self.path / name, staging / name)
             if self.overrides.threshold is not None:
-                _save_threshold(staging, self.config.model.threshold)
+                save_threshold(staging, self.config.model.threshold)
             for file in staging.iterdir():
                 with open(file, "rb") as handle:
                     os.fsync(handle.fileno())
@@ -511,19 +510,3 @@ def _sentence_tags(document: Document, flat: Sequence[str]) -> Tags:
         out.append(list(flat[offset:offset + len(sentence)]))
         offset += len(sentence)
     return out
-
-
-def _save_threshold(directory: Path, threshold: float) -> None:
-    """Write ``threshold`` into the saved ``config.json`` (and its SHA-256 into the manifest of
-    a packed model)."""
-    path = directory / "config.json"
-    config = json.loads(path.read_text(encoding="utf-8"))
-    config["model"]["threshold"] = threshold
-    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    manifest = read_manifest(directory)
-    if manifest is not None:
-        manifest["files"]["config.json"] = file_sha256(path)
-        (directory / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n",
-                                          encoding="utf-8")
-
-

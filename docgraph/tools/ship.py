@@ -25,9 +25,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from docgraph.persistence.manifest import file_sha256, verify_manifest
+from docgraph.persistence.manifest import save_threshold, verify_manifest
 from docgraph.persistence.packing import pack_model_dir
-from docgraph.persistence.shipped import MANIFEST, SHIPPED_DIR
+from docgraph.persistence.shipped import SHIPPED_DIR
 from docgraph.runtime.atomic import atomic_write_json
 from docgraph.runtime.machine import cpu_model
 
@@ -51,20 +51,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-f1-change", type=float, default=0.05,
                    help="largest test F1 change (points)")
     return p
-
-
-def _set_threshold(directory: Path, threshold: float) -> float:
-    """Write ``threshold`` into a packed directory's ``config.json`` (and its checksum into the
-    manifest); returns the trained threshold."""
-    config_path, manifest_path = directory / "config.json", directory / MANIFEST
-    config = json.loads(config_path.read_text(encoding="utf-8"))
-    trained = float(config["model"]["threshold"])
-    config["model"]["threshold"] = float(threshold)
-    config_path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    manifest["files"]["config.json"] = file_sha256(config_path)
-    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return trained
 
 
 def _commit() -> str:
@@ -112,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = pack_model_dir(args.run_dir, target, args.dtype, args.keep_float32)
     trained = None
     if args.threshold is not None:
-        trained = _set_threshold(target, args.threshold)
+        trained = save_threshold(target, args.threshold)
     record = {
         "name": args.name, "run_dir": str(args.run_dir), "dtype": args.dtype,
         "keep_float32": args.keep_float32, "words": summary.words,

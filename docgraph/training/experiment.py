@@ -34,6 +34,7 @@ from docgraph.persistence.model_dir import build_model, check_model_memory, load
 from docgraph.persistence.run_lock import LOCK_FILE, RunLock, run_directory
 from docgraph.runtime.atomic import atomic_write, temporaries
 from docgraph.runtime.determinism import deterministic_kernels
+from docgraph.runtime.integrity import write_sealed_json
 from docgraph.runtime.machine import cpu_model, resolve_device
 from docgraph.runtime.processes import is_main_process
 from docgraph.runtime.progress import Progress, Stages, log_to_file
@@ -260,7 +261,7 @@ def _lm_features(config: ExperimentConfig, splits: dict[str, list[Document]],
         dist.barrier()
     config = replace(config, model=replace(config.model, lm_dim=encoder.dim))
     if is_main_process():
-        atomic_write_json(output_dir / "lm.json", lm_record(encoder))
+        write_sealed_json(output_dir / "lm.json", lm_record(encoder))
     return config, lm_features
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from docgraph.config import ExperimentConfig, GCDocConfig, TrainConfig
 from docgraph.config.fields import CAP, MACHINE, SHARDING, VARIANT, fields_marked
+from docgraph.runtime.integrity import read_json_file
 from docgraph.tools.report.paper import BASELINE_ROW, GCDOC_ROW
 
 _SEED_SUFFIX = re.compile(r"^(?P<name>.+?)-(?:s|seed-?)(?P<seed>\d+)$")
@@ -336,7 +337,7 @@ def load_run(metrics_path: Path) -> Run:
     directory = metrics_path.parent
     metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
     if "config" not in metrics and (directory / "config.json").is_file():
-        metrics["config"] = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+        metrics["config"] = read_json_file(directory / "config.json")
     command = metrics.get("command") or ""
     if not command and (directory / "command.txt").is_file():
         command = (directory / "command.txt").read_text(encoding="utf-8").strip()

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import statistics
 from collections.abc import Sequence
@@ -13,6 +12,7 @@ from pathlib import Path
 from docgraph.cli.arguments import value_flags
 from docgraph.config.fields import MACHINE
 from docgraph.persistence.shipped import MANIFEST, SHIPPED_DIR, shipped_models
+from docgraph.runtime.integrity import read_json_file
 from docgraph.tools.report.runs import VARIANT_LABELS, Run, score_values, stop_summary
 from docgraph.tools.report.selection import SummaryChoice, summary_choices
 from docgraph.tools.report.stats import welch_t_test
@@ -132,12 +132,12 @@ def shipped_lines(runs: Sequence[Run]) -> list[str]:
     by_name = {run.directory.name: run for run in runs}
     lines = []
     for name in shipped_models():
-        manifest = json.loads((SHIPPED_DIR / name / MANIFEST).read_text(encoding="utf-8"))
+        manifest = read_json_file(SHIPPED_DIR / name / MANIFEST)
         run = by_name.get(str(manifest.get("run")))
         if run is None:
             continue
         f1 = score_values([run], "test", "f1")
-        config = json.loads((SHIPPED_DIR / name / "config.json").read_text(encoding="utf-8"))
+        config = read_json_file(SHIPPED_DIR / name / "config.json")
         tagging = config.get("model", {}).get("threshold")
         trained = run.config.get("model", {}).get("threshold")
         threshold = ("" if None in (tagging, trained) or tagging == trained
