@@ -88,3 +88,28 @@ def test_a_file_size_limit_is_named(tmp_path):
                          capture_output=True, text=True, check=True, env=script_env(), cwd=ROOT)
     assert out.stdout.strip() == f"cannot write {tmp_path / 'big.bin'}: File too large (EFBIG)"
     assert not list(tmp_path.iterdir())
+
+
+def test_a_write_removes_what_killed_writes_of_the_same_file_left(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from docgraph.runtime.atomic import atomic_write_text, remove_stale_temporaries
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead_pid = int(dead.stdout)
+    target = tmp_path / "out.jsonl"
+    killed = tmp_path / f".out.jsonl.{dead_pid}-abcd1234.tmp"  # a writer killed with -9
+    older = tmp_path / ".out.jsonl.k2j4h5g6.tmp"  # named as earlier versions named them
+    live = tmp_path / f".out.jsonl.{os.getpid()}-zzzz9999.tmp"  # a write under way
+    other = tmp_path / f".other.jsonl.{dead_pid}-abcd1234.tmp"  # another file's
+    for path in (killed, older, live, other):
+        path.write_text("partial")
+    atomic_write_text(target, "whole\n")
+    assert target.read_text() == "whole\n"
+    assert not killed.exists() and not older.exists()
+    assert live.exists() and other.exists()
+    assert remove_stale_temporaries(tmp_path / "other.jsonl") == [other]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.jsonl", live.name])

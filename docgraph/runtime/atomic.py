@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 import re
 import tempfile
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from docgraph.config.fields import UsageError
+
+log = logging.getLogger("docgraph")
 
 try:
     import resource
@@ -99,7 +102,8 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
     """Let ``write`` fill a temporary file next to ``path``, fsync it, then ``os.replace`` it.
 
     A crash or an exception at any point leaves ``path`` as it was; an exception leaves no
-    temporary file (a killed process may: ``.<name>.XXXXXXXX.tmp``, :func:`temporaries`). The
+    temporary file. A killed process may (``.<name>.<pid>-XXXXXXXX.tmp``): the next write to
+    ``path`` removes those of writers no longer alive (:func:`remove_stale_temporaries`). The
     file gets the permissions a plain ``open(path, "w")`` would give it (``mkstemp`` alone would
     leave it readable by its owner only).
 
@@ -111,7 +115,9 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        remove_stale_temporaries(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp",
+                                   dir=path.parent)
     except OSError as err:
         raise WriteError.from_os_error(err, path) from err
     os.close(fd)
@@ -129,15 +135,57 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
         raise failure from err
 
 
+def _temporary_pattern(name: str) -> re.Pattern[str]:
+    """The names of :func:`atomic_write`'s temporary files for ``name``: with the writer's
+    process id (``.<name>.<pid>-XXXXXXXX.tmp``) or, as older versions made them, without."""
+    return re.compile(re.escape(f".{name}.") + r"(?:(\d+)-)?[a-z0-9_]{8}\.tmp")
+
+
 def temporaries(directory: str | Path, names: Iterable[str]) -> list[Path]:
     """The temporary files :func:`atomic_write` makes for the files ``names`` of ``directory``
-    (``.<name>.XXXXXXXX.tmp``; a crash during a write leaves one behind)."""
-    patterns = [re.compile(re.escape(f".{name}.") + r"[a-z0-9_]{8}\.tmp") for name in names]
+    (a crash during a write leaves one behind)."""
+    patterns = [_temporary_pattern(name) for name in names]
     directory = Path(directory)
     if not directory.is_dir():
         return []
     return sorted(p for p in directory.iterdir()
                   if any(pattern.fullmatch(p.name) for pattern in patterns) and p.is_file())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_temporaries(path: str | Path) -> list[Path]:
+    """Remove the temporary files that writes of ``path`` by processes no longer alive left
+    beside it (a write killed with SIGKILL, a machine that went down); returns them. Those
+    of a live writer stay."""
+    path = Path(path)
+    pattern = _temporary_pattern(path.name)
+    removed = []
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.startswith(f".{path.name}."):
+            continue
+        match = pattern.fullmatch(entry.name)
+        if match is None or (match.group(1) is not None and _alive(int(match.group(1)))):
+            continue
+        try:
+            os.unlink(entry.path)
+        except OSError:
+            continue
+        log.info("removed %s, left by a write of %s that was killed", entry.path, path)
+        removed.append(Path(entry.path))
+    return removed
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
