@@ -8,6 +8,7 @@ import json
 import logging
 import math
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -255,3 +256,25 @@ def test_a_crash_after_the_run_finished_is_a_warning(caplog):
     assert message.startswith("training process 1 (pid ")
     assert message.endswith("was killed by SIGABRT after the run had finished; the run's files "
                             "are whole")
+
+
+def test_a_dead_pool_process_is_named_with_its_signal():
+    import os
+    from concurrent.futures.process import BrokenProcessPool
+
+    from docgraph.runtime.processes import dead_pool_process, process_pool
+
+    with process_pool(2) as pool:
+        pids = set(pool.map(_pid, range(8)))
+        with pytest.raises(BrokenProcessPool):
+            pool.submit(os.abort).result()
+        told = dead_pool_process(pool, "tagging process")
+    match = re.fullmatch(r"tagging process (\d+) was killed by SIGABRT", told)
+    assert match is not None, told
+    assert int(match.group(1)) != os.getpid() and len(pids) >= 1
+
+
+def _pid(_: int) -> int:
+    import os
+
+    return os.getpid()

@@ -316,8 +316,9 @@ def _evaluate(args: argparse.Namespace, name: str, files: list[Path],
                 "tagging in %d processes (--processes 1: one process)", processes)
         result = tagger.evaluate(documents, processes, args.mc_seed,
                                  progress=None if args.quiet else name)
-    except (ValueError, FileNotFoundError, WorkerError, CheckpointError,
-            CorpusFormatError) as err:
+    except WorkerError as err:
+        return _worker_died(err, f"{' and '.join(str(f) for f in files)} were not written")
+    except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
         fail(str(err))
     scores, consistency = result.scores, result.consistency
     metrics_file, predictions_file = files
@@ -337,6 +338,14 @@ def _evaluate(args: argparse.Namespace, name: str, files: list[Path],
     written.append(predictions_file)
     print(f"wrote {metrics_file} and {predictions_file}")
     return 0
+
+
+def _worker_died(err: WorkerError, intact: str) -> int:
+    """Say that a tagging process died (which, how) and what is intact; the exit status of
+    a fault (1), not of bad input."""
+    print(f"error: {err}: {intact}; run the command again (--processes 1 tags in this "
+          "process)", file=sys.stderr, flush=True)
+    return 1
 
 
 def predict(args: argparse.Namespace) -> int:
@@ -381,8 +390,10 @@ def _predict(args: argparse.Namespace) -> int:
                                                                       options, tmp))
         else:
             _stream_predictions(tagger, args, paths, options, None)
-    except (ValueError, FileNotFoundError, WorkerError, CheckpointError,
-            CorpusFormatError) as err:
+    except WorkerError as err:
+        return _worker_died(err, f"{args.output} was left as it was" if args.output
+                            else "the output above is incomplete")
+    except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
         fail(str(err))
     except WriteError as err:
         print(f"error: {err}", file=sys.stderr)

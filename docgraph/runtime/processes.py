@@ -415,6 +415,20 @@ class WorkerError(RuntimeError):
     """A process of a :func:`process_pool` died without raising an exception."""
 
 
+def dead_pool_process(pool: ProcessPoolExecutor, name: str = "process") -> str:
+    """Which process of a broken ``pool`` died and how, e.g. ``"tagging process 4711 was
+    killed by SIGKILL"`` (the pool stops the others itself, with SIGTERM)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        process.join(1.0)
+    ended = [p for p in processes if p.exitcode not in (None, 0)]
+    chosen = next((p for p in ended if p.exitcode != -signal.SIGTERM), None) or \
+        next(iter(ended), None)
+    if chosen is None:
+        return f"a {name} died"
+    return f"{name} {chosen.pid} {_how(chosen.exitcode)}"
+
+
 def tagging_processes(num_tokens: int, device: str | torch.device = "cpu",
                       requested: int = 0, cores: int | None = None,
                       min_tokens: int = MIN_TOKENS_PER_TAGGING_PROCESS) -> int:

@@ -46,6 +46,7 @@ from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
 from docgraph.runtime.processes import (
     WorkerError,
     contiguous_shards,
+    dead_pool_process,
     min_tagging_tokens,
     process_pool,
     tagging_processes,
@@ -291,8 +292,8 @@ def _tag_in_pool(groups: Iterator[list[tuple[T, Document]]], model_dir: str,
     """Tag groups in ``workers`` processes that load the model once, at most two groups per
     process in flight, results in input order."""
     pending: deque[tuple[list[tuple[T, Document]], Future]] = deque()
-    try:
-        with process_pool(workers, _load_worker, (model_dir, overrides, 1)) as pool:
+    with process_pool(workers, _load_worker, (model_dir, overrides, 1)) as pool:
+        try:
             for group in groups:
                 pending.append((group, pool.submit(_tag_in_worker, _tagged(group), mc_seed)))
                 while len(pending) >= 2 * workers:
@@ -301,5 +302,6 @@ def _tag_in_pool(groups: Iterator[list[tuple[T, Document]]], model_dir: str,
             while pending:
                 group, future = pending.popleft()
                 yield from _spread(group, future.result())
-    except BrokenProcessPool as err:
-        raise WorkerError(f"a tagging process died unexpectedly ({err})") from None
+        except BrokenProcessPool:
+            raise WorkerError(f"{dead_pool_process(pool, 'tagging process')} before it had "
+                              "tagged its share") from None
