@@ -278,3 +278,18 @@ def _pid(_: int) -> int:
     import os
 
     return os.getpid()
+
+
+def test_records_of_a_killed_launcher_are_removed(tmp_path):
+    from docgraph.runtime.processes import remove_stale_records
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    stale = tmp_path / f"docgraph-spawn-{int(dead.stdout)}-abcd1234"
+    older = tmp_path / "docgraph-spawn-k2j4h5g6"
+    live = tmp_path / f"docgraph-spawn-{os.getpid()}-zzzz9999"
+    for path in (stale, older, live):
+        path.mkdir()
+        (path / "0.json").write_text("{}")
+    assert sorted(remove_stale_records(tmp_path)) == sorted([stale, older])
+    assert [p.name for p in tmp_path.iterdir()] == [live.name]

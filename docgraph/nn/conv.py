@@ -14,6 +14,7 @@ from torch_geometric.typing import OptTensor
 
 from docgraph.config.model import GCDocConfig
 from docgraph.nn.gather import gather_rows, segment_sum
+from docgraph.nn.templates import templates_in_memory
 
 
 def _describe(value: object) -> str:
@@ -339,6 +340,11 @@ class DocGraphConv(MessagePassing):
         """Sum the messages of each target: an ordered segment sum over the edges sorted by
         target (``segment_ptr`` in CSR form), not a scatter (atomic on CUDA)."""
         return segment_sum(inputs, segment_ptr)
+
+    def _set_jittable_templates(self, raise_on_error: bool = False) -> None:
+        # PyG writes the rendered templates to $TMPDIR and never removes them; in memory here
+        with templates_in_memory():
+            super()._set_jittable_templates(raise_on_error)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.channels}, isolated={self.isolated})"

@@ -21,6 +21,8 @@ from multiprocessing import reduction
 from pathlib import Path
 from typing import Any
 
+from docgraph.runtime.lifetime import process_alive
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not a POSIX system
@@ -129,19 +131,9 @@ def _holder(fd: int) -> str:
     else:
         return "another process"
     pid, host, since = int(text[0]), text[1], text[2]
-    gone = host == socket.gethostname() and not _alive(pid)
+    gone = host == socket.gethostname() and not process_alive(pid)
     return (f"process {pid} on {host} since {since}"
             + (", which has ended while processes it started still run" if gone else ""))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def lock_run_directory(directory: str | Path) -> RunLock:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from docgraph.config.fields import UsageError
+from docgraph.runtime.lifetime import process_alive
 
 log = logging.getLogger("docgraph")
 
@@ -152,16 +153,6 @@ def temporaries(directory: str | Path, names: Iterable[str]) -> list[Path]:
                   if any(pattern.fullmatch(p.name) for pattern in patterns) and p.is_file())
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
-
-
 def remove_stale_temporaries(path: str | Path) -> list[Path]:
     """Remove the temporary files that writes of ``path`` by processes no longer alive left
     beside it (a write killed with SIGKILL, a machine that went down); returns them. Those
@@ -177,7 +168,7 @@ def remove_stale_temporaries(path: str | Path) -> list[Path]:
         if not entry.name.startswith(f".{path.name}."):
             continue
         match = pattern.fullmatch(entry.name)
-        if match is None or (match.group(1) is not None and _alive(int(match.group(1)))):
+        if match is None or (match.group(1) is not None and process_alive(int(match.group(1)))):
             continue
         try:
             os.unlink(entry.path)

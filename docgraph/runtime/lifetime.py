@@ -225,3 +225,14 @@ def start_pool_process(parent: int, payload: bytes, *shared: Any) -> None:
     initializer, initargs = pickle.loads(payload)
     if initializer is not None:
         initializer(*initargs, *shared)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

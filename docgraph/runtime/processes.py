@@ -20,6 +20,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import pickle
+import re
 import shutil
 import signal
 import socket
@@ -45,6 +46,7 @@ from docgraph.runtime.lifetime import (
     exit_status,
     leave_now,
     leaving,
+    process_alive,
     received_signal,
     reference,
     resolve,
@@ -300,7 +302,8 @@ def spawn(fn: Callable[..., Any], processes: int, *args: Any, threads: int = 1,
         ProcessFailedError: A process failed; the first failure of any process (an error
             raised by ``fn`` comes before the errors it caused in the others).
     """
-    records = Path(tempfile.mkdtemp(prefix="docgraph-spawn-"))
+    remove_stale_records()
+    records = Path(tempfile.mkdtemp(prefix=f"{RECORDS_PREFIX}{os.getpid()}-"))
     context = multiprocessing.get_context("spawn")
     port = free_port()
     started: list[Any] = []
@@ -331,6 +334,28 @@ def spawn(fn: Callable[..., Any], processes: int, *args: Any, threads: int = 1,
         raise failure
     finally:
         shutil.rmtree(records, ignore_errors=True)
+
+
+#: The prefix of the directories in which :func:`spawn`'s processes leave their records.
+RECORDS_PREFIX = "docgraph-spawn-"
+
+
+def remove_stale_records(directory: str | Path | None = None) -> list[Path]:
+    """Remove the record directories of :func:`spawn` (in ``directory``, by default the
+    temporary directory) whose launcher is no longer alive (one killed with SIGKILL could not
+    remove its own); returns them."""
+    base = Path(directory or tempfile.gettempdir())
+    pattern = re.compile(re.escape(RECORDS_PREFIX) + r"(?:(\d+)-)?[a-z0-9_]{8}")
+    removed = []
+    for path in base.glob(f"{RECORDS_PREFIX}*"):
+        match = pattern.fullmatch(path.name)
+        if match is None or not path.is_dir():
+            continue
+        if match.group(1) is not None and process_alive(int(match.group(1))):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
 
 
 def _first_failure(processes: Sequence[Any]) -> int | None:
