@@ -294,7 +294,14 @@ def test_check_arguments_names_the_flag_or_the_file(tmp_path):
 
 
 def test_check_arguments_of_a_resumed_run_checks_its_checkpoint(tmp_path):
-    check_arguments(train_parser().parse_args(["--resume", str(tmp_path)]))  # no last.pt yet
+    with pytest.raises(UsageError) as info:  # nothing to resume: refused before torch loads
+        check_arguments(train_parser().parse_args(["--resume", str(tmp_path)]))
+    assert str(info.value) == (f"--resume {tmp_path}: no checkpoint last.pt in that directory "
+                               "(nothing to resume)")
+    with pytest.raises(UsageError, match=r"no such run directory$"):
+        check_arguments(train_parser().parse_args(["--resume", str(tmp_path / "gone")]))
+    with pytest.raises(UsageError, match=r"^--resume and --seeds cannot be combined$"):
+        check_arguments(train_parser().parse_args(["--resume", str(tmp_path), "--seeds", "1"]))
     (tmp_path / "last.pt").write_bytes(b"half a checkpoint")
     with pytest.raises(UsageError) as info:
         check_arguments(train_parser().parse_args(["--resume", str(tmp_path)]))
@@ -462,3 +469,45 @@ def test_check_stats_arguments(tmp_path):
     args = stats_parser().parse_args(["--dataset", "conll03", "--data-dir", str(tmp_path)])
     with pytest.raises(DataNotFoundError, match=f"no train data in {tmp_path}"):
         check_stats_arguments(args)
+
+
+def test_a_new_run_into_a_directory_with_a_run_is_refused_unless_overwrite(tmp_path):
+    run = tmp_path / "run"
+    args = ["--output-dir", str(run)]
+    check_arguments(train_parser().parse_args(args))  # nothing there
+    run.mkdir()
+    (run / "train.log").write_text("a run that never saved")
+    check_arguments(train_parser().parse_args(args))
+    for name in ("metrics.json", "last.pt"):  # a finished run, then one under way
+        (run / name).write_text("{}")
+        with pytest.raises(UsageError) as info:
+            check_arguments(train_parser().parse_args(args))
+        assert str(info.value) == (f"--output-dir {run}: holds a run already ({name} is "
+                                   f"there); --resume {run} continues it, --overwrite "
+                                   "replaces it")
+        (run / name).unlink()
+    (run / "model.pt").write_text("{}")
+    check_arguments(train_parser().parse_args([*args, "--overwrite"]))
+    with pytest.raises(UsageError, match="--resume and --overwrite cannot be combined"):
+        check_arguments(train_parser().parse_args(["--resume", str(run), "--overwrite"]))
+
+
+def test_seeds_directories_count_as_the_run(tmp_path):
+    (tmp_path / "seed-2").mkdir()
+    (tmp_path / "seed-2" / "model.pt").write_bytes(b"x")
+    args = ["--output-dir", str(tmp_path), "--seeds", "1", "2"]
+    with pytest.raises(UsageError, match=r"model.pt is there\); --resume .*seed-2 continues"):
+        check_arguments(train_parser().parse_args(args))
+
+
+def test_a_held_directory_is_refused_before_torch(tmp_path):
+    from docgraph.persistence.run_lock import lock_run_directory
+
+    lock = lock_run_directory(tmp_path / "run")
+    try:
+        with pytest.raises(UsageError, match=r"^--output-dir .*run: in use by another run "
+                                             r"\(process \d+ on "):
+            check_arguments(train_parser().parse_args(["--output-dir", str(tmp_path / "run")]))
+    finally:
+        lock.release()
+    check_arguments(train_parser().parse_args(["--output-dir", str(tmp_path / "run")]))

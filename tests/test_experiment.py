@@ -82,3 +82,18 @@ def test_word_dim_follows_the_pretrained_vectors(tmp_path, sample_splits):
     assert metrics["config"]["model"]["word_dim"] == 3
     model, _, saved = load_model_dir(tmp_path / "run")
     assert saved.model.word_dim == 3 and model.word_embedding.embedding_dim == 3
+
+
+def test_overwrite_removes_the_previous_runs_files_only(tmp_path):
+    from docgraph.training.experiment import remove_previous_run
+
+    (tmp_path / "seed-1").mkdir()
+    for name in ("model.pt", "last.pt", "metrics.json", "train.log", "summary.json",
+                 "notes.txt", "seed-1/metrics.json", "seed-1/mine.csv"):
+        (tmp_path / name).write_text("x")
+    removed = remove_previous_run(tmp_path, seeds=[1])
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in removed) == [
+        "last.pt", "metrics.json", "model.pt", "seed-1/metrics.json", "summary.json",
+        "train.log"]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")
+                  if p.is_file()) == ["notes.txt", "seed-1/mine.csv"]

@@ -120,7 +120,8 @@ def test_train_into_a_held_directory_exits_2_and_touches_nothing(tmp_path, capsy
     (run / "train_log.jsonl").write_text('{"epoch": 1}\n')
     with run_directory(run):
         before = _snapshot(run)
-        expected = f"error: {run}: in use by another run (process {os.getpid()} on "
+        held = f"{run}: in use by another run (process {os.getpid()} on "
+        expected = f"error: --output-dir {held}"
         res = run_script("train", "--dataset", "sample", "--output-dir", run, *TINY_FLAGS,
                          "--epochs", "1")
         assert res.returncode == 2, res.stderr
@@ -128,14 +129,15 @@ def test_train_into_a_held_directory_exits_2_and_touches_nothing(tmp_path, capsy
         assert res.stderr.startswith(expected), res.stderr
         assert _snapshot(run) == before
 
-        for argv in (["--resume", str(run), "--processes", "1", "--quiet"],
-                     ["--output-dir", str(run), "--seeds", "1", "2", *TINY_FLAGS,
-                      "--processes", "1"]):
+        for flag, argv in (("--resume", ["--resume", str(run), "--processes", "1", "--quiet"]),
+                           ("--output-dir", ["--output-dir", str(run), "--seeds", "1", "2",
+                                             *TINY_FLAGS, "--processes", "1"])):
             with pytest.raises(SystemExit) as info:
                 train_main(argv)
             assert info.value.code == 2
             err = capsys.readouterr().err
-            assert err.startswith(expected) and len(err.strip().splitlines()) == 1, err
+            assert err.startswith(f"error: {flag} {held}"), err
+            assert len(err.strip().splitlines()) == 1, err
             assert _snapshot(run) == before
 
     # a run over seeds holds each seed's directory too

@@ -41,6 +41,7 @@ from docgraph.data.conll import check_input_file, has_tokens
 from docgraph.data.registry import DATASETS, dataset_files
 from docgraph.persistence.archive import damage_message
 from docgraph.persistence.locate import ModelDirError, locate_model_dir
+from docgraph.persistence.run_lock import busy_message
 from docgraph.persistence.shipped import shipped_models
 from docgraph.runtime.atomic import check_output
 from docgraph.runtime.integrity import read_json_file
@@ -180,6 +181,9 @@ def train_parser() -> argparse.ArgumentParser:
                    help="run once per seed and summarise test F1 as mean ± std")
     p.add_argument("--resume", metavar="DIR", default=None,
                    help="continue the interrupted run in DIR from its last checkpoint")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the run that --output-dir holds (without it, such a run is "
+                        "refused)")
     add_progress_arguments(p)
     settings = p.add_argument_group(
         "settings", "each sets one field of the configuration (TOML key in brackets); the "
@@ -223,15 +227,68 @@ def check_arguments(args: argparse.Namespace) -> None:
     if getattr(args, "data_dir", None) is not None and getattr(args, "dataset", None):
         dataset_files(args.dataset, args.data_dir)  # no corpus there: said before torch loads
     if getattr(args, "resume", None):
-        last = Path(args.resume, "last.pt")
-        damage = damage_message(last) if last.is_file() else None
-        if damage is not None:
-            raise UsageError(damage, "--resume", args.resume)
+        check_resumable(args)
         return  # the run's saved configuration is checked when it is read
     preset = chosen_preset(args)
     if preset is not None:
         check_values(load_toml(preset), str(preset))
-    check_model_size(config_from_args(args))
+    config = config_from_args(args)
+    check_output_dir(config.output_dir, getattr(args, "seeds", None),
+                     getattr(args, "overwrite", False))
+    check_model_size(config)
+
+
+def check_resumable(args: argparse.Namespace) -> None:
+    """``--resume DIR``: a directory with a whole ``last.pt`` that no run holds, and no
+    ``--seeds`` or ``--overwrite`` beside it.
+
+    Raises:
+        UsageError: Naming ``--resume``, the directory and what is wrong.
+    """
+    if getattr(args, "seeds", None):
+        raise UsageError("--resume and --seeds cannot be combined")
+    if getattr(args, "overwrite", False):
+        raise UsageError("--resume and --overwrite cannot be combined")
+    directory = Path(args.resume)
+    if not directory.is_dir():
+        raise UsageError("no such run directory", "--resume", args.resume)
+    last = directory / "last.pt"
+    if not last.is_file():
+        raise UsageError("no checkpoint last.pt in that directory (nothing to resume)",
+                         "--resume", args.resume)
+    busy = busy_message(directory)
+    if busy is not None:
+        raise UsageError(busy, "--resume")
+    damage = damage_message(last)
+    if damage is not None:
+        raise UsageError(damage, "--resume", args.resume)
+
+
+#: Files of a run directory that hold a run (trained or under way).
+RUN_RECORDS = ("last.pt", "model.pt", "metrics.json", "summary.json")
+
+
+def check_output_dir(output_dir: str, seeds: Sequence[int] | None = None,
+                     overwrite: bool = False) -> None:
+    """The output directory of a new run: not held by another run, and holding no run of
+    its own (or its seeds') unless ``overwrite``.
+
+    Raises:
+        UsageError: Naming ``--output-dir`` and, for a directory with a run, ``--resume``
+            and ``--overwrite``.
+    """
+    busy = busy_message(output_dir)
+    if busy is not None:
+        raise UsageError(busy, "--output-dir")
+    if overwrite:
+        return
+    base = Path(output_dir)
+    places = [base, *(base / f"seed-{s}" for s in seeds or ())]
+    found = [p / name for p in places for name in RUN_RECORDS if (p / name).is_file()]
+    if found:
+        raise UsageError(f"holds a run already ({found[0].name} is there); --resume "
+                         f"{found[0].parent} continues it, --overwrite replaces it",
+                         "--output-dir", output_dir)
 
 
 def check_model_size(config: ExperimentConfig, available: int | None = None) -> None:

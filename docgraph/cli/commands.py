@@ -69,6 +69,7 @@ from docgraph.tagging.prediction_io import (
 from docgraph.tagging.tagger import Tagger
 from docgraph.training.experiment import (
     interrupted_message,
+    remove_previous_run,
     run_experiment,
     run_seeds,
     saved_message,
@@ -163,10 +164,6 @@ def _train_command(args: argparse.Namespace) -> int:
     torchrun = launched_by_torchrun()
     config: ExperimentConfig | None = None
     try:
-        if args.resume and args.seeds:
-            raise UsageError("--resume and --seeds cannot be combined")
-        if args.resume and not Path(args.resume, "last.pt").is_file():
-            raise UsageError("no checkpoint last.pt in that directory", "--resume", args.resume)
         base = None
         if args.resume:
             saved = Path(args.resume, "config.json")
@@ -192,6 +189,8 @@ def _train_command(args: argparse.Namespace) -> int:
             threads = config.train.threads or max(
                 1, available_cores() // processes)
             with run_directory(config.output_dir) as lock:
+                if args.overwrite:
+                    remove_previous_run(config.output_dir, args.seeds)
                 logging.getLogger("docgraph").info(
                     "training in %d processes with %d thread(s) each (--processes 1: one "
                     "process)", processes, threads)
@@ -201,9 +200,13 @@ def _train_command(args: argparse.Namespace) -> int:
             return 0
         if torchrun:  # the first process locks the directory (run_experiment, run_seeds)
             init_distributed(config.device)
+            if args.overwrite and is_main_process():
+                remove_previous_run(config.output_dir, args.seeds)
             _train(config, args.seeds, bool(args.resume), settings)
         else:
             with run_directory(config.output_dir) as lock:
+                if args.overwrite:
+                    remove_previous_run(config.output_dir, args.seeds)
                 _train(config, args.seeds, bool(args.resume), settings, lock)
     except ProcessFailedError as err:
         if err.status == 2:  # bad input: the process's own one-line error, as in one process

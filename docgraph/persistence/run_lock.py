@@ -177,6 +177,27 @@ def lock_run_directory(directory: str | Path) -> RunLock:
     return RunLock(directory, fd, created)
 
 
+def busy_message(directory: str | Path) -> str | None:
+    """The error :func:`lock_run_directory` would raise for ``directory`` now (``None`` when
+    no run holds it), found without taking the lock or writing anything: the check a
+    command makes before torch loads."""
+    path = Path(directory) / LOCK_FILE
+    if fcntl is None or not path.is_file():
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return (f"{directory}: in use by another run ({_holder(fd)}); wait for it to end or "
+                "choose another directory")
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return None
+
+
 @contextmanager
 def run_directory(directory: str | Path, held: RunLock | None = None) -> Iterator[RunLock]:
     """Hold the run directory ``directory`` for the block: ``held`` when that is its lock

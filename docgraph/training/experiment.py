@@ -133,6 +133,24 @@ RUN_FILES = ("model.pt", "config.json", "vocab.json", "lm.json", "last.pt", "tra
 EARLY_FILES = ("train.log", "lm.json")
 
 
+def remove_previous_run(output_dir: str | Path, seeds: Sequence[int] | None = None
+                        ) -> list[Path]:
+    """Remove the files of the run in ``output_dir`` (and in its seeds' directories) before a
+    new run replaces it (``train.py --overwrite``): :data:`RUN_FILES`, ``train.log`` and
+    ``summary.json``; other files stay. Returns what was removed."""
+    base = Path(output_dir)
+    removed = []
+    for directory in (base, *(base / f"seed-{s}" for s in seeds or ())):
+        for name in (*RUN_FILES, "train.log", "summary.json"):
+            path = directory / name
+            if path.is_file():
+                path.unlink()
+                removed.append(path)
+    if removed:
+        log.info("--overwrite: removed the previous run's %s", ", ".join(map(str, removed)))
+    return removed
+
+
 def remove_unfinished_run(output_dir: Path) -> bool:
     """Remove the :data:`EARLY_FILES` of a run directory that holds no checkpoint and nothing
     else (but its lock, :data:`~docgraph.persistence.run_lock.LOCK_FILE`), and the directory
