@@ -286,6 +286,11 @@ def test_evaluate_rejects_bad_data_files_in_one_line(model_dir, tmp_path, capsys
     (tmp_path / "prose.txt").write_text(PROSE + "\n")
     _expect_usage_error(evaluate_main, [*base, "--data", str(tmp_path / "prose.txt")],
                         capsys, f"{tmp_path / 'prose.txt'}:1: invalid tag 'well.'")
+    (tmp_path / "unknowntag.conll").write_text("-DOCSTART- O\n\nBerlin B-LOC\nis O\n\n"
+                                               "Acme B-XYZ\nrose O\n")
+    _expect_usage_error(evaluate_main, [*base, "--data", str(tmp_path / "unknowntag.conll")],
+                        capsys, f"{tmp_path / 'unknowntag.conll'}:6: entity type 'XYZ' is not "
+                        "one of the model's types (")
     _expect_usage_error(evaluate_main, [*base, "--data", str(tmp_path / "missing.conll")],
                         capsys, "missing.conll: file not found")
     _expect_usage_error(evaluate_main, [*base, "--data", str(tmp_path)], capsys,

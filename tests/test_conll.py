@@ -235,3 +235,14 @@ def test_stats_script_on_edge_case_documents(tmp_path):
     test = json.loads(proc.stdout)["test"]
     assert test["documents"] == 3 and test["tokens"] == 2 + 2 + 20_000
     assert test["entities"] == {"X": 10_001}
+
+
+def test_first_line_of_an_entity_type(tmp_path):
+    from docgraph.data.conll import first_line_of_type
+
+    path = tmp_path / "x.conll"
+    path.write_text("-DOCSTART- O\n\nAcme I-ORG\nX-Men B-MISC\n\nBerlin B-LOC\n")
+    assert first_line_of_type(path, "LOC") == 6
+    assert first_line_of_type(path, "ORG") == 3
+    assert first_line_of_type(path, "Men") is None  # a word, not a tag
+    assert first_line_of_type(path, "PER") is None

@@ -183,8 +183,10 @@ def test_the_first_error_of_any_process_is_the_one_shown(tmp_path):
     assert len(lines) == 2, stderr
     assert lines[0].startswith("error: training process 0 (pid ")
     assert lines[0].endswith(f"cannot write {out / 'last.pt'}: File too large (EFBIG)")
-    assert lines[1] == (f"no epoch had finished, nothing was saved in {out} (no checkpoint to "
-                        "resume)")
+    assert lines[1].startswith(f"no checkpoint was saved: nothing to resume in {out} (it holds "
+                               "only config.json, "), lines[1]
+    assert lines[1].endswith("); run the command again with --overwrite")
+    assert "vocab.json" in lines[1] and "last.pt" not in lines[1]
     assert not list(out.glob(".*.tmp"))
 
 

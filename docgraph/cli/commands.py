@@ -28,6 +28,7 @@ from docgraph.cli.arguments import (
 from docgraph.config import ExperimentConfig, check_processes, section_settings
 from docgraph.data.conll import (
     check_input_file,
+    first_line_of_type,
     read_conll,
     write_conll,
 )
@@ -66,7 +67,7 @@ from docgraph.tagging.prediction_io import (
     read_chunks,
     read_documents,
 )
-from docgraph.tagging.tagger import Tagger
+from docgraph.tagging.tagger import Tagger, UnknownTypeError
 from docgraph.training.experiment import (
     interrupted_message,
     remove_previous_run,
@@ -319,6 +320,9 @@ def _evaluate(args: argparse.Namespace, name: str, files: list[Path],
                 "tagging in %d processes (--processes 1: one process)", processes)
         result = tagger.evaluate(documents, processes, args.mc_seed,
                                  progress=None if args.quiet else name)
+    except UnknownTypeError as err:
+        line = first_line_of_type(args.data, err.kind) if args.data else None
+        fail(f"{args.data}:{line}: {err.reason}" if line is not None else str(err))
     except WorkerError as err:
         return _worker_died(err, f"{' and '.join(str(f) for f in files)} were not written")
     except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:

@@ -209,6 +209,17 @@ def _shorten(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def first_line_of_type(path: str | Path, kind: str, encoding: str = "utf-8") -> int | None:
+    """The number of the first line of a column file whose tag (last column) is of entity
+    type ``kind`` (``None`` when none is)."""
+    suffix = f"-{kind}"
+    for line_no, line in enumerate(read_text(Path(path), encoding).split("\n"), 1):
+        cols = line.split()
+        if len(cols) >= 2 and cols[-1].endswith(suffix) and cols[-1][1:2] == "-":
+            return line_no
+    return None
+
+
 def read_conll(
     path: str | Path,
     scheme: str | None = None,

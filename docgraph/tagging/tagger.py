@@ -111,6 +111,24 @@ def as_document(item: DocumentInput, doc_id: str, tokenized: bool = False) -> Do
     return make_document(doc_id, [(s, ["O"] * len(s)) for s in sentences])
 
 
+class UnknownTypeError(ValueError):
+    """A gold entity type the model does not have, where it was met (a document and one of
+    its sentences)."""
+
+    def __init__(self, kind: str, known: Sequence[str], doc_id: str, sentence: int) -> None:
+        self.kind, self.known, self.doc_id, self.sentence = kind, list(known), doc_id, sentence
+        super().__init__(f"document {doc_id!r}, sentence {sentence}: {self.reason}")
+
+    @property
+    def reason(self) -> str:
+        """What is wrong, without the place."""
+        return (f"entity type {self.kind!r} is not one of the model's types "
+                f"({', '.join(self.known)})")
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.kind, self.known, self.doc_id, self.sentence)
+
+
 class Tagger:
     """A trained GCDoc model with its vocabularies, ready to tag documents
     (:meth:`tag`, :meth:`tag_stream`, :meth:`predict`, :meth:`inspect`, :meth:`to_html`) and
@@ -410,8 +428,8 @@ class Tagger:
             for sentence in doc.sentences:
                 for tag in sentence.tags:
                     if tag != "O" and tag[2:] not in known_types:
-                        raise ValueError(f"document {doc.doc_id!r}, sentence {sentence.index}: "
-                                         f"label {tag!r} is not in the label vocabulary")
+                        raise UnknownTypeError(tag[2:], self.entity_types, doc.doc_id,
+                                               sentence.index)
 
     def inspect(self, documents: Sequence[DocumentInput], tokenized: bool = False,
                 mc_seed: int = 0, gold: bool | None = None) -> list[nx.DiGraph]:

@@ -391,7 +391,10 @@ def _saved(run: Path, script: str) -> str:
     if not checkpoint.is_file():
         if not run.exists():
             return f"no epoch had finished, nothing was saved ({run} was not kept)"
-        return f"no epoch had finished, nothing was saved in {run} (no checkpoint to resume)"
+        kept = sorted(p.name for p in run.iterdir() if not p.name.startswith("."))
+        held = f"it holds only {', '.join(kept)}" if kept else "it is empty"
+        return (f"no checkpoint was saved: nothing to resume in {run} ({held}); run the "
+                "command again with --overwrite")
     try:
         state = load_checkpoint(checkpoint)["state"]
         epoch, best, best_f1 = state["epoch"], state["best_epoch"], state["best_f1"]
