@@ -107,3 +107,11 @@ def test_an_override_the_model_cannot_take_names_the_setting(tmp_path):
     with pytest.raises(OverrideError, match="needs its open vocabulary") as caught:
         ModelOverrides(open_vocabulary=False).check(ExperimentConfig(), packed)
     assert caught.value.setting == "open_vocabulary"
+
+
+def test_a_model_without_pretrained_vectors_needs_none():
+    from docgraph.persistence.model_dir import embeddings_problem
+
+    assert embeddings_problem("none") is None
+    assert embeddings_problem("/nowhere/vectors.txt") == \
+        "the pretrained vectors /nowhere/vectors.txt are not found"

