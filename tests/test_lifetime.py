@@ -298,3 +298,21 @@ def test_leave_now_flushes_what_was_written_and_keeps_the_status(tmp_path):
                          timeout=60, env=env, cwd=ROOT)
     assert (res.returncode, res.stdout, res.stderr) == (3, "buffered", "also buffered")
     assert log.read_text() == "logged before leaving\n"
+
+
+def test_a_child_arms_its_death_signal_before_importing_its_target(monkeypatch):
+    """Class: process lifetime. The target's import may take seconds (torch): a parent that
+    dies meanwhile must take the child with it, so the signal is armed first."""
+    from docgraph.runtime import lifetime
+
+    calls: list[str] = []
+    monkeypatch.setattr(lifetime, "die_with_parent",
+                        lambda parent, signum: calls.append(f"arm {parent} {signum}"))
+
+    def resolve(target):
+        calls.append(f"import {target}")
+        return lambda *args: calls.append(f"call {args}")
+
+    monkeypatch.setattr(lifetime, "resolve", resolve)
+    lifetime.run_child(123, 15, "pkg.mod:fn", "a", 1)
+    assert calls == ["arm 123 15", "import pkg.mod:fn", "call ('a', 1)"]

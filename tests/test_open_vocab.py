@@ -180,3 +180,23 @@ def test_missing_vectors_leave_the_vocabulary_closed_with_a_warning(vectors_run,
         tagger = Tagger.load(moved)
     assert not isinstance(tagger.vocabs.words, OpenVocab)
     assert "open vocabulary off" in caplog.text and "gone.txt" in caplog.text
+
+
+def test_the_first_id_past_the_closed_vocabulary_is_the_tables_first_row():
+    """Class: the open-vocabulary boundary id (``len(closed)``)."""
+    vocab = OpenVocab(closed(), table())
+    first = len(closed())
+    assert vocab.lookup([first]) == [TABLE_WORDS[0]]
+    assert vocab.lookup([first - 1, first, first + 1]) == ["Rome", "paris", "Berlin"]
+    assert vocab.index("paris") == first  # row 0 of the table
+
+
+def test_a_case_variant_of_a_vocabulary_word_gets_the_pretrained_row():
+    """Class: the case-variant rule. Trained rows are keyed by the exact form; a case variant
+    the vocabulary does not hold (``rOME``, ``ROME``) gets the pretrained vector of its
+    lowercase form, as an unseen word does, not the trained row of ``Rome``."""
+    vocab = OpenVocab(closed(), table())
+    rome_row = TABLE_WORDS.index("rome")
+    assert vocab.index("Rome") == closed().index("Rome")
+    for variant in ("rOME", "ROME", "rome"):
+        assert vocab.index(variant) == len(closed()) + rome_row, variant

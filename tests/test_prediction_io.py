@@ -318,3 +318,27 @@ def test_read_documents_keeps_the_gold_tags_of_conll(tmp_path):
     documents = read_documents(path, ReadOptions())
     assert [[list(s.tags) for s in d.sentences] for d in documents] == [[["B-PER", "O"]],
                                                                    [["B-LOC"]]]
+
+
+#: Every line break of str.splitlines().
+SPLITLINES_BREAKS = ("\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028",
+                     "\u2029")
+
+
+@pytest.mark.parametrize("brk", SPLITLINES_BREAKS, ids=[f"U+{ord(b[0]):04X}{len(b)}"
+                                                        for b in SPLITLINES_BREAKS])
+def test_tokenized_lines_are_those_of_str_splitlines(tmp_path, brk):
+    """Class: line splitting of ``--tokenized``: the stream of ``predict.py`` and
+    ``Tagger.tag(tokenized=True)`` (:func:`~docgraph.tagging.tagger.as_document`) cut a text
+    into the lines of :meth:`str.splitlines`, on every separator."""
+    from docgraph.tagging.prediction_io import ReadOptions, read_chunks
+    from docgraph.tagging.tagger import as_document
+
+    text = f"Ada met Bob{brk}in Paris .{brk}{brk}Then left"
+    expected = [line.split() for line in text.splitlines() if line.split()]
+    path = tmp_path / "in.txt"
+    path.write_bytes(text.encode("utf-8"))
+    chunks = list(read_chunks(path, ReadOptions(tokenized=True)))
+    streamed = [list(p.tokens) for c in chunks for p in c.pieces]
+    assert streamed == expected
+    assert [list(s.tokens) for s in as_document(text, "d", tokenized=True).sentences] == expected

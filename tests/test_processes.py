@@ -27,7 +27,13 @@ from conftest import (
     tiny_config,
 )
 
-from docgraph.runtime.processes import ProcessError, ProcessFailedError, free_port, spawn
+from docgraph.runtime.processes import (
+    ProcessError,
+    ProcessFailedError,
+    free_port,
+    process_pool,
+    spawn,
+)
 
 
 @pytest.mark.slow
@@ -295,3 +301,40 @@ def test_records_of_a_killed_launcher_are_removed(tmp_path):
         (path / "0.json").write_text("{}")
     assert sorted(remove_stale_records(tmp_path)) == sorted([stale, older])
     assert [p.name for p in tmp_path.iterdir()] == [live.name]
+
+
+def _write_threads(out: str) -> None:
+    import torch
+    import torch.distributed as dist
+
+    Path(out, f"{dist.get_rank()}.txt").write_text(str(torch.get_num_threads()))
+
+
+def test_training_processes_run_with_the_threads_they_are_given(tmp_path, monkeypatch):
+    """Class: thread counts in worker processes, read inside real spawned training processes
+    with ``OMP_NUM_THREADS`` unset (the user's case: torch would take every core)."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    spawn(_write_threads, 2, str(tmp_path), threads=1, name="training process")
+    assert [Path(tmp_path, f"{r}.txt").read_text() for r in (0, 1)] == ["1", "1"]
+
+
+def _threads(_: int = 0) -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def test_tagging_pool_processes_run_with_one_thread(model_dir, monkeypatch):
+    """Class: thread counts in worker processes, read inside a real tagging pool process
+    (its initializer as the tagging pipeline gives it) with ``OMP_NUM_THREADS`` unset."""
+    from docgraph.tagging.pipeline import _load_worker
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    with process_pool(1) as pool:
+        untouched = pool.submit(_threads).result()
+    with process_pool(1, _load_worker, (str(model_dir), None, 1)) as pool:
+        counts = set(pool.map(_threads, range(2)))
+    assert counts == {1}
+    assert untouched > 1  # what a pool process would run with, left to torch's default

