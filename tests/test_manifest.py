@@ -69,3 +69,37 @@ def test_save_threshold_writes_the_config_and_its_checksum_sealed(tmp_path):
                      .hexdigest(), "model.pt": "kept"}
     assert save_threshold(tmp_path, 2) == 1.5
     assert isinstance(read_json_file(tmp_path / "config.json")["model"]["threshold"], float)
+
+
+@pytest.mark.parametrize("version", [2, None])
+def test_another_or_no_format_version_is_refused(packed, tmp_path, version):
+    """Class: the packed-model format version."""
+    import shutil
+
+    from docgraph.runtime.integrity import write_sealed_json
+
+    copy = tmp_path / "copy"
+    shutil.copytree(packed[1].directory, copy)
+    manifest = read_json_file(copy / MANIFEST)
+    if version is None:
+        del manifest["version"]
+    else:
+        manifest["version"] = version
+    write_sealed_json(copy / MANIFEST, manifest)
+    with pytest.raises(CheckpointError, match=rf"manifest.json: packed-model format {version} "
+                                              r"is not supported \(this docgraph reads 1\)"):
+        verify_manifest(copy)
+
+
+def test_a_flipped_digit_of_a_listed_hash_blames_the_manifest(packed, tmp_path):
+    """Class: a manifest that guards itself: damage to it is named as its own."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(packed[1].directory, copy)
+    text = (copy / MANIFEST).read_text()
+    digest = read_json_file(copy / MANIFEST)["files"]["model.pt"]
+    flipped = digest[:5] + ("0" if digest[5] != "0" else "1") + digest[6:]
+    (copy / MANIFEST).write_text(text.replace(digest, flipped))
+    with pytest.raises(CheckpointError, match=r"copy/manifest.json: damaged"):
+        verify_manifest(copy)

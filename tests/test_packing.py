@@ -132,3 +132,15 @@ def test_a_saved_packed_model_stays_packed_and_checked(packed, tmp_path, sample_
     assert (saved / "model.pt").read_bytes() == (directory / "model.pt").read_bytes()
     assert _tags(Tagger.load(saved), sample_splits["test"]) == \
         _tags(tagger, sample_splits["test"])
+
+
+def test_the_packed_directory_is_readable_by_other_users(packed):
+    """Class: the packed directory's permissions (as a plain mkdir would make it, not
+    mkdtemp's 0700)."""
+    import os
+
+    umask = os.umask(0)
+    os.umask(umask)
+    mode = packed[1].directory.stat().st_mode & 0o777
+    assert mode == 0o777 & ~umask
+    assert mode & 0o055  # others and the group may read and enter it under a usual umask
