@@ -77,6 +77,15 @@ def test_shipped_model_tags_the_paragraph(name):
 
 
 @needs_glove
+@pytest.mark.parametrize("name", sorted(EXPECTED["lowercase"]))
+def test_shipped_model_tags_the_paragraph_lowercased(name):
+    from docgraph.tagging.tagger import Tagger
+
+    found = Tagger.load(name).predict([PARAGRAPH.lower()])[0]
+    assert entities(found) == EXPECTED["lowercase"][name]
+
+
+@needs_glove
 def test_a_shipped_model_reads_its_manifest_once(manifest_reads):
     from docgraph.tagging.tagger import Tagger
 
