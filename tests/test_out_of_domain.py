@@ -50,3 +50,15 @@ def test_row_counts_by_hand():
     assert out["scores"]["f1"] == 50.0
     assert out["scores"]["per_type"]["PER"]["f1"] == 100.0
     assert "recurrent" in out["consistency"]
+
+
+def test_markdown_table_of_a_record():
+    from docgraph.tools.out_of_domain import markdown_table
+
+    doc = make_document("d", [(["A", "B", "C"], ["B-PER", "O", "B-LOC"])])
+    record = {"taggers": {"runs/x": {"rows": {"conll03 test, cased":
+                                              row([doc], [[["B-PER", "O", "B-ORG"]]])}}}}
+    lines = markdown_table([record], names={"runs/x": "conll03"}).splitlines()
+    assert lines[0].startswith("| tagger | text | F1 | PER | LOC | ORG | MISC |")
+    assert lines[2].startswith("| conll03 | conll03 test, cased | **50.00** | 100.00 | 0.00 | "
+                               "0.00 | – |")

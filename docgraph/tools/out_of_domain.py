@@ -37,6 +37,8 @@ Tags = list[list[str]]
 #: The corpora of the benchmark and the type set each one's gold tags are in.
 CORPORA = ("conll03", "ontonotes")
 CASES = ("cased", "lower", "upper")
+#: CoNLL-2003's types, in the order of the tables.
+CONLL_TYPES = ("PER", "LOC", "ORG", "MISC")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -51,7 +53,9 @@ def parser() -> argparse.ArgumentParser:
                    help="the split of both corpora (choose settings on dev)")
     p.add_argument("--limit", type=int, default=0, help="first N documents of a split (0: all)")
     p.add_argument("--processes", type=int, default=0, help="tagging processes (0: automatic)")
-    p.add_argument("--out", required=True, help="JSON record")
+    p.add_argument("--out", help="JSON record")
+    p.add_argument("--table", nargs="+", metavar="JSON", help="print the Markdown table of "
+                   "these records and stop")
     return p
 
 
@@ -156,6 +160,29 @@ def spacy_tagger(model: str) -> Callable[[list[Document]], list[Tags]]:
     return tag
 
 
+def markdown_table(records: Sequence[Mapping[str, Any]], names: Mapping[str, str] | None = None
+                   ) -> str:
+    """A Markdown table of the rows of JSON records of :func:`main`: a line per tagger and
+    row, F1 overall and per type, and F1 on mentions with a recurring word and on once-seen
+    ones. ``names`` renames taggers (a record's model path to what it is)."""
+    names = names or {}
+    lines = ["| tagger | text | F1 | PER | LOC | ORG | MISC | recurring | once-seen |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for record in records:
+        for tagger, entry in record["taggers"].items():
+            for text, result in entry["rows"].items():
+                scores, per_type = result["scores"], result["scores"]["per_type"]
+                four = set(per_type) <= set(CONLL_TYPES)  # else OntoNotes' 18: not shown
+                cells = [f"{per_type[t]['f1']:.2f}" if four and t in per_type else "–"
+                         for t in CONLL_TYPES]
+                consistency = result["consistency"]
+                lines.append(f"| {names.get(tagger, tagger)} | {text} | **{scores['f1']:.2f}** | "
+                             + " | ".join(cells)
+                             + f" | {consistency['recurrent']['f1']:.2f} | "
+                               f"{consistency['singleton']['f1']:.2f} |")
+    return "\n".join(lines)
+
+
 def _commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -165,8 +192,14 @@ def _commit() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Score every tagger on every row and write the JSON record."""
+    """Score every tagger on every row and write the JSON record (``--table FILE...``: print
+    the Markdown table of records instead)."""
     args = parser().parse_args(argv)
+    if args.table:
+        import json
+
+        print(markdown_table([json.loads(Path(f).read_text()) for f in args.table]))
+        return 0
     from docgraph.runtime.machine import cpu_model
 
     data_dir = Path(args.data_dir) if args.data_dir else None
@@ -175,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         docs = load_dataset(corpus, str(data_dir / folder) if data_dir else None,
                             splits=(args.split,))[args.split]
         corpora[corpus] = docs[:args.limit] if args.limit else docs
+    if not args.out:
+        parser().error("--out is required (or --table)")
     record: dict[str, Any] = {
         "command": "python benchmarks/out_of_domain.py " + " ".join(argv or __import__(
             "sys").argv[1:]),
