@@ -312,6 +312,11 @@ class TypeConsistency:
         """Percentage of groups labelled with a single type (0.0 without groups)."""
         return _safe_percent(self.consistent_groups, self.groups)
 
+    def mixed_text(self) -> str:
+        """The share of groups with more than one type, as ``"7.6%"``; ``"n/a"`` without
+        groups (no string was mentioned twice in a document)."""
+        return f"{100 - self.consistency:.1f}%" if self.groups else "n/a"
+
     @property
     def disagreement(self) -> float:
         """Percentage of all mentions that disagree with their string's majority type."""

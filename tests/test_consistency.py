@@ -101,3 +101,12 @@ def test_shape_mismatch_is_rejected():
         document_consistency([DOC_A], [GOLD_A, GOLD_B], [PRED_A])
     with pytest.raises(ValueError, match="document 0"):
         document_consistency([DOC_A], [GOLD_A], [PRED_A[:1]])
+
+
+def test_mixed_share_reads_n_a_without_groups():
+    from docgraph.metrics import TypeConsistency
+
+    assert TypeConsistency(mentions=3).mixed_text() == "n/a"
+    assert TypeConsistency(mentions=4, groups=4, consistent_groups=3,
+                           grouped_mentions=4).mixed_text() == "25.0%"
+    assert TypeConsistency(mentions=2, groups=1, consistent_groups=1).mixed_text() == "0.0%"

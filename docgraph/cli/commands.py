@@ -332,8 +332,8 @@ def _evaluate(args: argparse.Namespace, name: str, files: list[Path],
     print(format_table(scores, title=f"{name} ({len(documents)} documents)"))
     print(f"document consistency: F1 on mentions with a recurring word "
           f"{consistency.recurrent.f1:.2f}, on once-seen mentions {consistency.singleton.f1:.2f};"
-          f" string groups with more than one type {100 - consistency.pred.consistency:.1f}% "
-          f"(gold {100 - consistency.gold.consistency:.1f}%); entities against their string's "
+          f" string groups with more than one type {consistency.pred.mixed_text()} "
+          f"(gold {consistency.gold.mixed_text()}); entities against their string's "
           f"majority type {consistency.pred.disagreement:.2f}%")
     override = {} if args.threshold is None else {"threshold": args.threshold}
     if args.mc_seed:
