@@ -177,6 +177,12 @@ def test_visualize_script_on_bad_and_odd_data(model_dir, tmp_path):
     assert res.stderr == "" and (tmp_path / "long.png").stat().st_size > 0
     table = res.stdout.splitlines()[1:]
     assert len(table) == 3 and all("Kalvenia" in line for line in table[1:])
+    # the documented --data FILE shows a file's documents as the split's
+    res = run_script("visualize", "--model", model_dir, "--data", data / "dev.txt", "--doc",
+                     "1", "--html", tmp_path / "file.html", "--noisy", "3")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [f"wrote {tmp_path / 'file.html'} (1 documents)", *table]
+    assert "dev.txt" in (tmp_path / "file.html").read_text(encoding="utf-8")
 
 
 def test_noisiest_words_and_a_readable_default_drawing(model_dir, tmp_path):

@@ -631,6 +631,8 @@ def visualize_parser() -> argparse.ArgumentParser:
                    help="corpus directory (default: the model's, or $DOCGRAPH_DATA_DIR/<dataset>)")
     p.add_argument("--split", choices=("train", "dev", "test"), default="dev",
                    help="split of the corpus (default: dev)")
+    p.add_argument("--data", default=None, metavar="FILE",
+                   help="a CoNLL column file to show instead of a dataset split")
     p.add_argument("--doc", type=int, default=None,
                    help="index of the document (chunk) in the split; --out needs it")
     p.add_argument("--word", default=None,

@@ -458,10 +458,15 @@ def visualize(args: argparse.Namespace) -> int:
 
     try:
         tagger = _load_tagger(args)
-        dataset, documents = _dataset_split(args, tagger.config)
+        if args.data:
+            source, documents = Path(args.data).name, read_conll(args.data)
+        else:
+            dataset, documents = _dataset_split(args, tagger.config)
+            source = f"{dataset} {args.split}"
         chunks = tagger.chunks(documents)
         if args.doc is not None and args.doc >= len(chunks):
-            fail(f"--doc {args.doc}: the {args.split} split has {len(chunks)} documents "
+            where = args.data if args.data else f"the {args.split} split"
+            fail(f"--doc {args.doc}: {where} has {len(chunks)} documents "
                  f"(0..{len(chunks) - 1})")
         selected = [chunks[args.doc]] if args.doc is not None else chunks
         graphs = tagger.inspect(selected, mc_seed=args.mc_seed, gold=True)
@@ -480,7 +485,7 @@ def visualize(args: argparse.Namespace) -> int:
             draw_document_graph(graphs[0], args.out, word=words, layout=args.layout)
         if args.html is not None:
             atomic_write_text(args.html, to_html(
-                graphs, title=f"{Path(args.model).name}: {dataset} {args.split}"))
+                graphs, title=f"{Path(args.model).name}: {source}"))
     except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
         fail(str(err))
     if args.out is not None:
