@@ -31,6 +31,8 @@ reference's tensors (every tensor of ``model.pt``, and of the model and optimize
 ``last.pt``, bitwise).
 
     python benchmarks/fault_injection.py --work-dir /tmp/faults --out results.json
+
+Damaged files and killed tagging commands are the trials of ``benchmarks/file_faults.py``.
 """
 
 from __future__ import annotations

@@ -121,3 +121,26 @@ def test_every_measurement_folder_is_in_the_index() -> None:
                   and not any((p / name).exists() for name in ("command.txt", "README.md"))]
     assert not unrecorded, unrecorded
     assert all(f"`{name}/`" in index for name in elsewhere)
+
+
+def test_the_model_cards_summary_rows_equal_the_shipped_records() -> None:
+    """docs/models.md's summary table: one row per shipped model, its test F1 the one its
+    committed evaluation wrote (benchmarks/results/shipped/<name>/test_metrics.json), its size
+    the size of its files."""
+    import json
+    import re
+
+    from docgraph.persistence.shipped import SHIPPED_DIR, shipped_models
+
+    text = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| \[`([\w-]+)`\]\(#[\w-]+\) \|.*$",
+                                                          text, re.MULTILINE)}
+    assert sorted(rows) == shipped_models()
+    for name, row in rows.items():
+        metrics = json.loads((ROOT / "benchmarks" / "results" / "shipped" / name
+                              / "test_metrics.json").read_text())
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[3].startswith(f"{metrics['test']['f1']:.2f}"), (name, cells[3])
+        size = sum(p.stat().st_size for p in (SHIPPED_DIR / name).iterdir()) / 1e6
+        assert cells[4] == f"{size:.1f} MB", (name, cells[4], size)
+        assert "converged" in cells[5]
