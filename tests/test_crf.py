@@ -200,3 +200,40 @@ def test_nll_equals_pytorch_crf_on_long_sentences_and_large_scores():
         decoded = ours.decode(x.detach(), sent_len)
         assert decoded.tolist() == [t for seq in crf.crf.decode(padded.detach(), mask)
                                     for t in seq]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_path_log_probs_equal_enumeration(seed):
+    """A labelled span's marginal against the enumeration of every label sequence: the mass
+    of the paths that carry those labels at those positions."""
+    torch.manual_seed(seed)
+    labels = 3
+    crf = CRFDecoder(labels)
+    for p in (crf.crf.transitions, crf.crf.start_transitions, crf.crf.end_transitions):
+        torch.nn.init.normal_(p)
+    sent_len = torch.tensor([4, 1, 3, 5])
+    em = torch.randn(int(sent_len.sum()), labels) * 2
+    spans = [(0, 1, [2, 0]), (0, 0, [1]), (1, 0, [2]), (2, 0, [0, 1, 2]), (3, 3, [1, 1]),
+             (3, 0, [0, 0, 0, 0, 0]), (2, 2, [2])]
+    width = max(len(y) for _, _, y in spans)
+    padded = torch.tensor([y + [-1] * (width - len(y)) for _, _, y in spans])
+    got = crf.path_log_probs(em, sent_len, torch.tensor([s for s, _, _ in spans]),
+                             torch.tensor([f for _, f, _ in spans]), padded)
+    sentences = em.split(sent_len.tolist())
+    for k, (s, first, y) in enumerate(spans):
+        e = sentences[s]
+        paths = list(itertools.product(range(labels), repeat=e.size(0)))
+        scores = torch.stack([_score(crf, e, p) for p in paths]).double()
+        inside = torch.tensor([list(p[first:first + len(y)]) == y for p in paths])
+        expected = torch.logsumexp(scores[inside], 0) - torch.logsumexp(scores, 0)
+        torch.testing.assert_close(got[k], expected.detach(), rtol=1e-6, atol=1e-6)
+
+
+def test_path_log_probs_of_every_label_at_a_token_sum_to_one():
+    torch.manual_seed(3)
+    crf = CRFDecoder(4)
+    sent_len = torch.tensor([6, 2])
+    em = torch.randn(8, 4)
+    probs = crf.path_log_probs(em, sent_len, torch.zeros(4, dtype=torch.long),
+                               torch.full((4,), 2), torch.arange(4).unsqueeze(1)).exp()
+    torch.testing.assert_close(probs.sum(), torch.tensor(1.0, dtype=torch.float64))

@@ -449,3 +449,19 @@ def test_pre_tokenised_text_splits_on_control_characters(tmp_path: Path) -> None
         chunks = list(read_chunks(path, ReadOptions(tokenized=True, documents=documents)))
         assert [p.tokens for c in chunks for p in c.pieces] == [
             ("Kalvenia", "won", "."), ("Veldania", "lost")], documents
+
+
+def test_a_paragraph_without_capitals_splits_after_its_full_stops():
+    from docgraph.data.tokenize import split_sentences
+
+    text = ("merkel met macron in paris. merkel later flew to washington, e.g. for talks with "
+            "mr. smith and j. doe. then she left! ok")
+    assert split_sentences(text) == [
+        "merkel met macron in paris.",
+        "merkel later flew to washington, e.g. for talks with mr. smith and j. doe.",
+        "then she left!", "ok"]
+    # one capital letter and the cased rules hold: a lowercase word starts no sentence
+    assert split_sentences("Merkel met Macron in Paris. merkel later flew.") == [
+        "Merkel met Macron in Paris. merkel later flew."]
+    assert split_sentences("growth was 2 pct. analysts said no. 5 was next.") == [
+        "growth was 2 pct.", "analysts said no. 5 was next."]

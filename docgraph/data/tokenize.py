@@ -280,18 +280,25 @@ def _strip_opening(chunk: str) -> str:
     return chunk.lstrip(_OPENING_QUOTES + "([{")
 
 
-def _is_abbreviation(word: str, next_chunk: str) -> bool:
+_UNCASED_ABBREVIATIONS = frozenset(w.lower() for w in ABBREVIATIONS)
+
+
+def _is_abbreviation(word: str, next_chunk: str, uncased: bool = False) -> bool:
     """Tell whether ``word`` followed by a period does not end a sentence.
 
     Args:
         word: The text before the final period, opening quotes/brackets removed.
         next_chunk: The following whitespace-separated chunk.
+        uncased: The paragraph has no uppercase letter: abbreviations are known in any case,
+            and a single letter is an initial.
 
     Returns:
         True for known abbreviations, dotted acronyms, single capital initials, and number
         abbreviations followed by a digit.
     """
     if word in ABBREVIATIONS or _DOTTED_ACRONYM_RE.fullmatch(word):
+        return True
+    if uncased and (word in _UNCASED_ABBREVIATIONS or (len(word) == 1 and word.isalpha())):
         return True
     if len(word) == 1 and word.isupper():
         return True
@@ -306,12 +313,14 @@ def _starts_sentence(chunk: str) -> bool:
             or unicodedata.category(first) == "Lo")
 
 
-def _ends_sentence(chunk: str, next_chunk: str) -> bool:
+def _ends_sentence(chunk: str, next_chunk: str, uncased: bool = False) -> bool:
     """Tell whether a sentence boundary lies between two whitespace-separated chunks.
 
     Args:
         chunk: The chunk that may end a sentence.
         next_chunk: The chunk after it.
+        uncased: The paragraph has no uppercase letter (chat, transcripts, lowercased
+            text): a lowercase letter may start a sentence too.
 
     Returns:
         True if ``chunk`` ends in a CJK terminator (plus optional closers), or if it ends in
@@ -321,12 +330,13 @@ def _ends_sentence(chunk: str, next_chunk: str) -> bool:
     if chunk[-1] in _CJK_TERMINATORS + _CJK_CLOSING and _CJK_FINAL_RE.search(chunk):
         return True
     match = _SENTENCE_END_RE.match(chunk)
-    if match is None or not _starts_sentence(next_chunk):
+    if match is None or not (_starts_sentence(next_chunk)
+                             or (uncased and _strip_opening(next_chunk)[:1].isalpha())):
         return False
     word, terminator = match.groups()
     if terminator != ".":
         return True
-    return not _is_abbreviation(_strip_opening(word), next_chunk)
+    return not _is_abbreviation(_strip_opening(word), next_chunk, uncased)
 
 
 def paragraph_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[Span]:
@@ -358,10 +368,11 @@ def paragraph_spans(text: str, start: int = 0, end: int | None = None) -> Iterat
 def _paragraph_sentences(text: str, start: int, end: int) -> Iterator[Span]:
     """The sentences of one paragraph ``text[start:end]`` (no blank line in it), as spans."""
     cjk = _CJK_END_RE.search(text, start, end) is not None
+    uncased = not any(c.isupper() for c in text[start:end])
     sentence_start: int | None = None
     previous: re.Match[str] | None = None
     for chunk in _CHUNK_RE.finditer(text, start, end):
-        if previous is not None and _ends_sentence(previous.group(), chunk.group()):
+        if previous is not None and _ends_sentence(previous.group(), chunk.group(), uncased):
             yield sentence_start, previous.end()  # type: ignore[misc]
             sentence_start = None
         if sentence_start is None:

@@ -339,6 +339,68 @@ class CRFDecoder(torch.nn.Module):
                           layout)
         return torch.from_numpy(tags).to(emissions.device)
 
+    @torch.no_grad()
+    def path_log_probs(self, emissions: Tensor, sent_len: Tensor, sentence: Tensor,
+                       first: Tensor, labels: Tensor,
+                       layout: SequenceLayout | None = None) -> Tensor:
+        r"""Log-probability under the CRF that tokens ``first[k] .. first[k] + m - 1`` of
+        sentence ``sentence[k]`` carry the labels ``labels[k]`` (whatever the other tokens
+        carry): a labelled span's marginal, e.g. ``[B-PER, I-PER, E-PER]`` or ``[S-LOC]``.
+
+        .. math::
+            \log P(y_{i..j} = \ell_{0..m-1} \mid x) = lpha_i(\ell_0)
+            + \sum_{t=1}^{m-1} ig(A_{\ell_{t-1} \ell_t} + E_{i+t, \ell_t}ig)
+            + eta_j(\ell_{m-1}) - \log Z(x)
+
+        with the forward scores :math:`lpha` (emission of token :math:`i` included), the
+        backward scores :math:`eta` (end transitions included) and the scores
+        :meth:`decode` reads (its masks applied when decoding is constrained).
+
+        Args:
+            emissions (torch.Tensor): Flat emission scores ``[N, C]``.
+            sent_len (torch.Tensor): Sentence lengths ``[S]``.
+            sentence (torch.Tensor): Sentence of each span ``[K]``.
+            first (torch.Tensor): Position of each span's first token in its sentence ``[K]``.
+            labels (torch.Tensor): Label ids ``[K, M]`` of each span, padded with ``-1`` past
+                its length.
+            layout (SequenceLayout, optional): The sentences' layout.
+
+        Returns:
+            ``[K]`` log-probabilities (float64).
+        """
+        if layout is None:
+            layout = SequenceLayout.from_lengths(sent_len, dtype=emissions.dtype).to(
+                emissions.device)
+        start, end, trans = (t.double() for t in self._scores())
+        padded = emissions.double()[layout.crf_index]  # [S, L, C]
+        lengths = layout.lengths.to(padded.device)
+        num, steps, _ = padded.shape
+        alpha = torch.empty_like(padded)
+        beta = torch.zeros_like(padded)
+        alpha[:, 0] = start + padded[:, 0]
+        for t in range(1, steps):
+            alpha[:, t] = torch.logsumexp(alpha[:, t - 1].unsqueeze(2) + trans, dim=1) \
+                + padded[:, t]
+        rows = torch.arange(num, device=padded.device)
+        beta[rows, lengths - 1] = end.expand(num, -1)
+        for t in range(steps - 2, -1, -1):
+            inner = torch.logsumexp(trans + (padded[:, t + 1] + beta[:, t + 1]).unsqueeze(1),
+                                    dim=2)
+            running = (t < lengths - 1).unsqueeze(1)
+            beta[:, t] = torch.where(running, inner, beta[:, t])
+        log_z = torch.logsumexp(alpha[rows, lengths - 1] + end, dim=1)  # [S]
+        size = (labels >= 0).sum(dim=1)
+        safe = labels.clamp(min=0)
+        score = alpha[sentence, first, safe[:, 0]]
+        for t in range(1, labels.size(1)):
+            inside = t < size
+            pos = (first + t).clamp(max=steps - 1)
+            step = trans[safe[:, t - 1], safe[:, t]] + padded[sentence, pos, safe[:, t]]
+            score = score + torch.where(inside, step, torch.zeros_like(step))
+        last = safe.gather(1, (size - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
+        score = score + beta[sentence, first + size - 1, last]
+        return score - log_z[sentence]
+
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.num_labels}, constrained={self.constrained})"
 
