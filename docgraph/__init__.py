@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from docgraph.config import ExperimentConfig, TrainConfig
+    from docgraph.config.errors import DocgraphError
     from docgraph.data.conll import read_conll
     from docgraph.data.document import Document, Sentence
     from docgraph.data.ontonotes import read_ontonotes
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 # script before torch and PyG are loaded.
 _LAZY = {
     "ExperimentConfig": "docgraph.config", "TrainConfig": "docgraph.config",
+    "DocgraphError": "docgraph.config.errors",
     "read_conll": "docgraph.data.conll", "Document": "docgraph.data.document",
     "Sentence": "docgraph.data.document", "read_ontonotes": "docgraph.data.ontonotes",
     "load_dataset": "docgraph.data.registry", "GraphConfig": "docgraph.graph",
@@ -50,6 +52,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DocGraphConv",
+    "DocgraphError",
     "Document",
     "DocumentGraphModule",
     "Entity",

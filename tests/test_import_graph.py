@@ -141,7 +141,8 @@ def test_nn_knows_only_tensors(graph):
 
 def test_data_knows_no_model(graph):
     """``docgraph.data`` knows files and strings: it imports nothing of the model side."""
-    allowed = ("docgraph.data", "docgraph.runtime.atomic", "docgraph.config")
+    allowed = ("docgraph.data", "docgraph.runtime.atomic", "docgraph.runtime.integrity",
+               "docgraph.runtime.lifetime", "docgraph.config")
     outside = [(a, b) for a, b in _edges_from(graph, "docgraph.data")
                if not b.startswith(allowed)]
     assert not outside, outside
@@ -157,6 +158,8 @@ def test_argument_checking_stays_free_of_torch_modules(graph):
     """What ``scripts/*.py`` import before the arguments are checked reaches no module that
     loads torch: only ``cli``'s deferred ``commands`` does."""
     torch_free = {"docgraph.cli.arguments", "docgraph.runtime.atomic",
+                  "docgraph.runtime.integrity", "docgraph.runtime.lifetime",
+                  "docgraph.persistence.run_lock",
                   "docgraph.persistence.archive", "docgraph.persistence.shipped",
                   "docgraph.persistence.locate", "docgraph.persistence.manifest",
                   "docgraph.tagging.prediction_io"}

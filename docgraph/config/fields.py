@@ -24,6 +24,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from docgraph.config.errors import DocgraphError
+
 __all__ = ["CAP", "MACHINE", "PLAN", "SHARDING", "SIZE", "VARIANT", "ConfigError", "Rule",
            "Setting",
            "UsageError", "available_cores", "check_config", "check_field", "check_processes",
@@ -45,11 +47,11 @@ CAP = "cap"
 SHARDING = "sharding"
 
 
-class ConfigError(ValueError):
+class ConfigError(DocgraphError, ValueError):
     """A configuration value that its field does not accept."""
 
 
-class UsageError(ValueError):
+class UsageError(DocgraphError, ValueError):
     """A command-line argument or a path that cannot work, as data: which argument (``flag``,
     ``None`` for a positional input or a combination of flags), its ``value`` (``None`` when
     there is none to show) and what is wrong (``reason``); ``str()`` is the one-line message

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from docgraph.config.errors import DocgraphError
 from docgraph.config.experiment import section_settings
 from docgraph.config.fields import SIZE, fields_marked
 from docgraph.config.model import GCDocConfig
@@ -33,7 +34,7 @@ _CGROUP_FILES = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
                   "/sys/fs/cgroup/memory/memory.usage_in_bytes"))
 
 
-class ModelSizeError(ValueError):
+class ModelSizeError(DocgraphError, ValueError):
     """A model too large for the memory of the machine (the message names the sizes)."""
 
 

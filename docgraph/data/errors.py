@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from docgraph.config.errors import DocgraphError
 
-class CorpusFormatError(ValueError):
+
+class CorpusFormatError(DocgraphError, ValueError):
     """A corpus file does not have the expected format.
 
     The message has the form ``"{path}:{line_no}: {what was expected}"``.
@@ -24,7 +26,7 @@ def format_error(path: object, line_no: int, message: str) -> CorpusFormatError:
     return CorpusFormatError(f"{path}:{line_no}: {message}")
 
 
-class DataNotFoundError(FileNotFoundError, ValueError):
+class DataNotFoundError(DocgraphError, FileNotFoundError, ValueError):
     """A data file or directory is missing; the message says what was expected.
 
     It is both a :class:`FileNotFoundError` and a :class:`ValueError`, so callers may catch

@@ -13,12 +13,13 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from docgraph.config.errors import DocgraphError
 from docgraph.data.document import Document
 
 _HASH_CHUNK = 1 << 20
 
 
-class LanguageModelError(ValueError):
+class LanguageModelError(DocgraphError, ValueError):
     """A language-model directory is missing, unreadable or not the one a model needs."""
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from docgraph.config.errors import DocgraphError
 from docgraph.data.document import Document
 from docgraph.data.tags import entity_type, iob2_to_bioes
 from docgraph.runtime.integrity import DamagedFileError, read_json_file, write_sealed_json
@@ -39,7 +40,7 @@ _DIGIT = re.compile(r"\d")
 _BIOES_ORDER = {"B": 0, "I": 1, "E": 2, "S": 3}
 
 
-class VocabFileError(ValueError):
+class VocabFileError(DocgraphError, ValueError):
     """A vocabulary file is missing required fields or is not valid JSON."""
 
 

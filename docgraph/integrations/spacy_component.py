@@ -68,6 +68,7 @@ from spacy.tokens import Doc, Span, Token
 from spacy.training import Example
 from spacy.util import minibatch
 
+from docgraph.config.errors import DocgraphError
 from docgraph.config.tagging import TaggingConfig
 from docgraph.data.chunking import chunk_sentences
 from docgraph.data.tags import entity_type, spans
@@ -95,7 +96,7 @@ _NER_FACTORIES = ("ner", "beam_ner")
 _TAGGING = TaggingConfig()
 
 
-class DocgraphSpacyError(ValueError):
+class DocgraphSpacyError(DocgraphError, ValueError):
     """A ``docgraph_ner`` component that cannot be made or loaded as asked."""
 
 

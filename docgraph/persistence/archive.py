@@ -9,8 +9,10 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+from docgraph.config.errors import DocgraphError
 
-class CheckpointError(RuntimeError):
+
+class CheckpointError(DocgraphError, RuntimeError):
     """A checkpoint or model directory is missing, corrupt or from an incompatible version."""
 
 

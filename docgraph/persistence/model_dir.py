@@ -23,6 +23,7 @@ import torch
 from torch import Tensor, nn
 
 from docgraph.config import ExperimentConfig, apply_overrides
+from docgraph.config.errors import DocgraphError
 from docgraph.config.size import (  # noqa: F401 - training_bytes re-exported for callers
     SIZE_FIELDS,
     ModelSizeError,
@@ -48,7 +49,7 @@ from docgraph.runtime.machine import available_memory
 log = logging.getLogger(__name__)
 
 
-class OverrideError(ValueError):
+class OverrideError(DocgraphError, ValueError):
     """An override that a model cannot take (:meth:`ModelOverrides.check`).
 
     Attributes:

@@ -21,6 +21,7 @@ from multiprocessing import reduction
 from pathlib import Path
 from typing import Any
 
+from docgraph.config.errors import DocgraphError
 from docgraph.runtime.lifetime import process_alive
 
 try:
@@ -35,7 +36,7 @@ LOCK_FILE = ".lock"
 _ATTEMPTS = 100
 
 
-class RunDirectoryBusyError(ValueError):
+class RunDirectoryBusyError(DocgraphError, ValueError):
     """A run directory another run holds (the message names it and the holding process)."""
 
 

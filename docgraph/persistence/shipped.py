@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from docgraph.config.errors import DocgraphError
+
 #: Where the shipped models are (inside the package, so that an install carries them).
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "models"
 
@@ -25,7 +27,7 @@ MANIFEST = "manifest.json"
 OPTIONAL_MODEL_FILES = ("lm.json", MANIFEST)
 
 
-class ModelNotFoundError(ValueError):
+class ModelNotFoundError(DocgraphError, ValueError):
     """A model given by name or path is neither a model directory nor a shipped model (the
     message names the shipped models)."""
 

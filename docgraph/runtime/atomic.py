@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from docgraph.config.errors import DocgraphError
 from docgraph.config.fields import UsageError
 from docgraph.runtime.lifetime import process_alive
 
@@ -29,7 +30,7 @@ except ImportError:  # pragma: no cover - not a POSIX system
     resource = None  # type: ignore[assignment]
 
 
-class WriteError(OSError):
+class WriteError(DocgraphError, OSError):
     """A file could not be written; ``str()`` names the file and the cause, e.g. ``cannot
     write runs/x/last.pt: No space left on device (ENOSPC)``."""
 

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from docgraph.config.errors import DocgraphError
 from docgraph.runtime.atomic import atomic_write_text
 
 __all__ = ["DIGEST_KEY", "DamagedFileError", "content_digest", "read_json_file", "seal",
@@ -25,7 +26,7 @@ __all__ = ["DIGEST_KEY", "DamagedFileError", "content_digest", "read_json_file",
 DIGEST_KEY = "sha256"
 
 
-class DamagedFileError(ValueError):
+class DamagedFileError(DocgraphError, ValueError):
     """A file docgraph wrote cannot be read back as written; ``str()`` names the file."""
 
 

@@ -36,6 +36,7 @@ from typing import Any, NoReturn
 import torch
 import torch.distributed as dist
 
+from docgraph.config.errors import DocgraphError
 from docgraph.config.fields import available_cores
 from docgraph.config.tagging import (
     BASELINE_MIN_TOKENS_PER_TAGGING_PROCESS,
@@ -140,7 +141,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class ProcessError(Exception):
+class ProcessError(DocgraphError):
     """The clean failure of a process of :func:`spawn`: its one-line message and the exit
     status the command should end with (2: bad input, 1: anything else). The process
     itself prints nothing; :func:`spawn` raises it in the launcher as a
@@ -151,7 +152,7 @@ class ProcessError(Exception):
         self.status = status
 
 
-class ProcessFailedError(RuntimeError):
+class ProcessFailedError(DocgraphError, RuntimeError):
     """A process of :func:`spawn` failed: the first failure of any of them.
 
     ``str()`` says in one line which process and how: its error (:class:`ProcessError`, or
@@ -436,7 +437,7 @@ def _join(processes: Sequence[Any], seconds: float) -> None:
         process.join(max(0.0, deadline - time.monotonic()))
 
 
-class WorkerError(RuntimeError):
+class WorkerError(DocgraphError, RuntimeError):
     """A process of a :func:`process_pool` died without raising an exception."""
 
 

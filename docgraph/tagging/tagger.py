@@ -25,6 +25,7 @@ import networkx as nx
 import torch
 
 from docgraph.config import ExperimentConfig
+from docgraph.config.errors import DocgraphError
 from docgraph.data.chunking import split_long_documents
 from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document, make_document
@@ -111,7 +112,7 @@ def as_document(item: DocumentInput, doc_id: str, tokenized: bool = False) -> Do
     return make_document(doc_id, [(s, ["O"] * len(s)) for s in sentences])
 
 
-class UnknownTypeError(ValueError):
+class UnknownTypeError(DocgraphError, ValueError):
     """A gold entity type the model does not have, where it was met (a document and one of
     its sentences)."""
 

@@ -31,6 +31,7 @@ from torch_geometric.data import Batch
 from docgraph.batching.loader import iterate_batches
 from docgraph.batching.sampler import TokenBudgetBatchSampler
 from docgraph.config import ExperimentConfig, TrainConfig
+from docgraph.config.errors import DocgraphError
 from docgraph.data.augment import epoch_cases
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.build import DocumentGraph
@@ -49,7 +50,7 @@ from docgraph.tagging.inference import evaluate_sharded
 log = logging.getLogger("docgraph")
 
 
-class TrainingError(RuntimeError):
+class TrainingError(DocgraphError, RuntimeError):
     """Training cannot go on (e.g. the loss became non-finite)."""
 
 
