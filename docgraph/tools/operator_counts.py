@@ -405,14 +405,6 @@ def count_operators(step: Callable[[], object]) -> OperatorCount:
     )
 
 
-def training_step_counts(model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-                         batch: Any, step: Callable[..., object]) -> OperatorCount:
-    """Operators of ``step(model, optimizer, batch)`` after one warm-up call (lazy state such
-    as Adam's moments is created on the first step and would count once only)."""
-    step(model, optimizer, batch)
-    return count_operators(lambda: step(model, optimizer, batch))
-
-
 #: Targets: operators of a training step of about 4000 tokens and the growth allowed to a
 #: step of about 16000 tokens (lean steps, the BiLSTM-CRF and GCDoc); in every mode,
 #: synchronising operators and read-backs of a training step and a tagging batch, and
