@@ -47,12 +47,13 @@ def main() -> None:
     for path in files:
         path.read_bytes()  # into the page cache
         if path.suffix == ".pt":
-            check = median_ms(lambda: archive_damage(path), args.rounds)
-            load = median_ms(lambda: torch.load(path, map_location="cpu", weights_only=True),
+            check = median_ms(lambda p=path: archive_damage(p), args.rounds)
+            load = median_ms(lambda p=path: torch.load(p, map_location="cpu", weights_only=True),
                              args.rounds)
         else:
-            check = median_ms(lambda: read_json_file(path), args.rounds)
-            load = median_ms(lambda: json.loads(path.read_text(encoding="utf-8")), args.rounds)
+            check = median_ms(lambda p=path: read_json_file(p), args.rounds)
+            load = median_ms(lambda p=path: json.loads(p.read_text(encoding="utf-8")),
+                             args.rounds)
         print(f"{path}: {path.stat().st_size / 1e6:.1f} MB, check {check} ms, "
               f"plain read {load} ms", flush=True)
 
