@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fault_injection import ROOT, TINY_FLAGS, alive, children
+from fault_injection import ROOT, TINY_FLAGS, _cmdline, alive, children
 
 FLIPPED = ("model.pt", "config.json", "vocab.json", "manifest.json", "last.pt")
 TAGGING_FLAGS = ["--device", "cpu", "--quiet"]
@@ -104,10 +104,9 @@ def flip_trial(name: str, index: int, work: Path, setup: dict[str, Path],
                rng: random.Random) -> dict[str, Any]:
     """One bit flipped in a copy of a model directory's file, then the model used."""
     source = setup["packed"] if name == "manifest.json" else setup["run"]
-    trial = work / "trials" / f"flip-{name}-{index}"
-    copy, tmp = trial / "model", trial / "tmp"
+    trial, tmp = trial_dirs(work, f"flip-{name}-{index}")
+    copy = trial / "model"
     shutil.copytree(source, copy)
-    tmp.mkdir()
     offset, bit = flip(copy / name, rng)
     record: dict[str, Any] = {"kind": f"flip-{name}", "offset": offset, "bit": bit}
     if name == "last.pt":
@@ -129,6 +128,14 @@ def flip_trial(name: str, index: int, work: Path, setup: dict[str, Path],
     return record
 
 
+def trial_dirs(work: Path, name: str) -> tuple[Path, Path]:
+    """A trial's directory and its own empty ``$TMPDIR`` in it."""
+    trial = work / "trials" / name
+    tmp = trial / "tmp"
+    tmp.mkdir(parents=True)
+    return trial, tmp
+
+
 def _wait_for(condition: Any, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -141,9 +148,7 @@ def _wait_for(condition: Any, seconds: float) -> bool:
 def kill_predict_trial(index: int, work: Path, setup: dict[str, Path],
                        rng: random.Random) -> dict[str, Any]:
     """``predict.py`` killed with SIGKILL while it writes its output, then run again."""
-    trial = work / "trials" / f"kill9-predict-{index}"
-    tmp = trial / "tmp"
-    tmp.mkdir(parents=True)
+    trial, tmp = trial_dirs(work, f"kill9-predict-{index}")
     out = trial / "out.jsonl"
     args = ["--model", str(setup["run"]), str(setup["big_text"]), "--output", str(out),
             "--processes", "1", *TAGGING_FLAGS]
@@ -168,9 +173,7 @@ def kill_predict_trial(index: int, work: Path, setup: dict[str, Path],
 def kill_evaluate_trial(index: int, work: Path, setup: dict[str, Path],
                         rng: random.Random) -> dict[str, Any]:
     """``evaluate.py`` killed with SIGKILL at a random moment, then run again."""
-    trial = work / "trials" / f"kill9-evaluate-{index}"
-    tmp = trial / "tmp"
-    tmp.mkdir(parents=True)
+    trial, tmp = trial_dirs(work, f"kill9-evaluate-{index}")
     args = ["--model", str(setup["run"]), "--split", "test", "--output-dir", str(trial),
             "--processes", "1", *TAGGING_FLAGS]
     proc = script("evaluate", *args, tmp=tmp, wait=False)
@@ -192,9 +195,7 @@ def kill_evaluate_trial(index: int, work: Path, setup: dict[str, Path],
 def dead_worker_trial(index: int, work: Path, setup: dict[str, Path],
                       rng: random.Random) -> dict[str, Any]:
     """A tagging process of ``predict.py --processes 2`` killed with SIGKILL."""
-    trial = work / "trials" / f"dead-worker-{index}"
-    tmp = trial / "tmp"
-    tmp.mkdir(parents=True)
+    trial, tmp = trial_dirs(work, f"dead-worker-{index}")
     out = trial / "out.jsonl"
     out.write_text("the output of an earlier run\n")
     proc = script("predict", "--model", str(setup["run"]), str(setup["big_text"]), "--output",
@@ -228,13 +229,6 @@ def dead_worker_trial(index: int, work: Path, setup: dict[str, Path],
     record["ok"] = (started and proc.returncode == 1 and named and record["output_kept"]
                     and not left and not record["tmpdir_left"])
     return record
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
 
 
 def _wait_alive(pid: int, seconds: float) -> bool:
