@@ -15,8 +15,10 @@ packed once (:func:`~docgraph.persistence.packing.pack_model_dir`, which writes 
   temporary file, then run again: OUT whole and equal to the reference, no temporary file;
 * ``kill9-evaluate``: ``evaluate.py`` killed with SIGKILL at a random moment, then run again:
   its two files whole and equal to the reference's, no temporary file;
-* ``dead-worker``: a tagging process of ``predict.py --processes 2`` killed with SIGKILL: exit
-  status 1, one line naming the process and the signal, OUT as it was, no process left.
+* ``dead-worker``: a tagging process of ``predict.py --processes 2`` killed with SIGKILL
+  while the processes load the model or tag, or once tags are being written (which is when a
+  process can die halfway through handing a result back): exit status 1, one line naming the
+  process and the signal, OUT as it was, no process left.
 
 After every trial ``$TMPDIR`` must be empty (torch's own compile-cache directory
 ``torchinductor_<user>``, which ``import torch._dynamo`` makes and reuses, aside).
@@ -43,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fault_injection import ROOT, TINY_FLAGS, _cmdline, alive, children
 
 FLIPPED = ("model.pt", "config.json", "vocab.json", "manifest.json", "last.pt")
+KILLS = ("kill9-predict", "kill9-evaluate", "dead-worker")
 TAGGING_FLAGS = ["--device", "cpu", "--quiet"]
 
 
@@ -198,7 +201,7 @@ def dead_worker_trial(index: int, work: Path, setup: dict[str, Path],
     trial, tmp = trial_dirs(work, f"dead-worker-{index}")
     out = trial / "out.jsonl"
     out.write_text("the output of an earlier run\n")
-    proc = script("predict", "--model", str(setup["run"]), str(setup["big_text"]), "--output",
+    proc = script("predict", "--model", str(setup["run"]), str(setup["huge_text"]), "--output",
                   str(out), "--processes", "2", *TAGGING_FLAGS, tmp=tmp, wait=False)
     workers: list[int] = []
 
@@ -208,8 +211,16 @@ def dead_worker_trial(index: int, work: Path, setup: dict[str, Path],
         return len(workers) >= 2
 
     started = _wait_for(two_workers, 120)
-    time.sleep(rng.uniform(3.0, 6.0))  # while they load the model or tag
+    # half the trials while the processes load the model, half once tags are being written
+    if rng.random() < 0.5:
+        time.sleep(rng.uniform(0.5, 3.0))
+        moment = "loading or tagging"
+    else:
+        _wait_for(lambda: bool(temporaries(trial)), 120)
+        time.sleep(rng.uniform(0.0, 2.0))
+        moment = "writing"
     victim = rng.choice(workers) if workers else None
+    running = proc.poll() is None
     if victim is not None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(victim, signal.SIGKILL)
@@ -221,12 +232,14 @@ def dead_worker_trial(index: int, work: Path, setup: dict[str, Path],
     left = [w for w in workers if w != victim and _wait_alive(w, 10.0)]
     lines = stderr.strip().splitlines()
     record = {"kind": "dead-worker", "workers_seen": started, "victim": victim,
+              "moment": moment, "killed_while_running": running,
               "status": proc.returncode, "stderr": stderr.strip()[-500:],
               "output_kept": out.read_text() == "the output of an earlier run\n",
               "left_running": left, "tmpdir_left": leftovers(tmp),
               "temporaries_after": temporaries(trial)}
     named = (len(lines) == 1 and f"tagging process {victim} was killed by SIGKILL" in lines[0])
-    record["ok"] = (started and proc.returncode == 1 and named and record["output_kept"]
+    record["ok"] = (started and running and proc.returncode == 1 and named
+                    and record["output_kept"]
                     and not left and not record["tmpdir_left"])
     return record
 
@@ -264,8 +277,10 @@ def prepare(work: Path) -> dict[str, Path]:
     text, big_text = work / "text.txt", work / "big.txt"
     text.write_text("\n\n".join(paragraphs) + "\n")
     big_text.write_text("\n\n".join(paragraphs * 40) + "\n")
+    huge_text = work / "huge.txt"  # long enough that no dead-worker trial ends before its kill
+    huge_text.write_text("\n\n".join(paragraphs * 400) + "\n")
     setup = {"run": run, "packed": packed, "resumed": resumed, "text": text,
-             "big_text": big_text}
+             "big_text": big_text, "huge_text": huge_text}
     for key, model, source in (("run_out", run, text), ("packed_out", packed, text),
                                ("big_out", run, big_text)):
         setup[key] = work / f"{key}.jsonl"
@@ -288,6 +303,9 @@ def main() -> None:
     p.add_argument("--work-dir", required=True, help="where the trials go (emptied first)")
     p.add_argument("--flips", type=int, default=20, help="trials per damaged file")
     p.add_argument("--kills", type=int, default=5, help="trials of each kill")
+    p.add_argument("--kinds", nargs="+", default=None,
+                   choices=[f"flip-{n}" for n in FLIPPED] + list(KILLS),
+                   help="run only trials of these kinds (default: every kind)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="JSON file for the results")
     args = p.parse_args()
@@ -302,8 +320,10 @@ def main() -> None:
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
     setup = prepare(work)
     plan = [("flip", name) for name in FLIPPED for _ in range(args.flips)]
-    plan += [(kind, None) for kind in ("kill9-predict", "kill9-evaluate", "dead-worker")
-             for _ in range(args.kills)]
+    plan += [(kind, None) for kind in KILLS for _ in range(args.kills)]
+    if args.kinds:
+        plan = [(kind, name) for kind, name in plan
+                if (f"flip-{name}" if name else kind) in args.kinds]
     rng.shuffle(plan)
     counts: dict[str, int] = {}
     records = []

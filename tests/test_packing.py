@@ -73,6 +73,26 @@ def test_sixteen_bit_storage(vectors_run, tmp_path, sample_splits):
     assert len(_tags(tagger, sample_splits["dev"])) > 0
 
 
+def test_eight_bit_word_rows(vectors_run, tmp_path, sample_splits):
+    from docgraph.persistence.quantize import SCALE_SUFFIX
+    from docgraph.tagging.tagger import Tagger
+
+    half = pack_model_dir(vectors_run[0], tmp_path / "half")
+    small = pack_model_dir(vectors_run[0], tmp_path / "int8", int8_embeddings=True)
+    state = torch.load(small.directory / "model.pt", weights_only=True)["model"]
+    assert state["word_embedding.weight"].dtype == torch.int8
+    assert state["word_embedding.weight" + SCALE_SUFFIX].shape == (small.words, 1)
+    assert small.bytes < half.bytes
+    assert verify_manifest(small.directory)["int8_rows"] == ["word_embedding.weight"]
+    tagger, reference = Tagger.load(small.directory), Tagger.load(half.directory)
+    rows = tagger.model.word_embedding.weight[:small.words]
+    expected = reference.model.word_embedding.weight[:small.words]
+    assert rows.dtype == torch.float32
+    step = expected.abs().amax(dim=1, keepdim=True) / 127
+    assert bool(((rows - expected).abs() <= step / 2 + 1e-3).all())
+    assert len(_tags(tagger, sample_splits["dev"])) > 0
+
+
 def test_packing_twice_gives_the_same_bytes(vectors_run, tmp_path):
     first = pack_model_dir(vectors_run[0], tmp_path / "a", dtype="float16")
     second = pack_model_dir(vectors_run[0], tmp_path / "b", dtype="float16")

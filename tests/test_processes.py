@@ -288,6 +288,35 @@ def _pid(_: int) -> int:
     return os.getpid()
 
 
+def _die_while_writing_a_result() -> None:
+    """Write the start of a 1000-byte result frame to the pool's result pipe, then die."""
+    import multiprocessing.queues
+    import struct
+
+    [queue] = [o for o in gc.get_objects() if isinstance(o, multiprocessing.queues.SimpleQueue)
+               and not o._writer.closed and o._writer.writable]
+    os.write(queue._writer.fileno(), struct.pack("!i", 1000) + b"partial")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_process_dead_while_it_writes_a_result_is_noticed():
+    # the pool's reader waits for the rest of the frame; without pool_result's check of the
+    # processes the future would never end, nor would the pool's shutdown
+    from concurrent.futures.process import BrokenProcessPool
+
+    from docgraph.runtime.processes import dead_pool_process, pool_result
+
+    start = time.monotonic()
+    with pytest.raises(BrokenProcessPool), process_pool(1) as pool:
+        assert pool_result(pool, pool.submit(_pid, 0)) != os.getpid()
+        try:
+            pool_result(pool, pool.submit(_die_while_writing_a_result), poll=0.1)
+        finally:
+            told = dead_pool_process(pool, "tagging process")
+    assert re.fullmatch(r"tagging process \d+ was killed by SIGKILL", told), told
+    assert time.monotonic() - start < 60
+
+
 def test_records_of_a_killed_launcher_are_removed(tmp_path):
     from docgraph.runtime.processes import remove_stale_records
 

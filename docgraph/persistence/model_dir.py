@@ -43,6 +43,7 @@ from docgraph.persistence.checkpoint import (
 )
 from docgraph.persistence.lm_record import check_lm_record
 from docgraph.persistence.locate import ModelFiles, read_model_files
+from docgraph.persistence.quantize import dequantized_state
 from docgraph.runtime.integrity import DamagedFileError, read_json_file, write_sealed_json
 from docgraph.runtime.machine import available_memory
 
@@ -329,6 +330,10 @@ def load_model_weights(directory: str | Path, config: ExperimentConfig, vocabs: 
     state = load_checkpoint(directory / "model.pt", map_location)
     if not isinstance(state.get("model"), Mapping):
         raise CheckpointError(f"{directory / 'model.pt'}: no model weights in it")
+    try:
+        state["model"] = dequantized_state(state["model"])
+    except ValueError as err:
+        raise CheckpointError(f"{directory / 'model.pt'}: {err}") from None
     mismatch = weights_mismatch(model, state["model"], config.model, vocabs)
     if mismatch is not None:
         raise CheckpointError(f"{directory / 'model.pt'}: weights do not fit "

@@ -8,6 +8,9 @@
   that same vector at load, from the same table (the configuration's ``embeddings``).
 - **16-bit tensors.** Floating-point tensors are stored as ``float16`` (or ``bfloat16``), those
   named in ``keep_float32`` as they are; loading copies them into the float32 parameters.
+- **8-bit word rows, on request.** With ``int8_embeddings`` the word embedding is stored as
+  ``int8`` rows with a scale each (:mod:`docgraph.persistence.quantize`): half the bytes of
+  the largest tensor, not an exact copy (``scripts/ship_model.py`` measures the tags).
 - **Checksums.** ``manifest.json`` lists the SHA-256 of every file;
   :func:`~docgraph.persistence.manifest.verify_manifest` checks them when the directory is
   loaded, so a damaged file is an error naming it.
@@ -37,6 +40,7 @@ from docgraph.persistence.checkpoint import CheckpointError, checkpoint_bytes
 from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.manifest import PACK_FORMAT, PACK_VERSION, file_sha256
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
+from docgraph.persistence.quantize import quantized_state
 from docgraph.persistence.shipped import MANIFEST
 from docgraph.runtime.integrity import read_json_file, seal
 
@@ -104,7 +108,8 @@ def _packed_config(source: Path) -> str:
 
 
 def pack_model_dir(source: str | Path, target: str | Path, dtype: str = "float16",
-                   keep_float32: Sequence[str] = ()) -> PackSummary:
+                   keep_float32: Sequence[str] = (), int8_embeddings: bool = False
+                   ) -> PackSummary:
     """Write a packed copy of the model directory ``source`` to ``target`` (see the module
     docstring). ``target`` appears whole or not at all (written beside it, then renamed); an
     existing ``target`` is replaced.
@@ -116,6 +121,7 @@ def pack_model_dir(source: str | Path, target: str | Path, dtype: str = "float16
             stored.
         keep_float32: ``fnmatch`` patterns of state-dict keys stored as they are
             (e.g. ``"crf.*"``).
+        int8_embeddings: Store the word embedding as 8-bit rows.
 
     Raises:
         CheckpointError: ``source`` is not a model directory, is packed already, or its
@@ -151,13 +157,16 @@ def pack_model_dir(source: str | Path, target: str | Path, dtype: str = "float16
         (staging / "config.json").write_text(_packed_config(source), encoding="utf-8")
         if (source / "lm.json").is_file():
             shutil.copyfile(source / "lm.json", staging / "lm.json")
-        (staging / "model.pt").write_bytes(
-            checkpoint_bytes({"model": _stored(state, _DTYPES[dtype], keep_float32)}))
+        stored = _stored(state, _DTYPES[dtype], keep_float32)
+        if int8_embeddings:
+            stored = quantized_state({**stored, _EMBEDDING: state[_EMBEDDING]}, (_EMBEDDING,))
+        (staging / "model.pt").write_bytes(checkpoint_bytes({"model": stored}))
         files = sorted(p.name for p in staging.iterdir())
         manifest = {
             "format": PACK_FORMAT, "version": PACK_VERSION, "run": source.resolve().name,
             "dtype": dtype,
             "keep_float32": list(keep_float32), "embeddings": config.embeddings,
+            **({"int8_rows": [_EMBEDDING]} if int8_embeddings else {}),
             "words": len(words), "dropped_words": len(dropped),
             "files": {name: file_sha256(staging / name) for name in files},
         }

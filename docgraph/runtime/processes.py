@@ -28,7 +28,9 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NoReturn
@@ -548,12 +550,33 @@ def process_pool(workers: int, initializer: Callable[..., Any] | None = None,
     pool.shutdown()
 
 
+def pool_result(pool: ProcessPoolExecutor, future: Future, poll: float = 0.5) -> Any:
+    """The result of ``future``, submitted to ``pool``; :class:`BrokenProcessPool` as soon as
+    a process of the pool has died.
+
+    The pool notices a death by itself unless the process died while it wrote a result: the
+    pool's reader then waits for the rest of that result forever, so the processes are
+    checked every ``poll`` seconds as well.
+    """
+    while True:
+        try:
+            return future.result(timeout=poll)
+        except FutureTimeout:
+            if any(p.exitcode is not None
+                   for p in (getattr(pool, "_processes", None) or {}).values()):
+                raise BrokenProcessPool("a process of the pool died") from None
+
+
 def _kill_pool(pool: ProcessPoolExecutor) -> None:
     """Kill the processes of ``pool`` and shut it down, dropping the work not done."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
     for process in processes:
         with suppress(ProcessLookupError, AttributeError):
             process.kill()
-    pool.shutdown(wait=True, cancel_futures=True)
     for process in processes:
         process.join(5.0)
+    # A process killed while it wrote a result leaves the pool's reader waiting for the rest;
+    # with every writer gone (this process holds the last one) the reader sees the end.
+    with suppress(AttributeError, OSError):
+        pool._result_queue._writer.close()  # type: ignore[attr-defined]
+    pool.shutdown(wait=True, cancel_futures=True)

@@ -48,6 +48,7 @@ from docgraph.runtime.processes import (
     contiguous_shards,
     dead_pool_process,
     min_tagging_tokens,
+    pool_result,
     process_pool,
     tagging_processes,
 )
@@ -298,10 +299,10 @@ def _tag_in_pool(groups: Iterator[list[tuple[T, Document]]], model_dir: str,
                 pending.append((group, pool.submit(_tag_in_worker, _tagged(group), mc_seed)))
                 while len(pending) >= 2 * workers:
                     group, future = pending.popleft()
-                    yield from _spread(group, future.result())
+                    yield from _spread(group, pool_result(pool, future))
             while pending:
                 group, future = pending.popleft()
-                yield from _spread(group, future.result())
+                yield from _spread(group, pool_result(pool, future))
         except BrokenProcessPool:
             raise WorkerError(f"{dead_pool_process(pool, 'tagging process')} before it had "
                               "tagged its share") from None

@@ -12,7 +12,8 @@ or ``--max-f1-change``, so a packing that changes the tags never ships unnoticed
 the trained one.
 
     python scripts/ship_model.py RUN_DIR --name conll03 [--dtype float16]
-        [--keep-float32 'crf.*' ...] [--threshold T] [--data-dir DIR] [--out RECORD.json]
+        [--keep-float32 'crf.*' ...] [--int8-embeddings] [--threshold T] [--data-dir DIR]
+        [--out RECORD.json]
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="float16", choices=("float16", "bfloat16", "float32"))
     p.add_argument("--keep-float32", nargs="*", default=[], metavar="PATTERN",
                    help="state-dict keys (fnmatch patterns) stored as float32")
+    p.add_argument("--int8-embeddings", action="store_true",
+                   help="store the word embedding as 8-bit rows with a scale each")
     p.add_argument("--threshold", type=float, default=None,
                    help="tagging threshold stored in the packed model (default: the trained)")
     p.add_argument("--data-dir", default=None, help="corpus directory of the test split")
@@ -95,13 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     """``scripts/ship_model.py``: pack, compare, record; exit 1 past the tolerances."""
     args = parser().parse_args(argv)
     target = Path(args.target) if args.target else SHIPPED_DIR / args.name
-    summary = pack_model_dir(args.run_dir, target, args.dtype, args.keep_float32)
+    summary = pack_model_dir(args.run_dir, target, args.dtype, args.keep_float32,
+                             int8_embeddings=args.int8_embeddings)
     trained = None
     if args.threshold is not None:
         trained = save_threshold(target, args.threshold)
     record = {
         "name": args.name, "run_dir": str(args.run_dir), "dtype": args.dtype,
-        "keep_float32": args.keep_float32, "words": summary.words,
+        "keep_float32": args.keep_float32, "int8_embeddings": args.int8_embeddings,
+        "words": summary.words,
         "dropped_words": summary.dropped_words,
         "bytes": sum(p.stat().st_size for p in target.iterdir()),
         "run_model_bytes": (Path(args.run_dir) / "model.pt").stat().st_size,
