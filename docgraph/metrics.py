@@ -161,8 +161,8 @@ def extract_entities(sentences: Sequence[Sequence[str]]) -> set[Entity]:
     Returns:
         The set of ``(sentence index, type, first token, last token)`` tuples.
     """
-    # imported here: seqeval.metrics loads scikit-learn (~0.9 s), which a process that never
-    # scores (a tagging worker, predict.py) should not pay for
+    # imported here: seqeval.metrics loads scikit-learn (slow to import, docs/experiments.md,
+    # 'Metrics'), which a process that never scores (a tagging worker, predict.py) skips
     from seqeval.metrics.sequence_labeling import get_entities
 
     return {

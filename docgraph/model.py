@@ -45,9 +45,9 @@ MOVED_TO_DOCUMENT_GRAPH = ("uncertainty", "relation", "graph_conv")
 
 
 def upgrade_state_dict_key(key: str) -> str:
-    """Today's name of the :class:`GCDoc` state-dict entry that a model saved before the
-    document graph module was a class of its own called ``key`` (``"uncertainty.lin.weight"``
-    becomes ``"document_graph.uncertainty.lin.weight"``; other keys are unchanged)."""
+    """The :class:`GCDoc` state-dict name of ``key``, a flat key of a part of the document graph
+    module (``"uncertainty.lin.weight"`` becomes ``"document_graph.uncertainty.lin.weight"``;
+    other keys are unchanged)."""
     head, dot, _ = key.partition(".")
     return f"document_graph.{key}" if dot and head in MOVED_TO_DOCUMENT_GRAPH else key
 
@@ -105,9 +105,9 @@ class GCDoc(nn.Module):
     :class:`~docgraph.nn.DocumentGraphModule`: uncertainty pruning, selective auxiliary
     classifier and the gated graph layer; ``None`` without ``config.graph``) and a CRF decoder.
 
-    State dicts saved before the document graph module was a class of its own (keys
-    ``uncertainty.*``, ``relation.*``, ``graph_conv.*``) load as they are: their keys are
-    renamed on loading (:func:`upgrade_state_dict_key`).
+    State dicts with flat keys for the parts of the document graph module (``uncertainty.*``,
+    ``relation.*``, ``graph_conv.*``) load as they are: their keys are renamed on loading
+    (:func:`upgrade_state_dict_key`).
 
     Args:
         config: Hyper-parameters and switches.
@@ -275,8 +275,8 @@ class GCDoc(nn.Module):
         return out.masked_scatter(~known.unsqueeze(-1), opened.to(out))
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
-        # state dicts saved before the document graph module was a class of its own: rename
-        # their keys (load_state_dict hands every module its own copy to modify)
+        # state dicts with flat keys for the document graph module's parts: rename their
+        # keys (load_state_dict hands every module its own copy to modify)
         for key in [k for k in state_dict if k.startswith(prefix)]:
             new = prefix + upgrade_state_dict_key(key[len(prefix):])
             if new != key and new not in state_dict:

@@ -20,8 +20,7 @@ class GraphConfig:
             ``None`` (the default) means "the run's seed": :meth:`resolve` (called by
             :meth:`docgraph.config.ExperimentConfig.graph_config`) fills it in, so runs with
             different seeds sample different edges; an explicit value pins the sampling across
-            runs. A graph built from an unresolved ``None`` uses ``0`` (the fixed seed of
-            earlier versions).
+            runs. A graph built from an unresolved ``None`` uses ``0``.
         lowercase: Compare words case-insensitively when connecting tokens (the paper's choice).
         skip_tokens: Words (exact or lowercased form) that get no edges, e.g.
             :data:`docgraph.graph.PUNCTUATION`; empty by default, as in the paper.

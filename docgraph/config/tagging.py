@@ -44,8 +44,9 @@ DEFAULT_BATCH_TOKENS: int = TrainConfig().eval_batch_tokens
 ``[train] eval_batch_tokens``, by which a run evaluates."""
 
 DEFAULT_MAX_DOC_TOKENS = 2000
-"""``predict.py --max-doc-tokens`` for a model trained without a limit: the OntoNotes preset's
-(longer than every CoNLL-2003 document, 1,335 tokens at most, which are so tagged whole)."""
+"""``predict.py --max-doc-tokens`` for a model trained without a limit: the OntoNotes preset's,
+longer than any CoNLL-2003 document, so those are tagged whole (see docs/experiments.md,
+'Tagging configuration')."""
 
 DOCUMENT_SPLITS = ("file", "paragraphs", "lines")
 """The values of ``predict.py --documents``: what a document of raw text is."""
@@ -58,14 +59,13 @@ MAX_AUTO_TAGGING_PROCESSES = 2
 
 MIN_TOKENS_PER_TAGGING_PROCESS = 20_000
 """Automatic tagging shares a GCDoc model's input out over several processes only when each
-gets at least this many tokens: a process costs a few seconds to start (importing torch,
-loading the model), which a smaller share does not win back (``docs/experiments.md``,
-"Tagging on both cores")."""
+gets at least this many tokens, the share that repays starting a process (importing torch,
+loading the model; ``docs/experiments.md``, "Tagging on both cores")."""
 
 BASELINE_MIN_TOKENS_PER_TAGGING_PROCESS = 160_000
-"""The same for a model without graph and cross-sentence module (the BiLSTM-CRF), which tags
-so much faster per token that two processes do not pay at the size of a test split
-(``docs/experiments.md``, "Tagging on both cores")."""
+"""The same for a model without graph and cross-sentence module (the BiLSTM-CRF), whose
+cheaper tokens need a larger share to repay a process (``docs/experiments.md``, "Tagging on
+both cores")."""
 
 #: Mark of a setting that ``evaluate.py`` takes.
 EVALUATE = "evaluate"

@@ -44,7 +44,8 @@ class TrainConfig:
         eval_batch_tokens: Token budget of an evaluation batch.
         loss_reduction: ``"sum"`` or ``"sentence_mean"``.
         threads: Torch intra-op threads. 0 (automatic): one thread for a single training
-            process on a CPU (measured faster than two, and safe beside other jobs), the cores
+            process on a CPU (faster than two and safe beside other jobs: ``docs/experiments.md``,
+            "Both cores"), the cores
             shared out between the processes of a multi-process run, torch's default on CUDA.
         processes: Training processes of ``scripts/train.py`` on a CPU (data-parallel, gloo):
             0 (default) chooses one per core, at most 2 (see

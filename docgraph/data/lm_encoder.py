@@ -84,8 +84,8 @@ class ContextualSettings:
     def cache_dict(self) -> dict[str, Any]:
         """The settings that change the features (all but ``batch_size``).
 
-        ``pack`` appears only when set, so caches and model records written before it existed
-        keep their keys.
+        ``pack`` appears only when set, so caches and model records without it keep their
+        keys.
         """
         out = asdict(self)
         out.pop("batch_size")

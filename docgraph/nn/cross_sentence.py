@@ -529,7 +529,7 @@ class CrossSentenceEncoder(torch.nn.Module):
             if enc is None:
                 sums.append(x.new_zeros(windows.pad_index.size(0), self.sent_channels))
                 continue
-            # dropout on the padded sentences, as they were read when this was a padded call
+            # dropout on the padded sentences, drawn as for one padded call over them
             rows = F.dropout(padded, drop, train).reshape(-1, x.size(1))
             sums.append(run_bilstm(enc, rows, windows.layout, reduce="sum"))  # [S, d_s]
         prev_sum = window_sums(sums[0], windows.previous)

@@ -6,8 +6,9 @@ tokens, node features to graph edges, emission scores into the CRF's padded layo
 as advanced indexing, ``x[index]``, each gather's backward is an accumulating ``index_put_``.
 On CUDA that runs ``indexing_backward_kernel``, which sorts the indices and adds the repeats
 of one row one after another: with the repeats of a real batch (padding positions that all
-read one row, frequent words, the 73 x 73 transition table gathered by tag) it took 66-90 %
-of an H200's training step (``docs/design.md``, "Gathers without accumulating writes").
+read one row, frequent words, the 73 x 73 transition table gathered by tag) it dominates a GPU
+training step (``docs/experiments.md``, "Deterministic gathers"; ``docs/design.md``, "Gathers
+without accumulating writes").
 ``index_select``/``gather``/``index_add``/``scatter_add`` would be fast there but add with
 atomics, so two runs with one seed would not give the same weights.
 

@@ -31,8 +31,7 @@ __all__ = ["DEFAULT_BUCKETS", "CharPlan", "DirectionLSTM", "LengthBucket", "Sequ
            "segment_means"]
 
 #: Most length buckets of a layout unless told otherwise: what suits the CPU, where a padded
-#: step costs real time (6 were as fast as ~15 geometric buckets and issue fewer operators
-#: than 8, docs/design.md).
+#: step costs real time (see docs/experiments.md, 'Sequence layout').
 DEFAULT_BUCKETS = 6
 
 

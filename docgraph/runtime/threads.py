@@ -5,7 +5,8 @@
 :func:`tagging_threads` torch intra-op threads, set for the call and restored afterwards, so the
 caller's own setting is left as it was. The number comes from the ``threads`` argument, else
 from ``DOCGRAPH_TAGGING_THREADS``, else :data:`DEFAULT_TAGGING_THREADS`; ``0`` leaves torch's
-setting alone. Why one thread: ``docs/design.md`` (thread policy of in-process tagging).
+setting alone. Why one thread: ``docs/design.md``, "Running on the CPU" (measured:
+``docs/experiments.md``, "Thread policy of in-process tagging").
 """
 
 from __future__ import annotations

@@ -63,10 +63,9 @@ process's round trip cheap, small enough that a group's graphs take a few tens o
 
 BATCH_TOKENS = 3000
 """The most tokens of a tagging batch of a model with the document graph or the cross-sentence
-module (less when its ``eval_batch_tokens`` is smaller; a longer chunk is a batch of its own).
-Such a batch takes about 80 KB per token while it is tagged (its Monte-Carlo passes); larger
-batches cost memory without tagging faster (docs/predict.md). A BiLSTM-CRF keeps its
-``eval_batch_tokens``."""
+module (less when its ``eval_batch_tokens`` is smaller; a longer chunk is a batch of its own):
+a cap on a batch's memory (its Monte-Carlo passes) that costs no tagging speed (see
+docs/experiments.md, 'Tagging pipeline'). A BiLSTM-CRF keeps its ``eval_batch_tokens``."""
 
 ONEDNN_CACHE = "64"
 """The capacity of oneDNN's primitive cache when tagging (``ONEDNN_PRIMITIVE_CACHE_CAPACITY``,

@@ -311,8 +311,8 @@ class Trainer:
             self.model.load_state_dict(ckpt["model"])
             self.optimizer.load_state_dict(ckpt["optimizer"])
             self.scheduler.load_state_dict(ckpt["scheduler"])
-            # Checkpoints of earlier versions may hold state since derived from the history
-            # (``wall_seconds``); only the fields TrainState still has are restored.
+            # A checkpoint's state may hold fields that are derived from the history instead
+            # (``wall_seconds``); only the fields TrainState has are restored.
             known = {f.name for f in fields(TrainState)}
             self.state = TrainState(**{k: v for k, v in ckpt["state"].items() if k in known})
             _set_rng_state(self._own_rng_state(ckpt))
@@ -324,8 +324,8 @@ class Trainer:
     def _own_rng_state(self, ckpt: dict[str, Any]) -> dict[str, Any]:
         """This process's random-number state in ``ckpt``: its rank's when the checkpoint
         holds one per rank for the same number of processes; otherwise the first process's
-        (checkpoints of one process, or of earlier versions, which kept one state
-        and so could not resume a multi-process run exactly)."""
+        (checkpoints of one process, or with a single state, which cannot resume a
+        multi-process run exactly)."""
         ranks = ckpt.get("rng_ranks")
         world, rank = world_and_rank()
         if ranks is not None and len(ranks) == world:
@@ -505,10 +505,9 @@ class Trainer:
 def training_threads(requested: int, device: torch.device, distributed: bool = False) -> int:
     """The intra-op thread count a training run sets (0: leave torch's own count alone).
 
-    An explicit count (``requested > 0``) wins. Otherwise one process on a CPU gets one thread:
-    two intra-op threads were slower than one for both models, and a second job on the other
-    core made a two-thread run about 85x slower (``docs/experiments.md``, "Both cores" and
-    "One thread per CPU process"). Processes of a
+    An explicit count (``requested > 0``) wins. Otherwise one process on a CPU gets one thread,
+    the faster setting for both models and the safe one beside a second job
+    (``docs/experiments.md``, "Both cores" and "One thread per CPU process"). Processes of a
     distributed run have their threads set when they are spawned.
     """
     if requested > 0:
