@@ -30,8 +30,9 @@ from docgraph.data.vocab import Vocabularies
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.model import GCDocConfig
 from docgraph.persistence.model_dir import build_model, load_model_dir
-from docgraph.tagging.inference import inspect_documents
+from docgraph.tagging.inference import inspect_graphs
 from docgraph.viz.html import to_html
+from docgraph.viz.networkx import to_networkx
 
 BROWSER = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -74,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     longest = sorted(range(len(documents)), key=lambda i: -documents[i].num_tokens)[:args.docs]
     chosen = [documents[i] for i in longest]
     graphs = documents_to_graphs(chosen, vocabs, graph_config)
-    annotated = inspect_documents(model, graphs, chosen, vocabs)
+    annotated = [to_networkx(graph, doc, vocabs, uncertainty=out.uncertainty, drop=out.drop,
+                             edge_weight=out.edge_weight, predicted=out.label_ids)
+                 for graph, doc, out in zip(graphs, chosen, inspect_graphs(model, graphs, vocabs))]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for k, G in enumerate(annotated):

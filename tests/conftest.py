@@ -60,6 +60,19 @@ def reference_tags(documents, model_dir, overrides=None, seed: int = 0):
                           seed=seed)
 
 
+def annotated_graphs(model, graphs, documents, vocabs, batch_tokens: int = 2000,
+                     mc_seed: int = 0):
+    """The networkx graphs of one tagging pass over ``graphs`` in batches of ``batch_tokens``
+    (what :meth:`Tagger.inspect` builds, at a batch size of the test's choosing)."""
+    from docgraph.tagging.inference import inspect_graphs
+    from docgraph.viz.networkx import to_networkx
+
+    found = inspect_graphs(model, graphs, vocabs, batch_tokens, "cpu", mc_seed)
+    return [to_networkx(graph, doc, vocabs, uncertainty=out.uncertainty, drop=out.drop,
+                        edge_weight=out.edge_weight, predicted=out.label_ids)
+            for graph, doc, out in zip(graphs, documents, found, strict=True)]
+
+
 def tiny_config(output_dir: str | Path, model: dict | None = None, **train):
     """A tiny :class:`~docgraph.config.ExperimentConfig` on the sample corpus."""
     from docgraph.config import ExperimentConfig, apply_overrides

@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 import torch
-from conftest import half_pruning_model, reference_tags, run_script
+from conftest import annotated_graphs, half_pruning_model, reference_tags, run_script
 from torch_geometric.data import Batch
 
 from docgraph.data.document import make_document
@@ -22,7 +22,7 @@ from docgraph.graph.splits import prepare_split
 from docgraph.nn import MonteCarloKeys, UncertaintyTagger
 from docgraph.nn.uncertainty import mix_seed
 from docgraph.runtime.integrity import write_sealed_json
-from docgraph.tagging.inference import inspect_documents, predict_graphs
+from docgraph.tagging.inference import predict_graphs
 from docgraph.tagging.tagger import Tagger
 from docgraph.viz import format_edge_table, noisy_edges
 
@@ -219,14 +219,14 @@ def test_tagger_predict_and_visualize_take_the_tagging_seed(random_draws_model, 
     assert _conll_tags(res.stdout) == expected
     # the annotated graphs (HTML page, figures, edge tables) show the tags of the same seed
     prepared = prepare_split(docs, tagger.vocabs, tagger.config)
-    graphs = inspect_documents(tagger.model, prepared.graphs, prepared.documents, tagger.vocabs,
-                               batch_tokens=300, mc_seed=seed)
+    graphs = annotated_graphs(tagger.model, prepared.graphs, prepared.documents, tagger.vocabs,
+                              batch_tokens=300, mc_seed=seed)
     assert [a["pred_tag"] for G in graphs for _, a in G.nodes(data=True)] == expected
     res = run_script("visualize", "--model", random_draws_model, "--dataset", "sample",
                      "--split", "test", "--noisy", "100000", "--mc-seed", str(seed))
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.rstrip("\n") == format_edge_table(noisy_edges(graphs, 100000))
-    at_zero = inspect_documents(tagger.model, prepared.graphs, prepared.documents,
-                                tagger.vocabs, batch_tokens=300, mc_seed=0)
+    at_zero = annotated_graphs(tagger.model, prepared.graphs, prepared.documents,
+                               tagger.vocabs, batch_tokens=300, mc_seed=0)
     # the pruned column moves with the seed
     assert format_edge_table(noisy_edges(at_zero, 100000)) != res.stdout.rstrip("\n")

@@ -138,8 +138,7 @@ def test_minilm_on_the_sample_corpus(tmp_path, caplog):
 
 
 def test_cli_flags_set_the_lm_fields():
-    from docgraph.cli.arguments import train_parser
-    from docgraph.cli.commands import config_from_args
+    from docgraph.cli.arguments import config_from_args, train_parser
 
     args = train_parser().parse_args(["--lm", "some/dir", "--lm-context", "0", "--baseline"])
     config = config_from_args(args)

@@ -11,7 +11,7 @@ import sys
 import networkx as nx
 import pytest
 import torch
-from conftest import lombardi_example
+from conftest import annotated_graphs, lombardi_example
 
 import docgraph.viz
 from docgraph.viz import (
@@ -89,26 +89,24 @@ def test_scores_are_attached(example):
 def test_with_model(example):
     from docgraph.model import GCDocConfig
     from docgraph.persistence.model_dir import build_model
-    from docgraph.tagging.inference import inspect_documents
-
     doc, vocabs, graph = example
     torch.manual_seed(0)
     model = build_model(GCDocConfig(hidden=8, char_hidden=4, char_dim=8, word_dim=8, sent_dim=8,
                                     uncertainty_hidden=4, num_samples=2), vocabs)
-    G = inspect_documents(model, [graph], [doc], vocabs)[0]
+    G = annotated_graphs(model, [graph], [doc], vocabs)[0]
     assert all({"pred_tag", "uncertainty", "pruned"} <= set(a) for _, a in G.nodes(data=True))
     assert all(0.0 <= a["r_ij"] <= 1.0 for _, _, a in G.edges(data=True))
 
 
-def test_inspect_documents_are_the_tagging_pass(model_dir, sample_splits):
+def test_annotated_graphs_are_the_tagging_pass(model_dir, sample_splits):
     from docgraph.graph.splits import prepare_split
     from docgraph.persistence.model_dir import load_model_dir
-    from docgraph.tagging.inference import inspect_documents, inspect_graphs, predict_graphs
+    from docgraph.tagging.inference import inspect_graphs, predict_graphs
 
     model, vocabs, config = load_model_dir(model_dir)
     prepared = prepare_split(sample_splits["dev"], vocabs, config)
     state = torch.get_rng_state()
-    graphs = inspect_documents(model, prepared.graphs, prepared.documents, vocabs, 500, 3)
+    graphs = annotated_graphs(model, prepared.graphs, prepared.documents, vocabs, 500, 3)
     assert torch.equal(torch.get_rng_state(), state)
     tags = predict_graphs(model, prepared.graphs, vocabs, seed=3)
     for G, doc_tags in zip(graphs, tags, strict=True):
@@ -118,13 +116,11 @@ def test_inspect_documents_are_the_tagging_pass(model_dir, sample_splits):
     alone = to_networkx(prepared.graphs[1], prepared.documents[1], vocabs,
                         uncertainty=out.uncertainty, drop=out.drop, edge_weight=out.edge_weight,
                         predicted=out.label_ids)
-    seed0 = inspect_documents(model, prepared.graphs, prepared.documents, vocabs)[1]
+    seed0 = annotated_graphs(model, prepared.graphs, prepared.documents, vocabs)[1]
     assert [(v, a["pred_tag"], a.get("pruned")) for v, a in alone.nodes(data=True)] == [
         (v, a["pred_tag"], a.get("pruned")) for v, a in seed0.nodes(data=True)]
     assert [a.get("r_ij") for *_, a in alone.edges(data=True)] == pytest.approx(
         [a.get("r_ij") for *_, a in seed0.edges(data=True)], abs=1e-5)
-    with pytest.raises(ValueError, match="2 documents for"):
-        inspect_documents(model, prepared.graphs, prepared.documents[:2], vocabs)
 
 
 #: The public names of the module the package held before it was split.
@@ -218,11 +214,10 @@ def test_visualize_draws_and_lists_what_a_reader_inspects(model_dir, tmp_path):
     from docgraph.data.registry import load_dataset
     from docgraph.graph.splits import prepare_split
     from docgraph.persistence.model_dir import load_model_dir
-    from docgraph.tagging.inference import inspect_documents
 
     model, vocabs, config = load_model_dir(model_dir)
     prepared = prepare_split(load_dataset("sample", splits=("dev",))["dev"], vocabs, config)
-    G = inspect_documents(model, prepared.graphs[:1], prepared.documents[:1], vocabs)[0]
+    G = annotated_graphs(model, prepared.graphs[:1], prepared.documents[:1], vocabs)[0]
     expected = inspection_words(G, 6)
     assert expected  # the sample's first dev document repeats entity words
     mention = {str(a["word"]).lower() for _, a in G.nodes(data=True)

@@ -339,15 +339,10 @@ def test_existing_entities_are_kept_or_overwritten(model_dir, documents):
 
 
 def test_uncertainty_and_edges_are_the_models(model_dir, tagger, documents):
-    from docgraph.graph.splits import prepare_split
-    from docgraph.tagging.inference import inspect_documents
-    from docgraph.tagging.tagger import as_document
-
     sentences = documents["multi-sentence"]
     nlp = pipeline(model_dir)
     doc = nlp(make_doc(nlp, sentences))
-    prepared = prepare_split([as_document(sentences, "d")], tagger.vocabs, tagger.config)
-    G = inspect_documents(tagger.model, prepared.graphs, prepared.documents, tagger.vocabs)[0]
+    [G] = tagger.inspect([sentences])
     assert [t._.docgraph_uncertainty for t in doc] == pytest.approx(
         [G.nodes[i]["uncertainty"] for i in range(len(doc))], abs=1e-5)
     assert [t._.docgraph_pruned for t in doc] == [G.nodes[i]["pruned"] for i in range(len(doc))]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from types import ModuleType
+from typing import TypeVar
 
 from docgraph.cli.arguments import (
     check_arguments,
@@ -26,6 +27,9 @@ from docgraph.cli.arguments import (
     train_parser,
     visualize_parser,
 )
+from docgraph.config.errors import DocgraphError
+
+T = TypeVar("T")
 
 
 def _commands() -> ModuleType:
@@ -38,29 +42,27 @@ def _commands() -> ModuleType:
 
 def train_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``scripts/train.py``: every argument is checked before torch is imported
-    (:func:`check_arguments`), then :func:`docgraph.cli.commands.train` runs."""
+    (:func:`check_arguments`), then :func:`docgraph.cli.commands.train` runs with the
+    configuration the check built."""
     args = train_parser().parse_args(argv)
-    try:
-        check_arguments(args)
-    except ValueError as err:  # ConfigError, UsageError, unreadable TOML
-        fail(str(err))
-    return _commands().train(args)
+    config = _check(check_arguments, args)
+    return _commands().train(args, config)
 
 
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``scripts/evaluate.py`` (:func:`docgraph.cli.commands.evaluate`); its paths
     are checked before torch is imported (:func:`check_tagging_arguments`)."""
     args = evaluate_parser().parse_args(argv)
-    _check(check_tagging_arguments, args)
-    return _commands().evaluate(args)
+    checked = _check(check_tagging_arguments, args)  # before torch is imported
+    return _commands().evaluate(args, checked)
 
 
 def predict_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``scripts/predict.py`` (:func:`docgraph.cli.commands.predict`); its paths
     are checked before torch is imported (:func:`check_tagging_arguments`)."""
     args = predict_parser().parse_args(argv)
-    _check(check_tagging_arguments, args)
-    return _commands().predict(args)
+    checked = _check(check_tagging_arguments, args)  # before torch is imported
+    return _commands().predict(args, checked)
 
 
 def visualize_main(argv: Sequence[str] | None = None) -> int:
@@ -68,8 +70,8 @@ def visualize_main(argv: Sequence[str] | None = None) -> int:
     it is asked to do, its paths and ``--threshold`` are checked before torch is imported
     (:func:`check_visualize_arguments`)."""
     args = visualize_parser().parse_args(argv)
-    _check(check_visualize_arguments, args)
-    return _commands().visualize(args)
+    checked = _check(check_visualize_arguments, args)  # before torch is imported
+    return _commands().visualize(args, checked)
 
 
 def stats_main(argv: Sequence[str] | None = None) -> int:
@@ -79,9 +81,9 @@ def stats_main(argv: Sequence[str] | None = None) -> int:
     return _commands().stats(args)
 
 
-def _check(check: Callable[[argparse.Namespace], None], args: argparse.Namespace) -> None:
-    """Run ``check(args)``; a bad argument ends the script with its one-line error."""
+def _check(check: Callable[[argparse.Namespace], T], args: argparse.Namespace) -> T:
+    """``check(args)``; a bad argument ends the script with its one-line error."""
     try:
-        check(args)
-    except ValueError as err:  # ConfigError, UsageError
+        return check(args)
+    except (DocgraphError, ValueError) as err:  # a ValueError: an unreadable TOML preset
         fail(str(err))

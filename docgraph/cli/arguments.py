@@ -24,6 +24,7 @@ from docgraph.config.experiment import (
     ExperimentConfig,
     apply_overrides,
     check_values,
+    run_dirs,
     section_settings,
 )
 from docgraph.config.fields import Setting, UsageError, check_field, check_processes
@@ -44,7 +45,7 @@ from docgraph.persistence.locate import ModelDirError, locate_model_dir
 from docgraph.persistence.run_lock import busy_message
 from docgraph.persistence.shipped import shipped_models
 from docgraph.runtime.atomic import check_output
-from docgraph.runtime.integrity import read_json_file
+from docgraph.runtime.integrity import DamagedFileError, read_json_file
 from docgraph.tagging.prediction_io import OUTPUT_FORMATS
 
 #: Switches of ``train.py`` that set several fields at once (the others are declared with
@@ -203,16 +204,22 @@ def is_tty() -> bool:
     return sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
 
 
-def check_arguments(args: argparse.Namespace) -> None:
+def check_arguments(args: argparse.Namespace) -> ExperimentConfig:
     """Check every configuration value of the command line and of its TOML preset before
     any work (and before torch is imported), naming the flag or the file and key; then the
     model's size against the host's memory (:func:`check_model_size`) and, with ``--resume``,
-    that the checkpoint is whole.
+    that the checkpoint is whole. The configuration built on the way is the run's: the
+    command is given it (:func:`docgraph.cli.commands.train`) and builds none of its own.
+
+    Returns:
+        The run's configuration: defaults < preset < flags, or, with ``--resume``, the run's
+        saved configuration < flags.
 
     Raises:
         ConfigError: For the first value its field does not accept, or more ``--processes``
             than cores.
-        UsageError: For a ``--config`` file that does not exist, or a damaged ``last.pt``.
+        UsageError: For a ``--config`` file that does not exist, or a damaged ``last.pt``
+            or ``config.json``.
         DataNotFoundError: ``--data-dir`` (with ``--dataset``) holds no corpus.
         ModelSizeError: The model cannot fit in memory (the message names the size flag).
     """
@@ -227,20 +234,19 @@ def check_arguments(args: argparse.Namespace) -> None:
     if getattr(args, "data_dir", None) is not None and getattr(args, "dataset", None):
         dataset_files(args.dataset, args.data_dir)  # no corpus there: said before torch loads
     if getattr(args, "resume", None):
-        check_resumable(args)
-        return  # the run's saved configuration is checked when it is read
-    preset = chosen_preset(args)
-    if preset is not None:
-        check_values(load_toml(preset), str(preset))
-    config = config_from_args(args)
-    check_output_dir(config.output_dir, getattr(args, "seeds", None),
-                     getattr(args, "overwrite", False))
+        config = config_from_args(args, check_resumable(args))
+    else:
+        config = config_from_args(args)
+        check_output_dir(config.output_dir, getattr(args, "seeds", None),
+                         getattr(args, "overwrite", False))
     check_model_size(config)
+    return config
 
 
-def check_resumable(args: argparse.Namespace) -> None:
+def check_resumable(args: argparse.Namespace) -> ExperimentConfig | None:
     """``--resume DIR``: a directory with a whole ``last.pt`` that no run holds, and no
-    ``--seeds`` or ``--overwrite`` beside it.
+    ``--seeds`` or ``--overwrite`` beside it; the run's saved configuration (``None`` when
+    the directory has no ``config.json``).
 
     Raises:
         UsageError: Naming ``--resume``, the directory and what is wrong.
@@ -262,6 +268,13 @@ def check_resumable(args: argparse.Namespace) -> None:
     damage = damage_message(last)
     if damage is not None:
         raise UsageError(damage, "--resume", args.resume)
+    saved = directory / "config.json"
+    if not saved.is_file():
+        return None
+    try:
+        return ExperimentConfig.from_saved(read_json_file(saved))
+    except DamagedFileError as err:
+        raise UsageError(str(err), "--resume") from None
 
 
 #: Files of a run directory that hold a run (trained or under way).
@@ -282,9 +295,8 @@ def check_output_dir(output_dir: str, seeds: Sequence[int] | None = None,
         raise UsageError(busy, "--output-dir")
     if overwrite:
         return
-    base = Path(output_dir)
-    places = [base, *(base / f"seed-{s}" for s in seeds or ())]
-    found = [p / name for p in places for name in RUN_RECORDS if (p / name).is_file()]
+    found = [p / name for p in run_dirs(output_dir, seeds) for name in RUN_RECORDS
+             if (p / name).is_file()]
     if found:
         raise UsageError(f"holds a run already ({found[0].name} is there); --resume "
                          f"{found[0].parent} continues it, --overwrite replaces it",
@@ -321,16 +333,7 @@ def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = N
                      ) -> ExperimentConfig:
     """The configuration of a ``train.py`` command line: defaults < preset < flags; with
     ``base`` (a resumed run's saved config), base < flags."""
-    dataset = args.dataset or "sample"
-    if base is not None:
-        config = base
-    else:
-        config = ExperimentConfig(dataset=dataset, output_dir=f"runs/{dataset}")
-        preset = chosen_preset(args)
-        if preset is not None:
-            config = apply_overrides(config, load_toml(preset), where=str(preset))
-            if args.dataset and config.dataset != args.dataset:
-                config = apply_overrides(config, {"dataset": args.dataset})
+    config = preset_config(args) if base is None else base
     overrides: dict[str, Any] = {}
     for key in ("data_dir", "output_dir"):
         value = getattr(args, key, None)
@@ -352,6 +355,27 @@ def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = N
     if args.resume is not None:
         overrides["output_dir"] = args.resume
     return apply_overrides(config, overrides, where="command line")
+
+
+def preset_config(args: argparse.Namespace) -> ExperimentConfig:
+    """The built-in defaults < the TOML preset of a ``train.py`` command line
+    (:func:`chosen_preset`), its values checked (naming the file and key) as it is read.
+
+    Raises:
+        ConfigError: For a value of the preset its field does not accept.
+        UsageError: For a ``--config`` file that does not exist.
+    """
+    dataset = args.dataset or "sample"
+    config = ExperimentConfig(dataset=dataset, output_dir=f"runs/{dataset}")
+    preset = chosen_preset(args)
+    if preset is None:
+        return config
+    values = load_toml(preset)
+    check_values(values, str(preset))
+    config = apply_overrides(config, values, where=str(preset))
+    if args.dataset and config.dataset != args.dataset:
+        config = apply_overrides(config, {"dataset": args.dataset})
+    return config
 
 
 def chosen_preset(args: argparse.Namespace) -> Path | None:
@@ -472,7 +496,23 @@ def check_some_tokens(names: Sequence[str], input_format: str = "auto") -> None:
                      "instead)", value=shown)
 
 
-def check_tagging_arguments(args: argparse.Namespace) -> None:
+@dataclass(frozen=True)
+class TaggingInputs:
+    """What :func:`check_tagging_arguments` found, handed to the command so that nothing is
+    located or checked twice.
+
+    Args:
+        model_dir: The model directory ``--model`` stands for.
+        shipped: Whether ``--model`` named a shipped model (not a directory).
+        inputs: ``predict.py``'s input files, checked.
+    """
+
+    model_dir: Path
+    shipped: bool
+    inputs: tuple[Path, ...] = ()
+
+
+def check_tagging_arguments(args: argparse.Namespace) -> TaggingInputs:
     """The paths and counts of ``evaluate.py``, ``predict.py`` and ``visualize.py``, checked
     before torch is imported: the model directory and its ``model.pt``, input files
     (``--data``, ``predict.py``'s inputs: that they exist, that their first bytes are text and,
@@ -490,6 +530,7 @@ def check_tagging_arguments(args: argparse.Namespace) -> None:
             directory is known).
     """
     model_dir = check_model_dir(args.model)
+    shipped = not Path(args.model).is_dir()
     if getattr(args, "threshold", None) is not None:
         check_field(section_settings("model")["threshold"], args.threshold, "--threshold")
     check_output(getattr(args, "output", None))
@@ -509,6 +550,7 @@ def check_tagging_arguments(args: argparse.Namespace) -> None:
     if getattr(args, "processes", 0):
         check_processes(args.processes, "--processes")
     check_corpus_split(args, model_dir)
+    return TaggingInputs(model_dir, shipped, tuple(Path(name) for name in inputs))
 
 
 def add_tagging_flags(p: argparse.ArgumentParser, tool: str) -> None:
@@ -656,7 +698,7 @@ def visualize_parser() -> argparse.ArgumentParser:
     return p
 
 
-def check_visualize_arguments(args: argparse.Namespace) -> None:
+def check_visualize_arguments(args: argparse.Namespace) -> TaggingInputs:
     """What ``visualize.py`` is asked to do, and its paths and overrides
     (:func:`check_tagging_arguments`), checked before torch is imported.
 
@@ -683,4 +725,4 @@ def check_visualize_arguments(args: argparse.Namespace) -> None:
     for flag, path in (("--out", args.out), ("--html", args.html)):
         if path is not None and Path(path).is_dir():
             raise UsageError("is a directory; expected a file to write", flag, path)
-    check_tagging_arguments(args)
+    return check_tagging_arguments(args)

@@ -19,30 +19,28 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from docgraph.cli.arguments import (
+    TaggingInputs,
     UsageError,
-    config_from_args,
     fail,
     is_tty,
     setup_logging,
 )
 from docgraph.config import ExperimentConfig, check_processes, section_settings
+from docgraph.config.errors import DocgraphError
 from docgraph.data.conll import (
-    check_input_file,
     first_line_of_type,
     read_conll,
     write_conll,
 )
 from docgraph.data.document import Document
-from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import dataset_files, load_dataset
 from docgraph.data.stats import GRAPH_KEYS, corpus_statistics, format_statistics
 from docgraph.graph import graph_statistics
 from docgraph.metrics import format_table
-from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, atomic_write_text
-from docgraph.persistence.model_dir import OverrideError, check_model_memory
+from docgraph.persistence.checkpoint import atomic_write_json, atomic_write_text
+from docgraph.persistence.model_dir import OverrideError
 from docgraph.persistence.run_lock import RunLock, run_directory
-from docgraph.runtime.atomic import WriteError, atomic_write, check_output
-from docgraph.runtime.integrity import DamagedFileError, read_json_file
+from docgraph.runtime.atomic import WriteError, atomic_write
 from docgraph.runtime.lifetime import exit_status, received_signal, signal_name, stop_on_signals
 from docgraph.runtime.machine import resolve_device
 from docgraph.runtime.processes import (
@@ -61,7 +59,6 @@ from docgraph.runtime.progress import configure as configure_progress
 from docgraph.tagging.prediction_io import (
     ProgressReport,
     ReadOptions,
-    check_inputs,
     chunk_document,
     format_chunk,
     read_chunks,
@@ -80,8 +77,11 @@ from docgraph.viz.edges import format_edge_table, inspection_words, noisy_edges,
 from docgraph.viz.html import page_title, to_html
 
 #: The exceptions that end training with a one-line error instead of a traceback.
-TRAIN_ERRORS: tuple[type[BaseException], ...] = (
-    UsageError, ValueError, FileNotFoundError, CheckpointError, CorpusFormatError, TrainingError)
+#: Errors a command reports in one line: every error of docgraph's own (the faults it
+#: tells apart, a dead process or a failed write, are caught before these), and the
+#: ``ValueError`` / ``FileNotFoundError`` of the libraries underneath.
+BAD_INPUT: tuple[type[BaseException], ...] = (DocgraphError, ValueError, FileNotFoundError)
+TRAIN_ERRORS = BAD_INPUT
 
 
 def _train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
@@ -139,8 +139,9 @@ def _stopped(config: ExperimentConfig | None, seeds: Sequence[int] | None, first
     print("\n".join(lines), file=sys.stderr, flush=True)
 
 
-def train(args: argparse.Namespace) -> int:
-    """``scripts/train.py`` after its arguments were checked (:func:`docgraph.cli.train_main`).
+def train(args: argparse.Namespace, config: ExperimentConfig) -> int:
+    """``scripts/train.py`` after its arguments were checked (:func:`docgraph.cli.train_main`),
+    with the configuration that check built.
 
     On a CPU the run is data-parallel over ``config.train.processes`` processes (automatic:
     one per core, at most 2), started here; under ``torchrun`` the processes already exist.
@@ -154,60 +155,37 @@ def train(args: argparse.Namespace) -> int:
     run. SIGTERM stops it as Ctrl-C does (exit status 143, 130 for Ctrl-C).
     """
     with stop_on_signals():
-        return _train_command(args)
+        return _train_command(args, config)
 
 
-def _train_command(args: argparse.Namespace) -> int:
+def _train_command(args: argparse.Namespace, config: ExperimentConfig) -> int:
     """:func:`train` with SIGTERM taken as Ctrl-C."""
     setup_logging(args.quiet)
     settings = ProgressSettings(enabled=not args.quiet, interval=args.progress_interval,
                                 tty=is_tty())
     torchrun = launched_by_torchrun()
-    config: ExperimentConfig | None = None
     try:
-        base = None
-        if args.resume:
-            saved = Path(args.resume, "config.json")
-            if saved.is_file():
-                # the run's own configuration; flags given now (e.g. --epochs) override it
-                try:
-                    base = ExperimentConfig.from_saved(read_json_file(saved))
-                except DamagedFileError as err:
-                    raise UsageError(str(err), "--resume") from None
-        config = config_from_args(args, base)
         if not torchrun:
             check_processes(config.train.processes, "--processes" if args.processes is not None
                             else "[train] processes")
-        processes = config.train.processes or default_processes(config.device)
-        if resolve_device(config.device).type == "cpu":  # a GPU's: once the run has its device
-            world = int(os.environ.get("WORLD_SIZE", "1")) if torchrun else processes
-            check_model_memory(config.model, config.train.optimizer, config.train.momentum,
-                               world, "cpu")
-        if not torchrun and processes > 1:
+        processes = 1 if torchrun else config.train.processes or default_processes(config.device)
+        if processes > 1:
             if resolve_device(config.device).type == "cuda":
                 raise UsageError("--processes > 1 is for CPU training; use torchrun on GPUs")
             dataset_files(config.dataset, config.data_dir)  # missing data: fail here, once
-            threads = config.train.threads or max(
-                1, available_cores() // processes)
-            with run_directory(config.output_dir) as lock:
-                if args.overwrite:
-                    remove_previous_run(config.output_dir, args.seeds)
+        if torchrun:  # the first process locks the directory (run_experiment, run_seeds)
+            init_distributed(config.device)
+        with contextlib.nullcontext() if torchrun else run_directory(config.output_dir) as lock:
+            if args.overwrite and is_main_process():
+                remove_previous_run(config.output_dir, args.seeds)
+            if processes > 1:
+                threads = config.train.threads or max(1, available_cores() // processes)
                 logging.getLogger("docgraph").info(
                     "training in %d processes with %d thread(s) each (--processes 1: one "
                     "process)", processes, threads)
-                spawn(_spawned_train, processes, config, args.seeds,
-                                  bool(args.resume), settings, lock, threads=threads,
-                                  name="training process")
-            return 0
-        if torchrun:  # the first process locks the directory (run_experiment, run_seeds)
-            init_distributed(config.device)
-            if args.overwrite and is_main_process():
-                remove_previous_run(config.output_dir, args.seeds)
-            _train(config, args.seeds, bool(args.resume), settings)
-        else:
-            with run_directory(config.output_dir) as lock:
-                if args.overwrite:
-                    remove_previous_run(config.output_dir, args.seeds)
+                spawn(_spawned_train, processes, config, args.seeds, bool(args.resume),
+                      settings, lock, threads=threads, name="training process")
+            else:
                 _train(config, args.seeds, bool(args.resume), settings, lock)
     except ProcessFailedError as err:
         if err.status == 2:  # bad input: the process's own one-line error, as in one process
@@ -225,10 +203,8 @@ def _train_command(args: argparse.Namespace) -> int:
             return 1
         fail(str(err))
     except KeyboardInterrupt:
-        reason = _interruption()
         if is_main_process():
-            print("\n" + (interrupted_message(config.output_dir, args.seeds, reason)
-                          if config is not None else reason),
+            print("\n" + interrupted_message(config.output_dir, args.seeds, _interruption()),
                   file=sys.stderr, flush=True)
         return exit_status()
     finally:
@@ -243,11 +219,12 @@ def _interruption() -> str:
     return "interrupted" if signum in (None, signal.SIGINT) else f"stopped by {signal_name(signum)}"
 
 
-def _load_tagger(args: argparse.Namespace) -> Tagger:
-    """The model of a tagging command (``--model``, ``--device``) with its overrides (``--lm``,
-    ``--threshold``); an override the model cannot take is a usage error naming its flag."""
+def _load_tagger(args: argparse.Namespace, checked: TaggingInputs) -> Tagger:
+    """The model of a tagging command (the directory ``--model`` was found to stand for,
+    ``--device``) with its overrides (``--lm``, ``--threshold``); an override the model
+    cannot take is a usage error naming its flag."""
     try:
-        return Tagger.load(args.model, resolve_device(args.device), lm=args.lm,
+        return Tagger.load(checked.model_dir, resolve_device(args.device), lm=args.lm,
                            threshold=args.threshold,
                            max_doc_tokens=getattr(args, "max_doc_tokens", None))
     except OverrideError as err:
@@ -269,14 +246,14 @@ def _dataset_split(args: argparse.Namespace, config: ExperimentConfig
     return dataset, load_dataset(dataset, data_dir, splits=(args.split,))[args.split]
 
 
-def _evaluation_dir(model: str) -> Path:
+def _evaluation_dir(model: str, checked: TaggingInputs) -> Path:
     """Where ``evaluate.py`` writes by default: the model directory, or, for a shipped model
     given by name (whose directory is part of the installed package),
     ``<name>-evaluation`` in the working directory."""
-    return Path(model) if Path(model).is_dir() else Path(f"{model}-evaluation")
+    return Path(f"{model}-evaluation") if checked.shipped else checked.model_dir
 
 
-def evaluate(args: argparse.Namespace) -> int:
+def evaluate(args: argparse.Namespace, checked: TaggingInputs) -> int:
     """``scripts/evaluate.py`` with its parsed arguments (:func:`docgraph.cli.evaluate_main`):
     the model's :meth:`Tagger.evaluate <docgraph.tagging.tagger.Tagger.evaluate>` on a split
     of its corpus or a CoNLL file, printed and written to ``<name>_metrics.json`` and
@@ -287,12 +264,12 @@ def evaluate(args: argparse.Namespace) -> int:
     (exit status 130 or 143): its tagging processes end at once and no temporary file stays.
     """
     name = Path(args.data).stem if args.data else args.split
-    out_dir = Path(args.output_dir or _evaluation_dir(args.model))
+    out_dir = Path(args.output_dir or _evaluation_dir(args.model, checked))
     files = [out_dir / f"{name}_metrics.json", out_dir / f"{name}_predictions.conll"]
     written: list[Path] = []
     with stop_on_signals():
         try:
-            return _evaluate(args, name, files, written)
+            return _evaluate(args, checked, name, files, written)
         except KeyboardInterrupt:
             missing = [str(f) for f in files if f not in written]
             verb = "was" if len(missing) == 1 else "were"
@@ -301,16 +278,15 @@ def evaluate(args: argparse.Namespace) -> int:
             return exit_status()
 
 
-def _evaluate(args: argparse.Namespace, name: str, files: list[Path],
+def _evaluate(args: argparse.Namespace, checked: TaggingInputs, name: str, files: list[Path],
               written: list[Path]) -> int:
     """:func:`evaluate` with SIGTERM taken as Ctrl-C: scores ``--data`` or ``--split`` and
     writes ``files`` (metrics, predictions), each added to ``written`` once it is whole."""
     setup_logging(args.quiet)
     configure_progress(enabled=not args.quiet, interval=args.progress_interval, tty=is_tty())
     try:
-        tagger = _load_tagger(args)
+        tagger = _load_tagger(args, checked)
         if args.data:
-            check_input_file(args.data, "--data")
             documents = read_conll(args.data)
         else:
             _, documents = _dataset_split(args, tagger.config)
@@ -325,7 +301,7 @@ def _evaluate(args: argparse.Namespace, name: str, files: list[Path],
         fail(f"{args.data}:{line}: {err.reason}" if line is not None else str(err))
     except WorkerError as err:
         return _worker_died(err, f"{' and '.join(str(f) for f in files)} were not written")
-    except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
+    except BAD_INPUT as err:
         fail(str(err))
     scores, consistency = result.scores, result.consistency
     metrics_file, predictions_file = files
@@ -355,7 +331,7 @@ def _worker_died(err: WorkerError, intact: str) -> int:
     return 1
 
 
-def predict(args: argparse.Namespace) -> int:
+def predict(args: argparse.Namespace, checked: TaggingInputs) -> int:
     """``scripts/predict.py`` with its parsed arguments (:func:`docgraph.cli.predict_main`).
 
     JSON lines and CoNLL are written as the input is tagged, a few thousand tokens at a time
@@ -366,7 +342,7 @@ def predict(args: argparse.Namespace) -> int:
     """
     with stop_on_signals():
         try:
-            return _predict(args)
+            return _predict(args, checked)
         except KeyboardInterrupt:
             kept = (f"{args.output} was left as it was" if args.output
                     else "the output above is incomplete")
@@ -374,14 +350,12 @@ def predict(args: argparse.Namespace) -> int:
             return exit_status()
 
 
-def _predict(args: argparse.Namespace) -> int:
+def _predict(args: argparse.Namespace, checked: TaggingInputs) -> int:
     """:func:`predict` with SIGTERM taken as Ctrl-C."""
     setup_logging(quiet=True)
     try:
-        check_output(args.output)
-        tagger = _load_tagger(args)
-        paths = [Path(name) for name in args.inputs]
-        check_inputs(paths)
+        tagger = _load_tagger(args, checked)
+        paths = list(checked.inputs)
         options = ReadOptions(args.input_format, args.tokenized, args.documents,
                               tagger.max_doc_tokens or sys.maxsize)
         if args.format == "html":
@@ -400,11 +374,11 @@ def _predict(args: argparse.Namespace) -> int:
     except WorkerError as err:
         return _worker_died(err, f"{args.output} was left as it was" if args.output
                             else "the output above is incomplete")
-    except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
-        fail(str(err))
     except WriteError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    except BAD_INPUT as err:
+        fail(str(err))
     return 0
 
 
@@ -438,7 +412,7 @@ def stats(args: argparse.Namespace) -> int:
             graphs = graph_statistics(documents, max_neighbours=args.neighbours, seed=args.seed)
             found[split] = {**corpus_statistics(documents),
                             **{key: graphs[key] for key in GRAPH_KEYS}}
-    except (ValueError, FileNotFoundError, CorpusFormatError) as err:
+    except BAD_INPUT as err:
         fail(str(err))
     if args.json:
         print(json.dumps(found, indent=2))
@@ -447,7 +421,7 @@ def stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def visualize(args: argparse.Namespace) -> int:
+def visualize(args: argparse.Namespace, checked: TaggingInputs) -> int:
     """``scripts/visualize.py`` with its parsed arguments (:func:`docgraph.cli.visualize_main`):
     a drawing of one document's graph, the interactive HTML page, and/or the noisiest edges,
     from the documents as :meth:`Tagger.inspect <docgraph.tagging.tagger.Tagger.inspect>` sees
@@ -457,7 +431,7 @@ def visualize(args: argparse.Namespace) -> int:
     from docgraph.viz.draw import draw_document_graph  # matplotlib: for this command only
 
     try:
-        tagger = _load_tagger(args)
+        tagger = _load_tagger(args, checked)
         if args.data:
             source, documents = Path(args.data).name, read_conll(args.data)
         else:
@@ -486,7 +460,7 @@ def visualize(args: argparse.Namespace) -> int:
         if args.html is not None:
             atomic_write_text(args.html, to_html(
                 graphs, title=f"{Path(args.model).name}: {source}"))
-    except (ValueError, FileNotFoundError, CheckpointError, CorpusFormatError) as err:
+    except BAD_INPUT as err:
         fail(str(err))
     if args.out is not None:
         print(f"wrote {args.out}")

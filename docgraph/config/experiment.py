@@ -9,8 +9,9 @@ tables ``[model]`` (:class:`~docgraph.config.model.GCDocConfig`), ``[graph]``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 from docgraph.config.fields import (
@@ -30,7 +31,7 @@ from docgraph.config.model import SAVED_WITHOUT, GCDocConfig
 from docgraph.config.train import TrainConfig
 
 __all__ = ["DATASET_NAMES", "SECTIONS", "ExperimentConfig", "apply_overrides", "check_values",
-           "section_settings"]
+           "run_dirs", "section_settings", "seed_dir"]
 
 #: The corpora :func:`~docgraph.data.registry.load_dataset` reads (the registry checks it).
 DATASET_NAMES = ("sample", "conll03", "ontonotes", "column")
@@ -175,7 +176,7 @@ def _known(cls: type, values: Mapping[str, Any], where: str) -> dict[str, Any]:
     known = {f.name for f in fields(cls)}
     unknown = [key for key in values if key not in known]
     if unknown:
-        raise ValueError(f"{where}: unknown key {unknown[0]!r} (expected one of {sorted(known)})")
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (expected one of {sorted(known)})")
     return dict(values)
 
 
@@ -196,3 +197,14 @@ def apply_overrides(config: ExperimentConfig, values: Mapping[str, Any], where: 
         else:
             sections[name] = replace(current)
     return replace(config, **top, **sections)
+
+
+def seed_dir(output_dir: str | Path, seed: int) -> Path:
+    """The directory of seed ``seed``'s run in a ``--seeds`` run writing to ``output_dir``."""
+    return Path(output_dir) / f"seed-{seed}"
+
+
+def run_dirs(output_dir: str | Path, seeds: Sequence[int] | None = None) -> list[Path]:
+    """``output_dir`` and the directory of each of ``seeds`` (:func:`seed_dir`): where a run
+    of ``train.py --output-dir output_dir [--seeds ...]`` writes."""
+    return [Path(output_dir), *(seed_dir(output_dir, s) for s in seeds or ())]

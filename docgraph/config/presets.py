@@ -11,19 +11,25 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from docgraph.config.fields import ConfigError
+
 __all__ = ["load_toml", "preset_path"]
 
 
 def load_toml(path: str | Path) -> dict[str, Any]:
-    """Read a TOML preset, with a clear error naming the file."""
+    """Read a TOML preset, with a clear error naming the file.
+
+    Raises:
+        ConfigError: The file is missing or not valid TOML.
+    """
     path = Path(path)
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
     except FileNotFoundError:
-        raise ValueError(f"{path}: configuration file not found") from None
+        raise ConfigError(f"{path}: configuration file not found") from None
     except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"{path}: invalid TOML ({err})") from None
+        raise ConfigError(f"{path}: invalid TOML ({err})") from None
 
 
 def preset_path(dataset: str) -> Path | None:

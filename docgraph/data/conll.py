@@ -21,7 +21,7 @@ from pathlib import Path
 
 from docgraph.config.fields import UsageError
 from docgraph.data.document import Document, make_document
-from docgraph.data.errors import CorpusFormatError, format_error
+from docgraph.data.errors import CorpusFormatError, DataNotFoundError, format_error
 from docgraph.data.tags import SCHEMES, convert, detect_scheme, to_iob2, validate_tag
 from docgraph.data.tokenize import CONTROL_CHARACTERS, is_blank
 from docgraph.runtime.atomic import atomic_write_text
@@ -51,7 +51,7 @@ def read_text(path: str | Path, encoding: str = "utf-8") -> str:
         The decoded text (line breaks as in the file).
 
     Raises:
-        FileNotFoundError: The file does not exist.
+        DataNotFoundError: The file does not exist (a :class:`FileNotFoundError`).
         CorpusFormatError: ``path`` is a directory or unreadable, or its bytes are not valid
             ``encoding`` text (the message gives the line and column of the first bad byte).
     """
@@ -61,7 +61,7 @@ def read_text(path: str | Path, encoding: str = "utf-8") -> str:
     except IsADirectoryError:
         raise CorpusFormatError(f"{path}: expected a text file, got a directory") from None
     except FileNotFoundError:
-        raise
+        raise DataNotFoundError(f"{path}: file not found") from None
     except OSError as err:
         raise CorpusFormatError(f"{path}: cannot read the file ({err.strerror})") from None
     codec = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding

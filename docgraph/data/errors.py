@@ -32,3 +32,8 @@ class DataNotFoundError(DocgraphError, FileNotFoundError, ValueError):
     It is both a :class:`FileNotFoundError` and a :class:`ValueError`, so callers may catch
     either.
     """
+
+
+class DataDirError(DocgraphError, ValueError):
+    """A corpus directory that cannot be read as the corpus asked for (none given or known,
+    or several files for one split); the message says what was expected."""

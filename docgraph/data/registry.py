@@ -9,9 +9,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from docgraph.config.fields import ConfigError
 from docgraph.data.conll import read_conll
 from docgraph.data.document import Document
-from docgraph.data.errors import DataNotFoundError
+from docgraph.data.errors import DataDirError, DataNotFoundError
 from docgraph.data.ontonotes import read_ontonotes
 
 ENV_VAR = "DOCGRAPH_DATA_DIR"
@@ -59,7 +60,7 @@ def _column_file(data_dir: Path, split: str) -> Path:
         )
     if len(found) > 1:
         names = ", ".join(p.name for p in found)
-        raise ValueError(f"several {split} files in {data_dir} ({names}): expected exactly one")
+        raise DataDirError(f"several {split} files in {data_dir} ({names}): expected exactly one")
     return found[0]
 
 
@@ -122,12 +123,12 @@ def get_spec(name: str) -> DatasetSpec:
         Its specification.
 
     Raises:
-        ValueError: For an unknown name.
+        ConfigError: For an unknown name.
     """
     try:
         return DATASETS[name]
     except KeyError:
-        raise ValueError(
+        raise ConfigError(
             f"unknown dataset {name!r}: expected one of {', '.join(sorted(DATASETS))}"
         ) from None
 
@@ -152,7 +153,7 @@ def default_data_dir(name: str) -> Path | None:
         set (``conll03`` lives in ``conll2003``); otherwise ``None``.
 
     Raises:
-        ValueError: For an unknown name.
+        ConfigError: For an unknown name.
     """
     spec = get_spec(name)
     if spec.bundled:
@@ -178,7 +179,8 @@ def load_dataset(
         Split name -> documents (IOB2 tags).
 
     Raises:
-        ValueError: For an unknown data set or split, or a missing data directory.
+        ConfigError: For an unknown data set or split.
+        DataDirError: No data directory is given or known.
         DataNotFoundError: If a split file is missing (the message names the expected files).
         CorpusFormatError: If a file is malformed.
     """
@@ -206,7 +208,8 @@ def resolve_data_dir(
     sample).
 
     Raises:
-        ValueError: For an unknown data set, or no directory given nor set in the environment.
+        ConfigError: For an unknown data set.
+        DataDirError: No directory given nor set in the environment.
         DataNotFoundError: The directory does not exist, or neither it nor its
             ``shared_name`` folder holds ``split`` (the message names every path tried).
     """
@@ -214,7 +217,7 @@ def resolve_data_dir(
     if spec.bundled or data_dir is None:
         resolved = default_data_dir(name)
         if resolved is None:
-            raise ValueError(
+            raise DataDirError(
                 f"no data directory for {name!r}: pass --data-dir DIR (data_dir= from Python) "
                 f"or set {ENV_VAR} "
                 f"(expected {ENV_VAR}/{spec.shared_name}). {spec.description}"
@@ -250,13 +253,14 @@ def dataset_files(
     read: what :func:`load_dataset` reads, with the same errors.
 
     Raises:
-        ValueError: For an unknown data set or split, or a missing data directory.
+        ConfigError: For an unknown data set or split.
+        DataDirError: No data directory is given or known.
         DataNotFoundError: If a split file is missing.
     """
     spec = get_spec(name)
     for split in splits:
         if split not in ("train", "dev", "test"):
-            raise ValueError(f"unknown split {split!r}: expected train, dev or test")
+            raise ConfigError(f"unknown split {split!r}: expected train, dev or test")
     if not splits:
         return {}
     resolved = resolve_data_dir(name, data_dir, splits[0])

@@ -15,7 +15,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import networkx as nx
 import torch
 import torch.distributed as dist
 from torch import Tensor
@@ -34,7 +33,6 @@ from docgraph.model import GCDoc
 from docgraph.persistence.model_dir import unwrap
 from docgraph.runtime.processes import world_and_rank
 from docgraph.runtime.progress import Progress
-from docgraph.viz.networkx import to_networkx
 
 
 @dataclass(frozen=True)
@@ -183,45 +181,6 @@ def inspect_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabu
             )
             node, edge = nodes.stop, edges.stop
     return out  # type: ignore[return-value]
-
-
-
-def inspect_documents(
-    model: GCDoc,
-    graphs: Sequence[DocumentGraph],
-    documents: Sequence[Document | None] | None,
-    vocabs: Vocabularies,
-    batch_tokens: int = DEFAULT_BATCH_TOKENS,
-    mc_seed: int | None = 0,
-) -> list[nx.DiGraph]:
-    """Tag the documents in batches and build the annotated graph of every one.
-
-    Args:
-        model: A trained :class:`~docgraph.model.GCDoc`.
-        graphs: The document graphs (e.g. ``prepare_split(...).graphs``).
-        documents: The index-aligned documents (for the original words and IOB2 gold tags), or
-            ``None`` to read them from the graphs through ``vocabs``.
-        vocabs: The model's vocabularies.
-        batch_tokens: Token budget per batch.
-        mc_seed: The tagging seed of the Monte-Carlo dropout masks: a document's uncertainty,
-            pruning and tags are those of :func:`predict_graphs` at the
-            same seed, in any batch (:func:`inspect_graphs`).
-
-    Returns:
-        One :class:`networkx.DiGraph` per graph, in order (see
-        :func:`~docgraph.viz.networkx.to_networkx`).
-
-    Raises:
-        ValueError: When ``documents`` and ``graphs`` differ in length.
-    """
-    if documents is not None and len(documents) != len(graphs):
-        raise ValueError(f"{len(documents)} documents for {len(graphs)} graphs")
-    device = next(unwrap(model).parameters()).device
-    inspections = inspect_graphs(model, graphs, vocabs, batch_tokens, device, mc_seed)
-    return [to_networkx(graph, documents[i] if documents is not None else None, vocabs,
-                        uncertainty=out.uncertainty, drop=out.drop, edge_weight=out.edge_weight,
-                        predicted=out.label_ids)
-            for i, (graph, out) in enumerate(zip(graphs, inspections))]
 
 
 def _host(values: Tensor | None) -> list | None:

@@ -50,7 +50,6 @@ from tqdm import tqdm
 from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS
 from docgraph.data.chunking import pack_greedy, piece_bounds
 from docgraph.data.conll import (
-    check_input_file,
     conll_lines,
     looks_like_conll,
     read_conll,
@@ -169,18 +168,6 @@ class Chunk:
         return sum(len(p) for p in self.pieces)
 
 
-def check_inputs(paths: Iterable[Path]) -> None:
-    """Check that every input file exists before tagging the first
-    (:func:`~docgraph.data.conll.check_input_file`; what the files hold is read as text, a
-    control character such as a NUL byte never part of a token).
-
-    Raises:
-        UsageError: For the first path that does not exist or is not a file.
-    """
-    for path in paths:
-        check_input_file(path, head=False)
-
-
 def read_chunks(path: Path, options: ReadOptions) -> Iterator[Chunk]:
     """The chunks of one input file, lazily (see the module docstring).
 
@@ -228,7 +215,6 @@ def read_documents(path: Path, options: ReadOptions) -> list[Document]:
 
 def _read_input(path: Path, options: ReadOptions) -> tuple[str, str]:
     """The text of an input file and how to read it (``"conll"`` or ``"text"``)."""
-    check_inputs([path])
     text = read_text(path)
     kind = options.input_format
     if kind == "auto":

@@ -22,6 +22,7 @@ import torch
 import torch.distributed as dist
 
 from docgraph.config import ExperimentConfig
+from docgraph.config.experiment import run_dirs, seed_dir
 from docgraph.data.augment import case_variant, variants_needed
 from docgraph.data.contextual import ContextualEncoder, cached_features
 from docgraph.data.document import Document
@@ -140,7 +141,7 @@ def remove_previous_run(output_dir: str | Path, seeds: Sequence[int] | None = No
     ``summary.json``; other files stay. Returns what was removed."""
     base = Path(output_dir)
     removed = []
-    for directory in (base, *(base / f"seed-{s}" for s in seeds or ())):
+    for directory in run_dirs(base, seeds):
         for name in (*RUN_FILES, "train.log", "summary.json"):
             path = directory / name
             if path.is_file():
@@ -331,7 +332,7 @@ def run_seeds(config: ExperimentConfig, seeds: Sequence[int], progress: bool = T
     runs = []
     with (run_directory(base, lock) if is_main_process() else nullcontext()):
         for seed in seeds:
-            cfg = replace(config, seed=seed, output_dir=str(base / f"seed-{seed}"))
+            cfg = replace(config, seed=seed, output_dir=str(seed_dir(base, seed)))
             runs.append(run_experiment(cfg, progress=progress))
         return _summary(base, seeds, runs)
 
@@ -341,7 +342,7 @@ def _summary(base: Path, seeds: Sequence[int], runs: list[dict[str, Any]]) -> di
     if not is_main_process():  # the other processes of a data-parallel run hold no results
         return {}
     summary: dict[str, Any] = {
-        "seeds": list(seeds), "runs": [str(base / f"seed-{s}") for s in seeds]
+        "seeds": list(seeds), "runs": [str(seed_dir(base, s)) for s in seeds]
     }
     for split in ("dev", "test"):
         for key in ("precision", "recall", "f1"):
@@ -370,7 +371,7 @@ def saved_message(output_dir: str | Path, seeds: Sequence[int] | None = None) ->
         return _saved(base, script)
     lines = ["no summary.json written"]
     for seed in seeds:
-        run = base / f"seed-{seed}"
+        run = seed_dir(base, seed)
         if (run / "metrics.json").is_file():
             lines.append(f"  seed {seed}: finished ({run / 'metrics.json'})")
         elif run.exists():

@@ -2,7 +2,7 @@
 
 * :mod:`docgraph.viz.networkx` -- a document graph as an annotated :class:`networkx.DiGraph`,
   with the tags, uncertainty, pruning and edge weights of a tagging pass (:func:`to_networkx`;
-  :func:`docgraph.tagging.inference.inspect_documents` runs the pass and builds them);
+  :meth:`docgraph.tagging.tagger.Tagger.inspect` runs the pass and builds them);
 * :mod:`docgraph.viz.edges` -- statistics of those graphs' edges: noisy edges, how well the
   learnt :math:`r_{ij}` separate them, the words worth inspecting (no torch, no matplotlib);
 * :mod:`docgraph.viz.draw` -- matplotlib figures: a document's graph, the :math:`r_{ij}`

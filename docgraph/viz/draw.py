@@ -268,7 +268,7 @@ def edge_weight_report(
 
     Args:
         graphs: Graphs from :func:`~docgraph.viz.to_networkx` /
-            :func:`~docgraph.tagging.inference.inspect_documents` (with gold labels).
+            :meth:`Tagger.inspect <docgraph.tagging.tagger.Tagger.inspect>` (with gold labels).
         path: Optional ``.png``/``.svg`` histogram of :math:`r_{ij}` per group, written atomically.
         bins: Histogram bins over ``[0, 1]``.
 

@@ -221,7 +221,7 @@ def edge_weight_stats(graphs: nx.DiGraph | Iterable[nx.DiGraph]) -> dict[str, An
 
     Args:
         graphs: Graphs from :func:`~docgraph.viz.to_networkx` /
-            :func:`~docgraph.tagging.inference.inspect_documents` (with gold labels).
+            :meth:`Tagger.inspect <docgraph.tagging.tagger.Tagger.inspect>` (with gold labels).
 
     Returns:
         ``edges`` (with gold types), ``same_type_edges``, ``noisy_edges``, ``noisy_share``,

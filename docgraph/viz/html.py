@@ -1,7 +1,7 @@
 """A document the way the model sees it: one self-contained, interactive HTML page.
 
 :func:`to_html` turns the annotated graphs of
-:func:`docgraph.tagging.inference.inspect_documents` into a page with no network access
+:meth:`docgraph.tagging.tagger.Tagger.inspect` into a page with no network access
 (inline CSS and JavaScript, no CDN) and one section per document (a picker when there are
 several):
 
@@ -345,7 +345,7 @@ def to_html(graphs: Sequence[Any], title: str = "docgraph",
     """The self-contained page of annotated documents (see the module docstring).
 
     Args:
-        graphs: Annotated graphs (:func:`docgraph.tagging.inference.inspect_documents`), one per
+        graphs: Annotated graphs (:meth:`docgraph.tagging.tagger.Tagger.inspect`), one per
             document, or spaCy Docs tagged by the ``docgraph_ner`` component.
         title: Page title.
         threshold: The model's uncertainty threshold, shown beside each token's uncertainty

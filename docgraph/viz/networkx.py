@@ -14,7 +14,7 @@ token (node id = token index in the document) and one edge ``j -> i`` per recurr
 
 An attribute that cannot be known is absent. Graph attributes: ``doc_id``, ``num_sentences``.
 
-The model's values come from a tagging pass (:func:`~docgraph.tagging.inference.inspect_documents`
+The model's values come from a tagging pass (:meth:`docgraph.tagging.tagger.Tagger.inspect`
 runs one and builds the graphs), so a document's tags, uncertainty and pruning are those of
 tagging at the same seed. The graphs are what :mod:`docgraph.viz.draw` draws,
 :mod:`docgraph.viz.edges` measures and :mod:`docgraph.viz.html` shows.
@@ -70,7 +70,7 @@ def to_networkx(
     graph's ids through ``vocabs`` (words missing from the vocabulary show as ``<unk>``; gold
     tags only when ``graph.has_labels``). The keyword arguments add what a model computed: the
     predictions, :math:`u_i`, *Drop* and :math:`r_{ij}` (from a tagging pass, as
-    :func:`~docgraph.tagging.inference.inspect_documents` gives them, or hand-made scores).
+    :meth:`docgraph.tagging.tagger.Tagger.inspect` gives them, or hand-made scores).
 
     Args:
         graph: The graph of one document (or chunk).
