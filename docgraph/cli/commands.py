@@ -33,7 +33,7 @@ from docgraph.data.conll import (
     write_conll,
 )
 from docgraph.data.document import Document
-from docgraph.data.registry import dataset_files, load_dataset
+from docgraph.data.registry import dataset_files, load_dataset, read_labelled
 from docgraph.data.stats import GRAPH_KEYS, corpus_statistics, format_statistics
 from docgraph.graph import graph_statistics
 from docgraph.metrics import format_table
@@ -287,7 +287,7 @@ def _evaluate(args: argparse.Namespace, checked: TaggingInputs, name: str, files
     try:
         tagger = _load_tagger(args, checked)
         if args.data:
-            documents = read_conll(args.data)
+            documents = read_labelled(args.data)
         else:
             _, documents = _dataset_split(args, tagger.config)
         processes = tagger.processes_for(documents, args.processes)

@@ -14,6 +14,7 @@ from docgraph.data.conll import read_conll
 from docgraph.data.document import Document
 from docgraph.data.errors import DataDirError, DataNotFoundError
 from docgraph.data.ontonotes import read_ontonotes
+from docgraph.data.span_jsonl import read_span_jsonl
 
 ENV_VAR = "DOCGRAPH_DATA_DIR"
 
@@ -56,7 +57,8 @@ def _column_file(data_dir: Path, split: str) -> Path:
     found = sorted(p for p in data_dir.glob(f"{split}.*") if p.is_file())
     if not found:
         raise DataNotFoundError(
-            f"no {split} data in {data_dir}: expected a CoNLL column file named {split}.*"
+            f"no {split} data in {data_dir}: expected a CoNLL column file named {split}.* "
+            f"(or span JSON lines, {split}.jsonl)"
         )
     if len(found) > 1:
         names = ", ".join(p.name for p in found)
@@ -93,6 +95,13 @@ def _read_auto(path: Path) -> list[Document]:
     return read_conll(path)
 
 
+def read_labelled(path: str | Path) -> list[Document]:
+    """Read a labelled file: span JSON lines (:func:`~docgraph.data.span_jsonl.read_span_jsonl`)
+    when its name ends in ``.jsonl``, else CoNLL columns (scheme auto-detected)."""
+    path = Path(path)
+    return read_span_jsonl(path) if path.suffix.lower() == ".jsonl" else read_conll(path)
+
+
 DATASETS: dict[str, DatasetSpec] = {
     "conll03": DatasetSpec(
         "conll03", "CoNLL-2003 English (train.txt, dev.txt, test.txt; IOB1)",
@@ -107,8 +116,9 @@ DATASETS: dict[str, DatasetSpec] = {
         _conll03_file, _read_auto, "sample", bundled=True,
     ),
     "column": DatasetSpec(
-        "column", "generic CoNLL column files train.*, dev.*, test.* (scheme auto-detected)",
-        _column_file, _read_auto, "column",
+        "column", "generic CoNLL column files train.*, dev.*, test.* (scheme auto-detected) "
+                  "or span JSON lines train.jsonl, ... (doccano, Prodigy, Label Studio)",
+        _column_file, read_labelled, "column",
     ),
 }
 

@@ -1,8 +1,10 @@
 """What ``scripts/predict.py`` reads and writes, as a stream: input files become chunks of
 tokens that keep their character offsets; tagged chunks become output records.
 
-Reading (:func:`read_chunks`). A file is CoNLL columns or raw text (``--input-format``; auto:
-:func:`~docgraph.data.conll.looks_like_conll`).
+Reading (:func:`read_chunks`). A file is CoNLL columns, raw text or span JSON lines
+(``--input-format``; auto: span JSON lines when its first line is a JSON object with a
+``"text"`` field, :func:`~docgraph.data.span_jsonl.looks_like_span_jsonl`, else CoNLL by
+:func:`~docgraph.data.conll.looks_like_conll`, else text).
 
 * Raw text is split into documents (``--documents``): the whole file (default), its
   paragraphs (separated by blank lines) or its lines. A document is split into sentences and
@@ -10,6 +12,9 @@ Reading (:func:`read_chunks`). A file is CoNLL columns or raw text (``--input-fo
   tokens separated by whitespace or control characters); every token keeps its span of the
   text. Control characters (a NUL byte, ...) are never part of a token.
 * A CoNLL file's documents are its ``-DOCSTART-`` documents; its tokens have no offsets.
+* A span JSON lines file (:mod:`docgraph.data.span_jsonl`) has a document per record, its
+  ``"text"`` read as raw text and its id the record's; offsets point into that ``"text"``;
+  the spans are not read.
 
 A document longer than ``max_tokens`` (``--max-doc-tokens``) is tagged in chunks of whole
 sentences, packed greedily in order by the one packing rule
@@ -56,6 +61,7 @@ from docgraph.data.conll import (
     read_text,
 )
 from docgraph.data.document import Document, make_document
+from docgraph.data.span_jsonl import looks_like_span_jsonl, span_texts
 from docgraph.data.tags import spans as tag_spans
 from docgraph.data.tokenize import (
     Span,
@@ -94,7 +100,7 @@ class ReadOptions:
     """How :func:`read_chunks` reads an input file.
 
     Args:
-        input_format: ``"auto"``, ``"conll"`` or ``"text"``.
+        input_format: ``"auto"``, ``"conll"``, ``"text"`` or ``"jsonl"``.
         tokenized: Raw text is one sentence per line, tokens separated by whitespace.
         documents: A document of raw text is the whole ``"file"``, each of its
             ``"paragraphs"`` (blank lines between them) or each non-blank ``"lines"``.
@@ -108,8 +114,8 @@ class ReadOptions:
     max_tokens: int = DEFAULT_MAX_DOC_TOKENS
 
     def __post_init__(self) -> None:
-        if self.input_format not in ("auto", "conll", "text"):
-            raise ValueError(f"input_format must be auto, conll or text, got "
+        if self.input_format not in ("auto", "conll", "text", "jsonl"):
+            raise ValueError(f"input_format must be auto, conll, text or jsonl, got "
                              f"{self.input_format!r}")
         if self.documents not in DOCUMENT_SPLITS:
             raise ValueError(f"documents must be one of {', '.join(DOCUMENT_SPLITS)}, got "
@@ -147,9 +153,10 @@ class Chunk:
 
     Args:
         doc: The document's id in the output (``path.stem``, or ``f"{path.stem}-{n}"`` for
-            the ``n``-th document of a file of several).
+            the ``n``-th document of a file of several; a span JSON lines record's id).
         pieces: The pieces, in order (none for an empty document).
-        text: The input text the pieces' spans point into (``None`` for CoNLL input).
+        text: The input text the pieces' spans point into (``None`` for CoNLL input; a
+            span JSON lines record's ``"text"``).
         first: Whether it is the first chunk of its document.
         path: The input file.
         done: How much of the file is read once this chunk is (0 to 1, for progress).
@@ -177,10 +184,12 @@ def read_chunks(path: Path, options: ReadOptions) -> Iterator[Chunk]:
 
     Raises:
         UsageError: The file does not exist or is not a file.
-        CorpusFormatError: The file is not UTF-8, or not a valid CoNLL file when read as one.
+        CorpusFormatError: The file is not UTF-8, or not a valid CoNLL or span JSON lines
+            file when read as one.
     """
     text, kind = _read_input(path, options)
     chunks = (_conll_chunks(path, options.max_tokens) if kind == "conll"
+              else _jsonl_chunks(text, path, options) if kind == "jsonl"
               else _text_chunks(text, path, options))
     tokens = 0
     for chunk in chunks:
@@ -197,17 +206,19 @@ def read_documents(path: Path, options: ReadOptions) -> list[Document]:
 
     Raises:
         UsageError: The file does not exist or is not a file.
-        CorpusFormatError: The file is not UTF-8, or not a valid CoNLL file when read as one.
+        CorpusFormatError: The file is not UTF-8, or not a valid CoNLL or span JSON lines
+            file when read as one.
     """
     text, kind = _read_input(path, options)
     if kind == "conll":
         documents = read_conll(path)
+    elif kind == "jsonl":
+        documents = [_o_document(doc, body, 0, len(body), options.tokenized)
+                     for doc, body in span_texts(path, text)]
     else:
-        documents = [
-            make_document(_doc_id(path, options.documents, n),
-                          [([text[s:e] for s, e in spans], ["O"] * len(spans))
-                           for spans in _sentence_spans(text, start, end, options.tokenized)])
-            for n, (start, end) in enumerate(_document_spans(text, options.documents))]
+        documents = [_o_document(_doc_id(path, options.documents, n), text, start, end,
+                                 options.tokenized)
+                     for n, (start, end) in enumerate(_document_spans(text, options.documents))]
     if not any(d.num_tokens for d in documents):
         log.warning("%s: no tokens, nothing to tag", path)
     return documents
@@ -218,7 +229,8 @@ def _read_input(path: Path, options: ReadOptions) -> tuple[str, str]:
     text = read_text(path)
     kind = options.input_format
     if kind == "auto":
-        kind = "conll" if looks_like_conll(text) else "text"
+        kind = ("jsonl" if looks_like_span_jsonl(text) else "conll" if looks_like_conll(text)
+                else "text")
     return text, kind
 
 
@@ -282,6 +294,22 @@ def _text_chunks(text: str, path: Path, options: ReadOptions) -> Iterator[Chunk]
                      for spans in _sentence_spans(text, start, end, options.tokenized))
         yield from _document_chunks(doc, _pieces(sentences, options.max_tokens), text, path,
                                     options.max_tokens)
+
+
+def _o_document(doc: str, text: str, start: int, end: int, tokenized: bool) -> Document:
+    """The document of ``text[start:end]``, its tokens tagged ``O``."""
+    return make_document(doc, [([text[s:e] for s, e in spans], ["O"] * len(spans))
+                               for spans in _sentence_spans(text, start, end, tokenized)])
+
+
+def _jsonl_chunks(text: str, path: Path, options: ReadOptions) -> Iterator[Chunk]:
+    """The chunks of a span JSON lines file: a document per record, offsets into its text."""
+    records = list(span_texts(path, text))
+    for n, (doc, body) in enumerate(records):
+        sentences = (([body[s:e] for s, e in spans], spans)
+                     for spans in _sentence_spans(body, 0, len(body), options.tokenized))
+        yield from _document_chunks(doc, _pieces(sentences, options.max_tokens), body, path,
+                                    options.max_tokens, done=(n + 1) / len(records))
 
 
 def _conll_chunks(path: Path, max_tokens: int) -> Iterator[Chunk]:
