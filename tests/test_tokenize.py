@@ -13,6 +13,7 @@ from docgraph.data.tokenize import (
     ABBREVIATIONS,
     CONTROL_CHARACTERS,
     NUMBER_ABBREVIATIONS,
+    SHORT_LINE,
     is_blank,
     paragraph_spans,
     sentence_spans,
@@ -234,9 +235,26 @@ def test_paragraphs_always_split() -> None:
     ]
 
 
-def test_newlines_inside_paragraph_are_whitespace() -> None:
-    text = "This sentence\nspans two lines. And\nthis\tone   too.\r\n"
-    assert split_sentences(text) == ["This sentence spans two lines.", "And this one too."]
+def test_newlines_of_wrapped_text_are_whitespace() -> None:
+    text = ("This sentence was wrapped at a width of about fifty\nso it spans two lines. "
+            "And this one, wrapped as well at that width,\nspans two\ttoo.\r\n")
+    assert split_sentences(text) == [
+        "This sentence was wrapped at a width of about fifty so it spans two lines.",
+        "And this one, wrapped as well at that width, spans two too."]
+
+
+def test_headings_list_items_and_chat_lines_end_sentences() -> None:
+    # a line shorter than SHORT_LINE, or a next line that starts with a list marker
+    assert split_sentences("World\nBusiness\nTech") == ["World", "Business", "Tech"]
+    assert split_sentences("hi there\nhow are you") == ["hi there", "how are you"]
+    long = "The board of Harwick Mining met in Veldania on Monday morning"
+    assert len(long) >= SHORT_LINE
+    assert split_sentences(f"{long}\n- Kestrel results\n* Carrow news\n\u2022 done") == [
+        long, "- Kestrel results", "* Carrow news", "\u2022 done"]
+    assert split_sentences(f"{long}\nand agreed") == [f"{long} and agreed"]
+    assert split_sentences(f"{long}\n-5 degrees") == [f"{long} -5 degrees"]  # no marker
+    spans = list(sentence_spans("Agenda\r\n  Kestrel"))
+    assert spans == [(0, 6), (10, 17)]
 
 
 def test_crlf_paragraph_break() -> None:

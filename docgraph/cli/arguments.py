@@ -402,7 +402,8 @@ def evaluate_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", choices=("dev", "test"), default="test",
                    help="split to score (default: test)")
     p.add_argument("--data", default=None,
-                   help="a labelled CoNLL column file to score instead of a dataset split")
+                   help="a labelled file to score instead of a dataset split: CoNLL columns, "
+                        "or span JSON lines (.jsonl)")
     p.add_argument("--output-dir", default=None,
                    help="where to write <name>_metrics.json and <name>_predictions.conll "
                         "(default: the model directory; for a shipped model, <name>-evaluation)")
@@ -610,7 +611,8 @@ def predict_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="predict.py",
         description="Tag documents with a trained model. Inputs are CoNLL column files "
-                    "(documents split at -DOCSTART-) or plain-text files (one file = one "
+                    "(documents split at -DOCSTART-), span JSON lines (one document per "
+                    "line's \"text\") or plain-text files (one file = one "
                     "document, or see --documents). Output is written as the input is "
                     "tagged, a few thousand tokens at a time.")
     p.add_argument("--model", required=True, help=MODEL_HELP)
@@ -674,7 +676,8 @@ def visualize_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", choices=("train", "dev", "test"), default="dev",
                    help="split of the corpus (default: dev)")
     p.add_argument("--data", default=None, metavar="FILE",
-                   help="a CoNLL column file to show instead of a dataset split")
+                   help="a labelled file to show instead of a dataset split (CoNLL columns "
+                        "or .jsonl spans)")
     p.add_argument("--doc", type=int, default=None,
                    help="index of the document (chunk) in the split; --out needs it")
     p.add_argument("--word", default=None,

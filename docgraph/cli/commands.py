@@ -29,7 +29,6 @@ from docgraph.config import ExperimentConfig, check_processes, section_settings
 from docgraph.config.errors import DocgraphError
 from docgraph.data.conll import (
     first_line_of_type,
-    read_conll,
     write_conll,
 )
 from docgraph.data.document import Document
@@ -433,7 +432,7 @@ def visualize(args: argparse.Namespace, checked: TaggingInputs) -> int:
     try:
         tagger = _load_tagger(args, checked)
         if args.data:
-            source, documents = Path(args.data).name, read_conll(args.data)
+            source, documents = Path(args.data).name, read_labelled(args.data)
         else:
             dataset, documents = _dataset_split(args, tagger.config)
             source = f"{dataset} {args.split}"

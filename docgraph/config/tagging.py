@@ -51,7 +51,7 @@ longer than any CoNLL-2003 document, so those are tagged whole (see docs/experim
 DOCUMENT_SPLITS = ("file", "paragraphs", "lines")
 """The values of ``predict.py --documents``: what a document of raw text is."""
 
-INPUT_FORMATS = ("auto", "conll", "text")
+INPUT_FORMATS = ("auto", "conll", "text", "jsonl")
 """The values of ``predict.py --input-format``."""
 
 MAX_AUTO_TAGGING_PROCESSES = 2

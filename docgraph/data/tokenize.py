@@ -57,7 +57,10 @@ Sentence splitting (:func:`sentence_spans`, :func:`split_sentences`):
 
 1. Blank lines (a line break, optional whitespace or control characters, another line break)
    separate paragraphs; a paragraph always ends a sentence.
-2. Inside a paragraph, line breaks are ordinary whitespace. :func:`split_sentences` returns
+2. Inside a paragraph, a line break is ordinary whitespace (text wrapped at a width), unless
+   it ends a line shorter than :data:`SHORT_LINE` characters (a heading, a list item, a line
+   of chat) or the next line starts with a list marker (``-``, ``*``, ``•``, ``–``, ``—``,
+   ``·``): then it ends a sentence. :func:`split_sentences` returns
    sentences with whitespace runs (control characters included) collapsed to one space,
    stripped; :func:`sentence_spans` returns their spans in the original text.
 3. A sentence ends after a whitespace-separated chunk that ends in ``.``, ``!`` or ``?``
@@ -193,6 +196,11 @@ _TOKEN_RE = re.compile(
 # no "^": match() anchors at its start position, where "^" would not match
 _CLITIC_RE = re.compile(r"(?i)(.+?)(n['’]t|['’](?:s|m|d|ll|re|ve))$")
 _PARAGRAPH_RE = re.compile(rf"\n(?:(?:(?!\n){_SEP})*\n)+")
+
+#: A line break after a line of fewer characters ends a sentence (rule 2 of the module
+#: docstring): text wrapped at a width has longer lines, headings and list items shorter ones.
+SHORT_LINE = 40
+_LIST_MARKERS = frozenset("-*•–—·")
 _CHUNK_RE = re.compile(rf"{_NONSEP}+")
 _SENTENCE_END_RE = re.compile(rf"^(.*?)([{_TERMINATORS}]+)[{re.escape(_CLOSING)}]*$")
 _CJK_END_RE = re.compile(f"[{_CJK_TERMINATORS}]+[{re.escape(_CJK_CLOSING)}]*")
@@ -371,10 +379,14 @@ def _paragraph_sentences(text: str, start: int, end: int) -> Iterator[Span]:
     uncased = not any(c.isupper() for c in text[start:end])
     sentence_start: int | None = None
     previous: re.Match[str] | None = None
+    line_start = start
     for chunk in _CHUNK_RE.finditer(text, start, end):
-        if previous is not None and _ends_sentence(previous.group(), chunk.group(), uncased):
+        if previous is not None and (_ends_sentence(previous.group(), chunk.group(), uncased)
+                                     or _ends_line(text, line_start, previous, chunk)):
             yield sentence_start, previous.end()  # type: ignore[misc]
             sentence_start = None
+        if previous is not None and "\n" in text[previous.end():chunk.start()]:
+            line_start = chunk.start()
         if sentence_start is None:
             sentence_start = chunk.start()
         if cjk:
@@ -385,6 +397,17 @@ def _paragraph_sentences(text: str, start: int, end: int) -> Iterator[Span]:
         previous = chunk
     if previous is not None and sentence_start is not None:
         yield sentence_start, previous.end()
+
+
+def _ends_line(text: str, line_start: int, previous: re.Match[str], chunk: re.Match[str]
+               ) -> bool:
+    """Whether a line break between ``previous`` and ``chunk`` ends a sentence: the line that
+    ``previous`` ends (from ``line_start``) is shorter than :data:`SHORT_LINE`, or ``chunk``
+    is a list marker."""
+    if "\n" not in text[previous.end():chunk.start()]:
+        return False
+    return (previous.end() - line_start < SHORT_LINE
+            or (chunk.group()[0] in _LIST_MARKERS and len(chunk.group()) == 1))
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[Span]:
