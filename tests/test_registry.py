@@ -184,7 +184,16 @@ def test_a_column_split_must_be_one_file(tmp_path):
     with pytest.raises(DataNotFoundError) as info:
         dataset_files("column", tmp_path, ("dev",))
     assert str(info.value).startswith(f"no dev data in {tmp_path}: expected a CoNLL column "
-                                      "file named dev.*")
+                                      "file named dev{.bio,.bioes,.conll,")
+    assert "(or span JSON lines, dev.jsonl)" in str(info.value)
+
+
+def test_other_files_beside_a_column_split_are_left_alone(tmp_path):
+    # a backup, an editor's copy, notes: not the corpus's files (they stopped a run before)
+    write(tmp_path, "test.txt", "a O\n")
+    for stray in ("test.txt.bak", "test.txt~", "test.md", "test.conll.orig"):
+        write(tmp_path, stray, "b O\n")
+    assert dataset_files("column", tmp_path, ("test",)) == {"test": tmp_path / "test.txt"}
 
 
 def test_conll03_is_read_as_iob1_and_a_column_corpus_by_its_tags(tmp_path, caplog):

@@ -53,11 +53,19 @@ def _ontonotes_file(data_dir: Path, split: str) -> Path:
     return _first_existing(data_dir, split, _ONTONOTES_NAMES[split], _ONTONOTES_HINT)
 
 
+#: The file names a ``column`` corpus's split may have: ``<split><suffix>``. Other files in
+#: the folder (``test.txt.bak``, ``notes.md``) are not the corpus's and are left alone.
+COLUMN_SUFFIXES = (".bio", ".bioes", ".conll", ".conllx", ".iob", ".iob1", ".iob2", ".tsv", ".txt",
+                   ".jsonl")
+
+
 def _column_file(data_dir: Path, split: str) -> Path:
-    found = sorted(p for p in data_dir.glob(f"{split}.*") if p.is_file())
+    found = [data_dir / f"{split}{suffix}" for suffix in COLUMN_SUFFIXES
+             if (data_dir / f"{split}{suffix}").is_file()]
     if not found:
         raise DataNotFoundError(
-            f"no {split} data in {data_dir}: expected a CoNLL column file named {split}.* "
+            f"no {split} data in {data_dir}: expected a CoNLL column file named {split}"
+            f"{{{','.join(s for s in COLUMN_SUFFIXES if s != '.jsonl')}}} "
             f"(or span JSON lines, {split}.jsonl)"
         )
     if len(found) > 1:
