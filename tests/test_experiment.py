@@ -97,3 +97,27 @@ def test_overwrite_removes_the_previous_runs_files_only(tmp_path):
         "train.log"]
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")
                   if p.is_file()) == ["notes.txt", "seed-1/mine.csv"]
+
+
+def test_dev_fraction_holds_out_training_documents(tmp_path):
+    # a column corpus without a dev file: dev is taken from the training documents
+    import json
+    import shutil
+    from dataclasses import replace
+
+    from docgraph.data.registry import load_dataset, sample_data_dir
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for split in ("train", "test"):
+        shutil.copyfile(sample_data_dir() / f"{split}.txt", corpus / f"{split}.txt")
+    config = replace(tiny_config(tmp_path / "run", epochs=1), dataset="column",
+                     data_dir=str(corpus), dev_fraction=0.25)
+    metrics = run_experiment(config)
+    train = load_dataset("column", corpus, splits=("train",))["train"]
+    log = (tmp_path / "run" / "train.log").read_text()
+    held = round(0.25 * len(train))
+    assert f"dev: {held} of the {len(train)} training documents, held out" in log
+    assert metrics["dev"]["f1"] >= 0.0
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert saved["dev_fraction"] == 0.25

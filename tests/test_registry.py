@@ -209,3 +209,36 @@ def test_conll03_is_read_as_iob1_and_a_column_corpus_by_its_tags(tmp_path, caplo
     write(column, "train.bioes", "New B-LOC\nYork E-LOC\nis O\n")
     docs = load_dataset("column", column, splits=("train",))["train"]
     assert docs[0].tags == ["B-LOC", "I-LOC", "O"] and docs[0].source_scheme == "bioes"
+
+
+def test_split_off_dev_is_seeded_and_keeps_the_order():
+    from docgraph.data.document import make_document
+    from docgraph.data.errors import DataDirError
+    from docgraph.data.registry import split_off_dev
+
+    docs = [make_document(f"d{i}", [(["w"], ["O"])]) for i in range(10)]
+    train, dev = split_off_dev(docs, 0.3, seed=1)
+    assert len(dev) == 3 and len(train) == 7
+    assert sorted(d.doc_id for d in train + dev) == sorted(d.doc_id for d in docs)
+    assert [d.doc_id for d in dev] == sorted((d.doc_id for d in dev), key=lambda x: int(x[1:]))
+    again = split_off_dev(docs, 0.3, seed=1)
+    assert [d.doc_id for d in again[1]] == [d.doc_id for d in dev]
+    assert [d.doc_id for d in split_off_dev(docs, 0.3, seed=2)[1]] != [d.doc_id for d in dev]
+    assert len(split_off_dev(docs[:2], 0.01, seed=0)[1]) == 1  # at least one held out
+    assert len(split_off_dev(docs[:2], 0.9, seed=0)[0]) == 1   # at least one to train on
+    with pytest.raises(DataDirError, match="at least two"):
+        split_off_dev(docs[:1], 0.2, seed=0)
+
+
+def test_dev_fraction_needs_no_dev_file(tmp_path):
+    from docgraph.cli.arguments import check_arguments, train_parser
+    from docgraph.config.fields import UsageError  # noqa: F401  (the checks' own error kinds)
+
+    write(tmp_path, "train.txt", "a O\n\nb O\n")
+    write(tmp_path, "test.txt", "c O\n")
+    argv = ["--dataset", "column", "--data-dir", str(tmp_path), "--output-dir",
+            str(tmp_path / "run")]
+    with pytest.raises(DataNotFoundError, match="no dev data"):
+        check_arguments(train_parser().parse_args(argv))
+    config = check_arguments(train_parser().parse_args([*argv, "--dev-fraction", "0.2"]))
+    assert config.dev_fraction == 0.2 and config.file_splits == ("train", "test")

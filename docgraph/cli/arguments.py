@@ -231,12 +231,14 @@ def check_arguments(args: argparse.Namespace) -> ExperimentConfig:
         check_field(section_settings("")["seed"], seed, "--seeds")
     if getattr(args, "processes", None):
         check_processes(args.processes, "--processes")
-    if getattr(args, "data_dir", None) is not None and getattr(args, "dataset", None):
-        dataset_files(args.dataset, args.data_dir)  # no corpus there: said before torch loads
     if getattr(args, "resume", None):
         config = config_from_args(args, check_resumable(args))
     else:
         config = config_from_args(args)
+    if getattr(args, "data_dir", None) is not None and getattr(args, "dataset", None):
+        # no corpus there: said before torch loads
+        dataset_files(config.dataset, config.data_dir, config.file_splits)
+    if not getattr(args, "resume", None):
         check_output_dir(config.output_dir, getattr(args, "seeds", None),
                          getattr(args, "overwrite", False))
     check_model_size(config)

@@ -171,7 +171,7 @@ def _train_command(args: argparse.Namespace, config: ExperimentConfig) -> int:
         if processes > 1:
             if resolve_device(config.device).type == "cuda":
                 raise UsageError("--processes > 1 is for CPU training; use torchrun on GPUs")
-            dataset_files(config.dataset, config.data_dir)  # missing data: fail here, once
+            dataset_files(config.dataset, config.data_dir, config.file_splits)  # fail here
         if torchrun:  # the first process locks the directory (run_experiment, run_seeds)
             init_distributed(config.device)
         with contextlib.nullcontext() if torchrun else run_directory(config.output_dir) as lock:

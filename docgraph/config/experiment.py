@@ -22,6 +22,7 @@ from docgraph.config.fields import (
     check_field,
     choice,
     integer,
+    number,
     settings_of,
     switch,
     text,
@@ -44,6 +45,9 @@ class ExperimentConfig:
     Args:
         dataset: ``"sample"``, ``"conll03"``, ``"ontonotes"`` or ``"column"``.
         data_dir: Directory of the corpus files (``None``: the dataset's default).
+        dev_fraction: Take this share of the training documents, drawn with :attr:`seed`, as
+            the dev split (for a corpus without a dev file; a dev file there is not read);
+            ``0``: the corpus's dev file.
         embeddings: ``"glove-6b-50d"``, ``"none"`` or a path to a GloVe/word2vec text file.
         vocab_eval_words: Add the dev/test words that have a pretrained vector to the word
             vocabulary (the standard practice, :mod:`docgraph.data.vocab`); off, the vocabulary
@@ -72,6 +76,9 @@ class ExperimentConfig:
 
     dataset: str = choice("sample", DATASET_NAMES, help="corpus")
     data_dir: str | None = text(None, optional=True, help="corpus directory", marks=(MACHINE,))
+    dev_fraction: float = number(0.0, low=0.0, high=0.5, flag="--dev-fraction",
+                                 help="share of the training documents held out as dev "
+                                      "(seeded; instead of a dev file)")
     embeddings: str = text("glove-6b-50d", flag="--embeddings", metavar="NAME|PATH",
                            help="glove-6b-50d | none | PATH to GloVe/word2vec vectors")
     vocab_eval_words: bool = switch(True, help="add the dev/test words that have a pretrained "
@@ -98,6 +105,12 @@ class ExperimentConfig:
 
     def __post_init__(self) -> None:
         check_config(self, "")
+
+    @property
+    def file_splits(self) -> tuple[str, ...]:
+        """The splits read from the corpus's files: dev too unless :attr:`dev_fraction`
+        takes it from the training documents."""
+        return ("train", "test") if self.dev_fraction > 0 else ("train", "dev", "test")
 
     def graph_config(self) -> GraphConfig:
         """The effective graph configuration of the run.

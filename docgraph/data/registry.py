@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -178,6 +179,28 @@ def default_data_dir(name: str) -> Path | None:
         return sample_data_dir()
     root = os.environ.get(ENV_VAR)
     return Path(root) / spec.shared_name if root else None
+
+
+def split_off_dev(documents: Sequence[Document], fraction: float, seed: int
+                  ) -> tuple[list[Document], list[Document]]:
+    """``(train, dev)``: ``round(fraction * len(documents))`` documents (at least one, and
+    at least one left to train on), drawn by a generator seeded with ``seed`` alone, as dev;
+    both in their original order.
+
+    Raises:
+        DataDirError: Fewer than two documents, or a fraction outside ``(0, 1)``.
+    """
+    if not 0 < fraction < 1:
+        raise DataDirError(f"dev fraction {fraction}: expected a share between 0 and 1")
+    if len(documents) < 2:
+        raise DataDirError(f"{len(documents)} training document(s): a dev split needs at "
+                           "least two (one to train on, one to hold out)")
+    size = min(max(1, round(fraction * len(documents))), len(documents) - 1)
+    order = list(range(len(documents)))
+    random.Random(f"dev-fraction:{seed}").shuffle(order)
+    held = set(order[:size])
+    return ([d for i, d in enumerate(documents) if i not in held],
+            [d for i, d in enumerate(documents) if i in held])
 
 
 def load_dataset(

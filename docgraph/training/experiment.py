@@ -26,7 +26,7 @@ from docgraph.config.experiment import run_dirs, seed_dir
 from docgraph.data.augment import case_variant, variants_needed
 from docgraph.data.contextual import ContextualEncoder, cached_features
 from docgraph.data.document import Document
-from docgraph.data.registry import get_spec, load_dataset, resolve_data_dir
+from docgraph.data.registry import get_spec, load_dataset, resolve_data_dir, split_off_dev
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit, build_vocabularies, prepare_split
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, load_checkpoint
@@ -173,7 +173,13 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
     """:func:`run_experiment` once its run directory and log are set up."""
     seed_everything(config.seed)
     with stages("reading the corpus") as info:
-        splits = load_dataset(config.dataset, config.data_dir)
+        splits = load_dataset(config.dataset, config.data_dir, splits=config.file_splits)
+        if config.dev_fraction > 0:
+            splits["train"], splits["dev"] = split_off_dev(splits["train"], config.dev_fraction,
+                                                           config.seed)
+            log.info("dev: %d of the %d training documents, held out (--dev-fraction %g)",
+                     len(splits["dev"]), len(splits["dev"]) + len(splits["train"]),
+                     config.dev_fraction)
         info["result"] = ", ".join(f"{name} {len(docs)} documents"
                                    for name, docs in splits.items())
     if not get_spec(config.dataset).bundled:
