@@ -149,9 +149,9 @@ def test_shipped_lines_name_the_run_of_each_shipped_model(tmp_path: Path):
     tagging = json.loads((SHIPPED_DIR / name / "config.json").read_text())["model"]["threshold"]
     trained = 0.5
     threshold = ("" if tagging == trained
-                 else f" at the trained threshold {trained:g} (it tags at {tagging:g})")
+                 else f" at threshold {trained:g} (tags at {tagging:g})")
     assert shipped_lines(find_runs([tmp_path])) == [
-        f"shipped model `{name}` ([card](docs/models.md#{name})): run {run}, test F1 91.25"
+        f"shipped [`{name}`](docs/models.md#{name}): run {run}, test F1 91.25"
         f"{threshold}, converged, CPU (1 thread)"]
     assert shipped_lines([]) == []
 

@@ -141,8 +141,8 @@ def shipped_lines(runs: Sequence[Run]) -> list[str]:
         tagging = config.get("model", {}).get("threshold")
         trained = run.config.get("model", {}).get("threshold")
         threshold = ("" if None in (tagging, trained) or tagging == trained
-                     else f" at the trained threshold {trained:g} (it tags at {tagging:g})")
-        lines.append(f"shipped model `{name}` ([card](docs/models.md#{name})): run "
+                     else f" at threshold {trained:g} (tags at {tagging:g})")
+        lines.append(f"shipped [`{name}`](docs/models.md#{name}): run "
                      f"{run.directory.name}, test F1 {f1[0]:.2f}{threshold}, "
                      f"{stop_summary([run])}, {run.hardware}")
     return lines
