@@ -230,3 +230,12 @@ def test_tagger_and_predict_write_a_page_for_new_text(model_dir, tmp_path):
     assert res.returncode == 0, res.stderr
     assert out.read_text().startswith("<!DOCTYPE html>") and "Kestrel" in out.read_text()
     assert "<title>in.txt and 1 more</title>" in out.read_text()
+
+
+def test_words_break_across_lines_only_when_one_does_not_fit():
+    # break-all cut ordinary words at the line's end ("ope|n"); overflow-wrap breaks a word
+    # only when it is longer than a line (a URL)
+    from docgraph.viz.html import _CSS
+
+    tok = next(rule for rule in _CSS.split("\n") if rule.startswith(".tok{"))
+    assert "break-all" not in _CSS and "overflow-wrap:anywhere" in tok

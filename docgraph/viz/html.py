@@ -261,7 +261,7 @@ main{display:flex;gap:16px;padding:0 16px}
 .docs{flex:3;min-width:0}.panel{flex:1;position:sticky;top:60px;align-self:flex-start;
 border:1px solid #ddd;border-radius:6px;padding:8px;max-height:80vh;overflow:auto;font-size:13px}
 .doc{display:none}.doc.on{display:block}.sent{margin:4px 0}
-.tok{padding:0 1px;border-radius:3px;word-break:break-all}
+.tok{padding:0 1px;border-radius:3px;overflow-wrap:anywhere}
 .rep{border-bottom:2px dotted #555;cursor:pointer}
 .pruned{border-bottom-style:dashed;border-bottom-color:#c00}
 .hl{outline:2px solid #0057d9;background:#dbe9ff}.sel{outline:3px solid #d90000}
