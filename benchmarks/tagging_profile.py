@@ -1,0 +1,51 @@
+"""Where tagging time goes, stage by stage (:mod:`docgraph.tools.tagging_profile`), for
+shipped models on the raw text of OntoNotes test documents, one process:
+
+    python benchmarks/tagging_profile.py --models conll03 ontonotes --data-dir DIR \\
+        [--limit 100] [--threads 1] --out OUT.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+
+def main() -> int:
+    """Command line."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--models", nargs="+", default=["conll03", "ontonotes"])
+    p.add_argument("--data-dir", required=True, help="corpus directory of OntoNotes")
+    p.add_argument("--limit", type=int, default=100, help="first N test documents (0: all)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads")
+    p.add_argument("--out", default=None, help="JSON record")
+    args = p.parse_args()
+    import torch
+
+    from docgraph.data.registry import load_dataset
+    from docgraph.runtime.atomic import atomic_write_json
+    from docgraph.runtime.machine import cpu_model
+    from docgraph.tools.peer_speed import split_text
+    from docgraph.tools.tagging_profile import format_profile, profile_tagging
+
+    torch.set_num_threads(args.threads)
+    documents = load_dataset("ontonotes", args.data_dir, splits=("test",))["test"]
+    documents = documents[:args.limit] if args.limit else documents
+    text, _ = split_text(documents)
+    records = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "ontonotes-test.txt"
+        path.write_text(text, encoding="utf-8")
+        for model in args.models:
+            records.append(profile_tagging(model, path))
+            print(format_profile(records[-1]), flush=True)
+    if args.out:
+        atomic_write_json(args.out, {"command": " ".join(sys.argv), "cpu": cpu_model(),
+                                     "threads": args.threads, "records": records})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
