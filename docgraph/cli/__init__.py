@@ -85,5 +85,5 @@ def _check(check: Callable[[argparse.Namespace], T], args: argparse.Namespace) -
     """``check(args)``; a bad argument ends the script with its one-line error."""
     try:
         return check(args)
-    except (DocgraphError, ValueError) as err:  # a ValueError: an unreadable TOML preset
+    except (DocgraphError, ValueError) as err:  # ValueError: of the libraries underneath
         fail(str(err))

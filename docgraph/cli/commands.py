@@ -75,12 +75,10 @@ from docgraph.training.loop import TrainingError
 from docgraph.viz.edges import format_edge_table, inspection_words, noisy_edges, repeated_words
 from docgraph.viz.html import page_title, to_html
 
-#: The exceptions that end training with a one-line error instead of a traceback.
-#: Errors a command reports in one line: every error of docgraph's own (the faults it
-#: tells apart, a dead process or a failed write, are caught before these), and the
-#: ``ValueError`` / ``FileNotFoundError`` of the libraries underneath.
+#: Errors a command reports in one line instead of a traceback: every error of docgraph's
+#: own (the faults it tells apart, a dead process or a failed write, are caught before
+#: these), and the ``ValueError`` / ``FileNotFoundError`` of the libraries underneath.
 BAD_INPUT: tuple[type[BaseException], ...] = (DocgraphError, ValueError, FileNotFoundError)
-TRAIN_ERRORS = BAD_INPUT
 
 
 def _train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
@@ -123,7 +121,7 @@ def _spawned_train(config: ExperimentConfig, seeds: Sequence[int] | None, resume
         _train(config, seeds, resume, settings, lock)
     except WriteError as err:
         raise ProcessError(str(err), 1) from None
-    except TRAIN_ERRORS as err:
+    except BAD_INPUT as err:
         raise ProcessError(str(err), _train_exit_code(err)) from None
 
 
@@ -196,7 +194,7 @@ def _train_command(args: argparse.Namespace, config: ExperimentConfig) -> int:
     except WriteError as err:
         _stopped(config, args.seeds, f"error: {err}")
         return 1
-    except TRAIN_ERRORS as err:
+    except BAD_INPUT as err:
         if _train_exit_code(err) == 1:
             print(f"error: {err}", file=sys.stderr)
             return 1

@@ -52,7 +52,7 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS
+from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS, INPUT_FORMATS
 from docgraph.data.chunking import pack_greedy, piece_bounds
 from docgraph.data.conll import (
     conll_lines,
@@ -114,9 +114,9 @@ class ReadOptions:
     max_tokens: int = DEFAULT_MAX_DOC_TOKENS
 
     def __post_init__(self) -> None:
-        if self.input_format not in ("auto", "conll", "text", "jsonl"):
-            raise ValueError(f"input_format must be auto, conll, text or jsonl, got "
-                             f"{self.input_format!r}")
+        if self.input_format not in INPUT_FORMATS:
+            raise ValueError(f"input_format must be {', '.join(INPUT_FORMATS[:-1])} or "
+                             f"{INPUT_FORMATS[-1]}, got {self.input_format!r}")
         if self.documents not in DOCUMENT_SPLITS:
             raise ValueError(f"documents must be one of {', '.join(DOCUMENT_SPLITS)}, got "
                              f"{self.documents!r}")
@@ -183,9 +183,9 @@ def read_chunks(path: Path, options: ReadOptions) -> Iterator[Chunk]:
     CoNLL output writes as an empty document.
 
     Raises:
-        UsageError: The file does not exist or is not a file.
-        CorpusFormatError: The file is not UTF-8, or not a valid CoNLL or span JSON lines
-            file when read as one.
+        DataNotFoundError: The file does not exist.
+        CorpusFormatError: The file is a directory, is not UTF-8, or is not a valid CoNLL or
+            span JSON lines file when read as one.
     """
     text, kind = _read_input(path, options)
     chunks = (_conll_chunks(path, options.max_tokens) if kind == "conll"
@@ -205,9 +205,9 @@ def read_documents(path: Path, options: ReadOptions) -> list[Document]:
     tags kept; what ``predict.py --format html`` shows. A file without tokens is logged.
 
     Raises:
-        UsageError: The file does not exist or is not a file.
-        CorpusFormatError: The file is not UTF-8, or not a valid CoNLL or span JSON lines
-            file when read as one.
+        DataNotFoundError: The file does not exist.
+        CorpusFormatError: The file is a directory, is not UTF-8, or is not a valid CoNLL or
+            span JSON lines file when read as one.
     """
     text, kind = _read_input(path, options)
     if kind == "conll":
@@ -225,7 +225,8 @@ def read_documents(path: Path, options: ReadOptions) -> list[Document]:
 
 
 def _read_input(path: Path, options: ReadOptions) -> tuple[str, str]:
-    """The text of an input file and how to read it (``"conll"`` or ``"text"``)."""
+    """The text of an input file and how to read it (``"conll"``, ``"text"`` or
+    ``"jsonl"``)."""
     text = read_text(path)
     kind = options.input_format
     if kind == "auto":
