@@ -381,11 +381,13 @@ def _paragraph_sentences(text: str, start: int, end: int) -> Iterator[Span]:
     previous: re.Match[str] | None = None
     line_start = start
     for chunk in _CHUNK_RE.finditer(text, start, end):
-        if previous is not None and (_ends_sentence(previous.group(), chunk.group(), uncased)
-                                     or _ends_line(text, line_start, previous, chunk)):
+        new_line = previous is not None and "\n" in text[previous.end():chunk.start()]
+        if previous is not None and (
+                _ends_sentence(previous.group(), chunk.group(), uncased)
+                or (new_line and _ends_line(previous.end() - line_start, chunk.group()))):
             yield sentence_start, previous.end()  # type: ignore[misc]
             sentence_start = None
-        if previous is not None and "\n" in text[previous.end():chunk.start()]:
+        if new_line:
             line_start = chunk.start()
         if sentence_start is None:
             sentence_start = chunk.start()
@@ -399,15 +401,11 @@ def _paragraph_sentences(text: str, start: int, end: int) -> Iterator[Span]:
         yield sentence_start, previous.end()
 
 
-def _ends_line(text: str, line_start: int, previous: re.Match[str], chunk: re.Match[str]
-               ) -> bool:
-    """Whether a line break between ``previous`` and ``chunk`` ends a sentence: the line that
-    ``previous`` ends (from ``line_start``) is shorter than :data:`SHORT_LINE`, or ``chunk``
-    is a list marker."""
-    if "\n" not in text[previous.end():chunk.start()]:
-        return False
-    return (previous.end() - line_start < SHORT_LINE
-            or (chunk.group()[0] in _LIST_MARKERS and len(chunk.group()) == 1))
+def _ends_line(line_length: int, next_chunk: str) -> bool:
+    """Whether the line break after a line of ``line_length`` characters, before
+    ``next_chunk``, ends a sentence: the line is shorter than :data:`SHORT_LINE`, or the next
+    one starts with a list marker."""
+    return line_length < SHORT_LINE or next_chunk in _LIST_MARKERS
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[Span]:
