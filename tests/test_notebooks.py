@@ -58,8 +58,10 @@ def test_notebooks_are_committed_without_outputs():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs(name, monkeypatch):
+def test_notebook_runs(name, monkeypatch, tmp_path):
     monkeypatch.delenv("DOCGRAPH_MODEL_DIR", raising=False)
+    # what a notebook writes to its temporary directories stays in the test's own
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     # the kernel imports this checkout's docgraph, not another installed (editable) copy
