@@ -29,6 +29,7 @@ from docgraph.config.experiment import (
 )
 from docgraph.config.fields import Setting, UsageError, check_field, check_processes
 from docgraph.config.graph import GraphConfig
+from docgraph.config.init_from import init_from_config
 from docgraph.config.presets import load_toml, preset_path
 from docgraph.config.size import ModelSizeError, host_available_memory, memory_problem
 from docgraph.config.tagging import (
@@ -356,7 +357,54 @@ def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = N
                     put(section, key, value)
     if args.resume is not None:
         overrides["output_dir"] = args.resume
-    return apply_overrides(config, overrides, where="command line")
+    config = apply_overrides(config, overrides, where="command line")
+    if base is None and config.init_from is not None:
+        flag = "--init-from" if getattr(args, "init_from", None) else \
+            f"{chosen_preset(args)} init_from"
+        config = init_from_config(config, read_init_config(config.init_from, flag),
+                                  given_settings(args), config.init_from)
+    return config
+
+
+def read_init_config(model: str, flag: str = "--init-from") -> ExperimentConfig:
+    """The saved configuration of the model ``model`` that a run starts from (a shipped
+    model's name or a model directory, found as :func:`check_model_dir` finds it), read
+    before torch loads.
+
+    Raises:
+        UsageError: Naming ``flag``: ``model`` is not a model, or its ``config.json`` is not
+            a docgraph configuration.
+    """
+    directory = check_model_dir(model, flag)
+    path = directory / "config.json"
+    try:
+        return ExperimentConfig.from_saved(read_json_file(path))
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        raise UsageError(f"{path} is not the configuration of a docgraph model ({err})",
+                         flag, model) from None
+
+
+def given_settings(args: argparse.Namespace) -> dict[str, str]:
+    """The settings a ``train.py`` command line sets in its preset or its flags, as
+    ``"model.hidden"`` (``"seed"`` at the top level) -> where (``"--hidden"``,
+    ``"configs/x.toml [model] hidden"``); a flag wins over the preset."""
+    given: dict[str, str] = {}
+    preset = chosen_preset(args)
+    if preset is not None:
+        for key, value in load_toml(preset).items():
+            if key in SECTIONS and isinstance(value, dict):
+                given.update({f"{key}.{inner}": f"{preset} [{key}] {inner}" for inner in value})
+            else:
+                given[key] = f"{preset} {key}"
+    for flag, value_flag in value_flags().items():
+        if getattr(args, value_flag.dest, None) is not None:
+            section, key = value_flag.section, value_flag.key
+            given[f"{section}.{key}" if section else key] = flag
+    for flag, values in SWITCHES.items():
+        if getattr(args, flag_dest(flag), False):
+            for section, kv in values.items():
+                given.update({f"{section}.{key}" if section else key: flag for key in kv})
+    return given
 
 
 def preset_config(args: argparse.Namespace) -> ExperimentConfig:

@@ -49,6 +49,10 @@ class ExperimentConfig:
             the dev split (for a corpus without a dev file; a dev file there is not read);
             ``0``: the corpus's dev file.
         embeddings: ``"glove-6b-50d"``, ``"none"`` or a path to a GloVe/word2vec text file.
+        init_from: Start from this trained model (a shipped model's name or a model
+            directory): its weights, its vocabulary (grown by the words of the new data) and
+            its ``[model]`` settings (:mod:`docgraph.config.init_from`,
+            :mod:`docgraph.training.init_from`); ``None`` trains from scratch.
         vocab_eval_words: Add the dev/test words that have a pretrained vector to the word
             vocabulary (the standard practice, :mod:`docgraph.data.vocab`); off, the vocabulary
             holds the training words only, and words met later get their pretrained vector
@@ -81,6 +85,10 @@ class ExperimentConfig:
                                       "(seeded; instead of a dev file)")
     embeddings: str = text("glove-6b-50d", flag="--embeddings", metavar="NAME|PATH",
                            help="glove-6b-50d | none | PATH to GloVe/word2vec vectors")
+    init_from: str | None = text(None, optional=True, flag="--init-from", metavar="MODEL",
+                                 help="fine-tune: start from this model's weights, vocabulary "
+                                      "and model settings (a shipped model's name or a model "
+                                      "directory)")
     vocab_eval_words: bool = switch(True, help="add the dev/test words that have a pretrained "
                                     "vector to the word vocabulary",
                                     switches={"--training-words-only": False})

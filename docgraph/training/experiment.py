@@ -41,6 +41,13 @@ from docgraph.runtime.processes import is_main_process
 from docgraph.runtime.progress import Progress, Stages, log_to_file
 from docgraph.runtime.progress import settings as progress_settings
 from docgraph.tagging.inference import evaluate, split_consistency
+from docgraph.training.init_from import (
+    Growth,
+    InitModel,
+    grow_vocabularies,
+    initial_model,
+    load_init_model,
+)
 from docgraph.training.loop import Trainer, seed_everything, stop_reason, training_threads
 
 log = logging.getLogger("docgraph")
@@ -187,11 +194,26 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
         config = replace(config, data_dir=str(resolve_data_dir(config.dataset,
                                                                config.data_dir).resolve()))
     cases = variants_needed(config.train.lowercase_share, config.train.uppercase_share)
-    with stages("vocabularies and pretrained vectors"):
-        vocabs, pretrained, coverage = build_vocabularies(splits, config.embeddings,
+    init: InitModel | None = None
+    growth: Growth | None = None
+    if config.init_from is not None:
+        with stages(f"reading the model to start from ({config.init_from})"):
+            init = load_init_model(config.init_from)
+        if init.config.lm is not None:  # where its language model is now (lm.json, checked)
+            config = replace(config, lm=init.config.lm)
+        with stages("vocabularies grown from the model's"):
+            vocabs, word_rows, growth = grow_vocabularies(init, splits, config.embeddings,
                                                           config.vocab_eval_words, cases)
+        pretrained, coverage = None, growth.word_vectors
+        if is_main_process():
+            _log_growth(growth)
+    else:
+        with stages("vocabularies and pretrained vectors"):
+            vocabs, pretrained, coverage = build_vocabularies(splits, config.embeddings,
+                                                              config.vocab_eval_words, cases)
     if coverage is not None and is_main_process():
-        log.info("pretrained vector coverage: %s", coverage)
+        log.info("pretrained vector coverage%s: %s",
+                 " of the added words" if init is not None else "", coverage)
     if pretrained is not None and pretrained.size(1) != config.model.word_dim:
         config = replace(config, model=replace(config.model, word_dim=int(pretrained.size(1))))
     lm_features: dict[str, Any] = {}
@@ -218,9 +240,13 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
         check_model_memory(config.model, config.train.optimizer, config.train.momentum,
                            world, device, vocabs)
         seed_everything(config.seed)
-        model = build_model(config.model, vocabs, pretrained)
+        if init is not None:
+            model = initial_model(init, config.model, vocabs, word_rows)
+        else:
+            model = build_model(config.model, vocabs, pretrained)
     trainer = Trainer(model, vocabs, config, prepared["train"], prepared["dev"], output_dir,
-                      progress=progress, train_variants=variants)
+                      progress=progress, train_variants=variants,
+                      evaluate_start=init is not None)
     with stages("training", heartbeat=False, done=False):
         state = trainer.fit(resume=resume)
     if not is_main_process():
@@ -228,7 +254,8 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
     with stages("final evaluation", heartbeat=False):
         # the trainer saved this config and vocabulary beside the weights: read only the weights
         best = load_model_weights(output_dir, config, vocabs, trainer.device)
-        best.set_epoch(state.best_epoch)  # as it was when selected (pruning warm-up)
+        if state.best_epoch > 0:  # epoch 0: the starting model of --init-from, as it was read
+            best.set_epoch(state.best_epoch)  # as it was when selected (pruning warm-up)
         results: dict[str, Any] = {}
         consistency: dict[str, Any] = {}
         for name in ("dev", "test"):
@@ -248,6 +275,8 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
         "config": config.to_dict(),
         "command": _command_line(),
         "embedding_coverage": coverage,
+        **({"init_from": {**growth.to_dict(), "start_dev_f1": state.start_dev_f1}}
+           if growth is not None else {}),
         "consistency": consistency,
         "torch": torch.__version__,
         "device": str(trainer.device),
@@ -263,6 +292,19 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
     atomic_write_json(output_dir / "metrics.json", metrics)
     learning_curve(state.history, output_dir / "learning_curve.png")
     return metrics
+
+
+def _log_growth(growth: Growth) -> None:
+    """Say what a run adds to the model it starts from (``--init-from``)."""
+    log.info("--init-from %s: %d words added to its vocabulary (their pretrained rows), %d "
+             "characters", growth.model, growth.words, growth.characters)
+    for kind in growth.added_types:
+        log.info("--init-from %s: entity type %s of the data is not among the model's (%s): "
+                 "added (the emission layer, the uncertainty tagger's dense layer and the CRF "
+                 "extended)", growth.model, kind, ", ".join(growth.model_types))
+    if growth.types_not_in_data:
+        log.info("--init-from %s: its types %s are not in the training data (kept)",
+                 growth.model, ", ".join(growth.types_not_in_data))
 
 
 def _lm_features(config: ExperimentConfig, splits: dict[str, list[Document]],

@@ -114,7 +114,8 @@ def make_scheduler(optimizer: torch.optim.Optimizer, config: TrainConfig
 
 @dataclass
 class TrainState:
-    """Early-stopping state and history, saved in every checkpoint."""
+    """Early-stopping state and history, saved in every checkpoint (``start_dev_f1``: the dev
+    F1 of the starting model of a run that starts from one, its epoch 0)."""
 
     epoch: int = 0
     best_f1: float = -1.0
@@ -122,6 +123,7 @@ class TrainState:
     bad_epochs: int = 0
     train_seconds: float = 0.0
     history: list[dict[str, Any]] = field(default_factory=list)
+    start_dev_f1: float | None = None
 
 
 def _rng_state() -> dict[str, Any]:
@@ -236,6 +238,9 @@ class Trainer:
         train_variants: The training split in other cases (:mod:`docgraph.data.augment`),
             index-aligned with ``train``: each epoch the documents that
             :func:`~docgraph.data.augment.epoch_cases` draws are taken from these.
+        evaluate_start: Score the model on dev before the first epoch (a model that a run
+            starts from, ``--init-from``) and count it as epoch 0: the best so far, saved and
+            checkpointed, which an epoch must beat to replace it.
     """
 
     model: GCDoc
@@ -247,6 +252,7 @@ class Trainer:
     progress: bool = True
     on_epoch_end: Callable[[dict[str, Any]], None] | None = None
     train_variants: dict[str, PreparedSplit] = field(default_factory=dict)
+    evaluate_start: bool = False
 
     def __post_init__(self) -> None:
         self.output_dir = Path(self.output_dir)
@@ -445,8 +451,12 @@ class Trainer:
             self.load_checkpoint()
             if main:
                 self._rebuild_log()
-        elif main:
-            self.log_path.unlink(missing_ok=True)
+        else:
+            if main:
+                self.log_path.unlink(missing_ok=True)
+            if self.evaluate_start:
+                self._evaluate_start()
+
         def out_of_time() -> bool:
             # Predictive: stop before an epoch that would end past the budget, judging its
             # length (training, dev evaluation and checkpoint) by the last epoch's.
@@ -500,6 +510,24 @@ class Trainer:
                 if stop.item():
                     break
         return self.state
+
+    def _evaluate_start(self) -> None:
+        """Epoch 0 of :attr:`evaluate_start`: the starting model's dev F1, kept as the best
+        model and checkpointed (so that a run interrupted in its first epoch resumes)."""
+        scores = evaluate_sharded(self.model, self.dev, self.vocabs,
+                                  self.config.train.eval_batch_tokens, self.device,
+                                  progress="dev (starting model)" if self.progress else None)
+        rng_ranks = _gather_rng_states()
+        if not is_main_process():
+            return
+        assert scores is not None
+        with interrupt_after():
+            self.state.best_f1 = self.state.start_dev_f1 = scores.f1
+            self.state.best_epoch = 0
+            save_model_dir(self.output_dir, self.model, self.vocabs, self.config)
+            self.save_checkpoint(rng_ranks)
+        log.info("epoch   0  the starting model: dev P %.2f R %.2f F1 %.2f", scores.precision,
+                 scores.recall, scores.f1)
 
 
 def training_threads(requested: int, device: torch.device, distributed: bool = False) -> int:

@@ -1,0 +1,89 @@
+"""The configuration of a run that starts from a trained model (``train.py --init-from MODEL``),
+torch-free.
+
+The run takes the model's ``[model]`` section, its pretrained vectors (``embeddings``) and its
+language-model settings; the rest (corpus, ``[train]``, ``[graph]``, seed, output directory)
+is the run's own, as for any run. Of the model settings, those that decide the shapes of the
+weights (:data:`ARCHITECTURE`: the sizes and the module switches) must stay the model's: a
+preset or a flag that sets one to another value is an error naming it. The others
+(:data:`TUNABLE`: dropout, the threshold, the loss weight, decoding, ...) are the model's unless
+the preset or a flag sets them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from docgraph.config.experiment import ExperimentConfig
+from docgraph.config.fields import SIZE, VARIANT, ConfigError, fields_marked, settings_of
+from docgraph.config.model import GCDocConfig
+
+__all__ = ["ARCHITECTURE", "FROM_MODEL", "TUNABLE", "architecture_conflicts",
+           "init_from_config"]
+
+#: The ``[model]`` settings that decide the shapes and the parts of the weights.
+ARCHITECTURE: tuple[str, ...] = tuple(dict.fromkeys(
+    (*fields_marked(GCDocConfig, SIZE), *fields_marked(GCDocConfig, VARIANT))))
+
+#: The ``[model]`` settings a fine-tuning run may change (the model's unless set).
+TUNABLE: tuple[str, ...] = tuple(name for name, _ in settings_of(GCDocConfig)
+                                 if name not in ARCHITECTURE)
+
+#: The top-level settings that come from the model: the vectors of its word rows and the
+#: language model whose features it reads.
+FROM_MODEL: tuple[str, ...] = ("embeddings", "lm", "lm_context", "lm_pooling", "lm_layers",
+                               "lm_pack")
+
+
+def _value(config: ExperimentConfig, key: str) -> Any:
+    section, _, name = key.rpartition(".")
+    return getattr(getattr(config, section) if section else config, name)
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
+def init_from_config(config: ExperimentConfig, model: ExperimentConfig,
+                     given: Mapping[str, str], name: str) -> ExperimentConfig:
+    """The configuration of a run that starts from the model whose configuration is ``model``.
+
+    Args:
+        config: The run's configuration as its command line makes it (defaults < preset <
+            flags).
+        model: The model's saved configuration.
+        given: The settings the preset or the command line set: ``"model.hidden"``,
+            ``"embeddings"``, ... -> how to name where (``"--hidden"``,
+            ``"my.toml [model] hidden"``).
+        name: The model as ``--init-from`` names it (for messages).
+
+    Returns:
+        ``config`` with the model's ``[model]`` section (its :data:`TUNABLE` settings replaced
+        where ``given`` sets them) and the model's :data:`FROM_MODEL` settings.
+
+    Raises:
+        ConfigError: A setting of :data:`ARCHITECTURE` or :data:`FROM_MODEL` is given a value
+            other than the model's; the message names where it was set.
+    """
+    for key in (*FROM_MODEL, *(f"model.{n}" for n in ARCHITECTURE)):
+        if key in given and _value(config, key) != _value(model, key):
+            shown = key.replace("model.", "[model] ")
+            raise ConfigError(
+                f"{given[key]} = {_toml(_value(config, key))}: --init-from {name} was trained "
+                f"with {shown} = {_toml(_value(model, key))}, and a fine-tuning run keeps the "
+                "model's architecture, vectors and language model; drop the setting")
+    tuned = {n: getattr(config.model, n) for n in TUNABLE if f"model.{n}" in given}
+    return replace(config, model=replace(model.model, **tuned),
+                   **{key: getattr(model, key) for key in FROM_MODEL})
+
+
+def architecture_conflicts(config: GCDocConfig, model: GCDocConfig) -> list[str]:
+    """The :data:`ARCHITECTURE` settings in which ``config`` differs from ``model``, as
+    ``"[model] hidden = 100 (the model's: 200)"``; empty when none does."""
+    return [f"[model] {n} = {_toml(getattr(config, n))} (the model's: "
+            f"{_toml(getattr(model, n))})"
+            for n in ARCHITECTURE if getattr(config, n) != getattr(model, n)]

@@ -1,0 +1,206 @@
+"""Starting a run from a trained model (docgraph/training/init_from.py, train.py --init-from):
+grown vocabularies keep the model's rows, a new type keeps the model's scores, the first
+forward pass is the model's, and a run from the command line records where it started."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+from torch_geometric.data import Batch
+
+from docgraph.data.conll import write_conll
+from docgraph.data.document import Document, Sentence, make_document
+from docgraph.data.embeddings import load_embeddings
+from docgraph.data.vocab import Vocab
+from docgraph.graph.build import documents_to_graphs
+from docgraph.model import bioes_transition_masks
+from docgraph.persistence.model_dir import load_model_dir
+from docgraph.training.init_from import (
+    InitFromError,
+    grow_vocabularies,
+    initial_model,
+    label_map,
+    load_init_model,
+)
+from tests.conftest import TINY_FLAGS, UNSEEN_VECTOR_WORDS, run_script
+
+
+def _with_type(document: Document, kind: str = "DATE") -> Document:
+    """``document`` with every ``MISC`` entity retyped as ``kind``."""
+    return Document(document.doc_id, tuple(
+        Sentence(s.tokens, tuple(t.replace("MISC", kind) for t in s.tags), s.doc_id, s.index)
+        for s in document.sentences), document.source_scheme)
+
+
+def _batch(documents, vocabs, config):
+    return Batch.from_data_list(documents_to_graphs(documents, vocabs, config.graph_config()))
+
+
+def test_vocabulary_growth_keeps_old_rows_bit_identical(vectors_run, sample_splits):
+    run_dir, _ = vectors_run
+    init = load_init_model(run_dir)
+    new_doc = make_document("new", [(["The", "lighthouse", "zqxjv", "stood", "."],
+                                     ["O", "O", "O", "O", "O"])])
+    splits = {**sample_splits, "train": [*sample_splits["train"], new_doc]}
+    vocabs, rows, growth = grow_vocabularies(init, splits, init.config.embeddings,
+                                             eval_words=False)
+    old = init.vocabs.words
+    assert vocabs.words.tokens[:len(old)] == old.tokens
+    added = {w for w in new_doc.tokens if w not in old}
+    assert {"lighthouse", "zqxjv"} <= added and "The" not in added
+    assert set(vocabs.words.tokens[len(old):]) == added
+    assert growth.words == len(added) and rows.shape == (len(added), init.config.model.word_dim)
+    model = initial_model(init, init.config.model, vocabs, rows)
+    weight = model.word_embedding.weight.detach()
+    assert torch.equal(weight[:len(old)], init.state["word_embedding.weight"])
+    words, matrix = load_embeddings(init.config.embeddings)
+    lighthouse = vocabs.words.index("lighthouse")
+    assert torch.equal(weight[lighthouse], torch.from_numpy(
+        np.asarray(matrix[words.index("lighthouse")], dtype=np.float32)))
+    # "lighthouse" alone has a vector; the others get random rows
+    assert growth.word_vectors["found_exact"] == 1
+    assert growth.word_vectors["missing"] == len(added) - 1
+    assert all(weight[vocabs.words.index(w)].abs().sum() > 0 for w in added)
+    assert "0000" in UNSEEN_VECTOR_WORDS and "0000" not in vocabs.words  # eval words: off
+
+
+def test_a_new_type_extends_the_output_layers_and_keeps_the_old_scores(model_dir,
+                                                                       sample_splits):
+    init = load_init_model(model_dir)
+    assert "MISC" in init.types and "DATE" not in init.types
+    splits = {**sample_splits, "train": [_with_type(d) for d in sample_splits["train"]]}
+    config = replace(init.config.model, constrained_decoding=True)
+    vocabs, rows, growth = grow_vocabularies(init, splits, "none")
+    assert growth.added_types == ["DATE"] and growth.types_not_in_data == ["MISC"]
+    new, old = vocabs.labels, init.vocabs.labels
+    assert {f"{p}-DATE" for p in "BIES"} <= set(new) and set(old) <= set(new)
+    torch.manual_seed(0)
+    model = initial_model(init, config, vocabs, rows)
+    state = model.state_dict()
+    for a in old:  # by label name against the model's own tensors
+        i, k = new.index(a), old.index(a)
+        for key in ("crf.crf.start_transitions", "crf.crf.end_transitions", "emission.bias",
+                    "document_graph.uncertainty.lin.bias"):
+            assert torch.equal(state[key][i], init.state[key][k]), (key, a)
+        assert torch.equal(state["emission.weight"][i], init.state["emission.weight"][k])
+        for b in old:
+            assert torch.equal(state["crf.crf.transitions"][i, new.index(b)],
+                               init.state["crf.crf.transitions"][k, old.index(b)]), (a, b)
+    date = new.index("B-DATE")
+    assert not torch.equal(state["emission.weight"][date], torch.zeros_like(
+        state["emission.weight"][date]))  # freshly drawn, not left at zero
+    trans, start, end = bioes_transition_masks(new.tokens)
+    assert torch.equal(model.crf.allowed_transitions, trans)
+    assert torch.equal(model.crf.allowed_start, start) and torch.equal(model.crf.allowed_end, end)
+    assert not model.crf.allowed_transitions[new.index("B-DATE"), new.index("E-PER")]
+    assert model.crf.allowed_transitions[new.index("B-DATE"), new.index("I-DATE")]
+    types = ["O", *sorted({t[2:] for t in new if t != "O"})]
+    assert model.label_to_type.tolist() == [types.index("O" if t == "O" else t[2:])
+                                            for t in new]
+    assert model.emission.out_features == len(new) == model.crf.num_labels
+    assert model.document_graph.uncertainty.lin.out_features == len(new)
+
+
+def test_the_first_forward_is_the_loaded_model_s_on_old_type_data(model_dir, sample_splits):
+    old_model, old_vocabs, config = load_model_dir(model_dir, overrides=None)
+    init = load_init_model(model_dir)
+    dev = sample_splits["dev"][:3]
+    words = sample_splits["train"][0].tokens
+    new_words = [words[0] + words[1], words[2] + words[3]]  # new words of known characters
+    assert not set(new_words) & set(old_vocabs.words)
+    extra = make_document("x", [([new_words[0], "visited", new_words[1], "."],
+                                 ["B-DATE", "O", "B-LOC", "O"])])
+    for train, new_type in ((sample_splits["train"], False),
+                            ([*sample_splits["train"], extra], True)):
+        vocabs, rows, growth = grow_vocabularies(init, {**sample_splits, "train": train},
+                                                 "none")
+        assert growth.added_types == (["DATE"] if new_type else [])
+        model = initial_model(init, init.config.model, vocabs, rows).eval()
+        batch = _batch(dev, vocabs, config)
+        old_batch = _batch(dev, old_vocabs, config)
+        assert growth.characters == 0 and (growth.words > 0) == new_type
+        assert torch.equal(batch.word, old_batch.word)  # old ids kept
+        with torch.no_grad():
+            if not new_type:  # the same model: every output, the loss and the tags
+                ours = model(batch, mc_seed=0)
+                theirs = old_model(batch, mc_seed=0)
+                assert torch.equal(ours.emissions, theirs.emissions)
+                assert torch.equal(ours.loss, theirs.loss)
+                assert torch.equal(model.predict(batch), old_model.predict(batch))
+            else:  # more labels: the old labels' scores, with the graph unpruned
+                ours = model(batch, compute_loss=False, prune=False).emissions
+                theirs = old_model(batch, compute_loss=False, prune=False).emissions
+                columns = torch.tensor([vocabs.labels.index(t) for t in old_vocabs.labels])
+                assert torch.equal(ours[:, columns], theirs)
+
+
+def test_label_map_and_architecture_checks(model_dir, sample_vocabs):
+    old = Vocab(["O", "B-PER", "I-PER", "E-PER", "S-PER"])
+    new = Vocab(["O", "B-DATE", "I-DATE", "E-DATE", "S-DATE", "B-PER", "I-PER", "E-PER",
+                 "S-PER"])
+    new_ids, old_ids = label_map(old, new)
+    assert new_ids.tolist() == [0, 5, 6, 7, 8] and old_ids.tolist() == [0, 1, 2, 3, 4]
+    with pytest.raises(InitFromError, match="lacks the model's labels"):
+        label_map(new, old)
+    init = load_init_model(model_dir)
+    with pytest.raises(InitFromError, match=r"\[model\] hidden = 32 \(the model's: 16\)"):
+        initial_model(init, replace(init.config.model, hidden=32), init.vocabs,
+                      torch.zeros(0, init.config.model.word_dim))
+
+
+def _column_corpus(root, splits, kind="DATE"):
+    root.mkdir()
+    for name, docs in splits.items():
+        write_conll(root / f"{name}.txt", [_with_type(d, kind) for d in docs])
+    return root
+
+
+@pytest.mark.slow
+def test_train_init_from_adds_a_type_records_it_and_resumes(model_dir, trained_run,
+                                                            sample_splits, tmp_path):
+    corpus = _column_corpus(tmp_path / "corpus", sample_splits)
+    out = tmp_path / "run"
+    common = ["--dataset", "column", "--data-dir", corpus, *TINY_FLAGS]
+    done = run_script("train", *common, "--init-from", model_dir, "--output-dir", out,
+                      "--epochs", "1", "--processes", "1")
+    assert done.returncode == 0, done.stderr
+    log = (out / "train.log").read_text()
+    assert "entity type DATE of the data is not among the model's" in log
+    assert "its types MISC are not in the training data (kept)" in log
+    metrics = json.loads((out / "metrics.json").read_text())
+    record = metrics["init_from"]
+    assert record["added_types"] == ["DATE"] and record["directory"] == str(model_dir)
+    assert metrics["config"]["init_from"] == str(model_dir)
+    config = json.loads((out / "config.json").read_text())
+    assert config["init_from"] == str(model_dir)
+    assert "S-DATE" in json.loads((out / "vocab.json").read_text())["labels"]["tokens"]
+    resumed = run_script("train", "--resume", out, "--epochs", "2", "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["epochs"] == 2 and metrics["init_from"]["start_dev_f1"] == \
+        record["start_dev_f1"]
+
+
+@pytest.mark.slow
+def test_the_starting_model_s_dev_f1_is_the_model_s_own(model_dir, trained_run, tmp_path):
+    from docgraph.training.experiment import run_experiment
+    from tests.conftest import tiny_config
+
+    _, trained = trained_run
+    config = replace(tiny_config(tmp_path / "run", epochs=1), init_from=str(model_dir))
+    metrics = run_experiment(config)
+    assert metrics["init_from"]["start_dev_f1"] == trained["dev"]["f1"]
+    assert metrics["init_from"]["added_words"] == 0 and metrics["init_from"]["added_types"] == []
+
+
+def test_a_missing_model_is_one_line_naming_the_argument(tmp_path):
+    done = run_script("train", "--init-from", tmp_path / "nowhere", "--output-dir",
+                      tmp_path / "run", "--quiet")
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"error: --init-from {tmp_path / 'nowhere'}: neither a "
+                                  "model directory nor a shipped model")
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
