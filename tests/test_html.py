@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import networkx as nx
@@ -135,26 +136,150 @@ def test_entity_colours_are_distinct_and_stable():
         assert res.stdout.split() == other
 
 
-def test_the_marks_have_a_key_when_they_occur():
-    # Kestrel (0, 2) repeats, the first one pruned: the red dashed underline and its key
-    words, tags = ["Kestrel", "beat", "Kestrel"], ["B-ORG", "O", "B-ORG"]
-    G = _graph(words, tags, tags, edges=[(0, 2, 0.9), (2, 0, 0.8)], pruned={0})
-    page = to_html([G], threshold=0.5)
-    marks = re.search(r'<span class="marks">(.*?)</span></header>', page).group(1)
-    assert '<span class="rep">word</span>has repeats' in marks
-    assert '<span class="rep pruned">word</span>pruned (too uncertain' in marks
-    assert "wrong entity" in marks and "missed entity" in marks  # gold tags known
-    assert re.search(r'class="tok rep pruned" data-i="0"', page)
-    assert ".pruned{border-bottom-style:dashed;border-bottom-color:#c00}" in page
-    # nothing pruned (a token in Drop without repeats shows no underline): no key for it
-    G = _graph(words, tags, tags, edges=[(0, 2, 0.9), (2, 0, 0.8)], pruned={1})
-    page = to_html([G], threshold=0.5)
-    assert "has repeats" in page and "pruned (" not in page
+class _PageReader(HTMLParser):
+    """The words of a page's documents as it draws them: each token's sentence (``data-s``),
+    its index in the sentence, its mark classes, and the entity (``<mark>``) it is in."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sentence: int | None = None
+        self.index = 0
+        self.entity: dict | None = None
+        self.entities: list[tuple[int, int, int, str]] = []  # (sentence, start, end, type)
+        self.drawn: set[str] = set()
+        self.in_sup = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        classes = set((attrs.get("class") or "").split())
+        if tag == "p" and "sent" in classes:
+            self.sentence, self.index = int(attrs["data-s"]), 0
+        elif tag == "mark":
+            self.entity = {"start": self.index, "classes": classes}
+            self.drawn |= classes & {"err"}
+        elif tag == "span" and "tok" in classes:
+            self.drawn |= classes & {"rep", "pruned", "missed"}
+            self.index += 1
+        elif tag == "sup":
+            self.in_sup = True
+
+    def handle_data(self, data):
+        if self.in_sup and self.entity is not None:
+            self.entity["type"] = data
+
+    def handle_endtag(self, tag):
+        if tag == "sup":
+            self.in_sup = False
+        elif tag == "mark" and self.entity is not None:
+            self.entities.append((self.sentence, self.entity["start"], self.index,
+                                  self.entity["type"]))
+            self.entity = None
+
+
+def _read_page(page: str) -> _PageReader:
+    reader = _PageReader()
+    reader.feed(page.split('<div class="docs">', 1)[1])
+    return reader
+
+
+def _keyed_marks(page: str) -> set[str]:
+    """The marks the header's key explains."""
+    marks = re.search(r'<span class="marks">(.*?)</span></header>', page)
+    if marks is None:
+        return set()
+    keys = {"has repeats": "rep", "pruned (": "pruned", "wrong entity": "err",
+            "missed entity": "missed"}
+    return {mark for text, mark in keys.items() if text in marks.group(1)}
+
+
+def test_the_key_explains_exactly_the_marks_the_page_draws():
+    words = ["Kestrel", "beat", "Kestrel", "in", "Harwick"]
+    gold = ["B-ORG", "O", "B-ORG", "O", "B-LOC"]
+    cases = {
+        # repeats, the first pruned: its red dashed underline and its key
+        "pruned repeat": (gold, gold, [(0, 2, 0.9), (2, 0, 0.8)], {0}, {"rep", "pruned"}),
+        # a pruned word without repeats is drawn as any word (it sends no message anyway)
+        "pruned lone word": (gold, gold, [(0, 2, 0.9), (2, 0, 0.8)], {1, 3}, {"rep"}),
+        # gold tags but no error: no key to errors
+        "no errors": (gold, gold, [], set(), set()),
+        "errors": (gold, ["B-PER", "O", "B-ORG", "B-MISC", "O"], [], set(), {"err", "missed"}),
+        "missed only": (gold, ["O", "O", "B-ORG", "O", "B-LOC"], [], set(), {"missed"}),
+        # a receiving edge only (a sampled neighbour): both ends have repeats
+        "one edge": (gold, gold, [(2, 0, 0.9)], {0, 2}, {"rep", "pruned"}),
+    }
+    for name, (g, p, edges, pruned, expected) in cases.items():
+        page = to_html([_graph(words, g, p, edges, pruned=pruned)], threshold=0.5)
+        drawn = _read_page(page).drawn
+        assert drawn == expected == _keyed_marks(page), name
+    # the entity types drawn are the types of the legend
+    page = to_html([_graph(words, gold, ["B-PER", "O", "B-ORG", "B-MISC", "O"])])
+    legend = re.search(r'<span class="legend">(.*?)</span><span class="marks">', page).group(1)
+    assert re.findall(r"<span class=\"t\d+\">(\w+)</span>", legend) == ["MISC", "ORG", "PER"]
+    assert sorted({e[3] for e in _read_page(page).entities}) == ["MISC", "ORG", "PER"]
     # no gold tags: no key to errors
+    G = _graph(words, gold, gold, [(0, 2, 0.9), (2, 0, 0.8)], pruned={0})
     for _, attrs in G.nodes(data=True):
         attrs.pop("gold_tag"), attrs.pop("gold_type")
     page = to_html([G])
-    assert "wrong entity" not in page and "missed entity" not in page
+    assert _keyed_marks(page) == _read_page(page).drawn == {"rep", "pruned"}
+
+
+def test_errors_are_numbered_as_the_json_lines():
+    # sentence 1: "Carrow United won" (gold ORG 0-2, predicted ORG 0-1: wrong boundary);
+    # "Veldania" (sentence 1, token 4) missed; "today" spurious
+    words = ["Kestrel", "lost", "Carrow", "United", "won", "in", "Veldania", "today"]
+    sentence = [0, 0, 1, 1, 1, 1, 1, 1]
+    gold = ["B-ORG", "O", "B-ORG", "I-ORG", "O", "O", "B-LOC", "O"]
+    pred = ["B-ORG", "O", "B-ORG", "O", "O", "O", "O", "B-MISC"]
+    page = to_html([_graph(words, gold, pred, sentence=sentence)])
+    rows = re.findall(r"<tr><td>([a-z ]+)</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td>"
+                      r"<td>(\w+)</td><td>([^<]*)</td></tr>", page)
+    assert sorted(rows) == [("missed", "1", "4", "5", "LOC", ""),
+                            ("spurious", "1", "5", "6", "MISC", ""),
+                            ("wrong boundary", "1", "0", "2", "ORG", "ORG 0-1")]
+    assert "<th>sentence</th><th>start</th><th>end</th>" in page
+    # a drawn entity's sentence, start and end are its JSON line's
+    assert sorted(_read_page(page).entities) == [(0, 0, 1, "ORG"), (1, 0, 1, "ORG"),
+                                                 (1, 5, 6, "MISC")]
+    assert "2 sentences · 8 tokens" in page
+
+
+def test_page_counts_sentences_and_tokens_as_predict_jsonl_does(model_dir, tmp_path):
+    from conftest import run_script
+
+    from docgraph.data.registry import sample_data_dir
+
+    # two documents of the sample dev split with their gold tags, and raw text
+    dev = (sample_data_dir() / "dev.txt").read_text().split("-DOCSTART-")
+    conll = tmp_path / "gold.conll"
+    conll.write_text("".join("-DOCSTART-" + d for d in dev[1:3]))
+    raw = tmp_path / "raw.txt"
+    raw.write_text("Kestrel beat Carrow 2-1 on Saturday. Piet Rauch scored twice.\n\n"
+                   "Harwick Mining rose in Veldania. Kestrel said so.\n")
+    for source in (conll, raw):
+        out = {}
+        for fmt in ("jsonl", "jsonl-tokens", "html"):
+            out[fmt] = tmp_path / f"{source.stem}.{fmt}"
+            res = run_script("predict", "--model", model_dir, source, "--format", fmt,
+                             "--output", out[fmt], "--device", "cpu", "--documents",
+                             "paragraphs")
+            assert res.returncode == 0, res.stderr
+        page = out["html"].read_text()
+        entities = [json.loads(line) for line in out["jsonl"].read_text().splitlines()]
+        tokens = [json.loads(line) for line in out["jsonl-tokens"].read_text().splitlines()]
+        assert entities, source.name  # something to compare
+        sections = re.findall(r'<section class="doc".*?</section>', page, flags=re.S)
+        docs = list(dict.fromkeys(t["doc"] for t in tokens))
+        assert len(sections) == len(docs) > 1
+        for doc, section in zip(docs, sections):
+            drawn = sorted(_read_page('<div class="docs">' + section).entities)
+            assert drawn == sorted((e["sentence"], e["start"], e["end"], e["type"])
+                                   for e in entities if e["doc"] == doc), source.name
+            mine = [t for t in tokens if t["doc"] == doc]
+            sentences = len({t["sentence"] for t in mine})
+            assert f"{sentences} sentences · {len(mine)} tokens" in section
+            first = re.findall(r'<p class="sent" data-s="(\d+)">', section)
+            assert [int(s) for s in first] == sorted({t["sentence"] for t in mine})
 
 
 def test_page_title_names_the_first_input_and_counts_the_rest():
@@ -198,11 +323,12 @@ def test_clicking_a_token_in_a_real_browser_highlights_exactly_its_repeats(tmp_p
     assert lit == [0, 6]
     assert re.search(r'class="tok rep[^"]* sel" data-i="3"', dom)
     panel = re.search(r'<aside class="panel" id="panel">(.*?)</aside>', dom, flags=re.S).group(1)
-    assert "<b>Kestrel</b> <small>(sentence 2, token 1)</small>" in panel
+    assert "<b>Kestrel</b> <small>(sentence 1, token 0)</small>" in panel
     assert "2 incoming edges" in panel
-    # neighbours by sentence and token, not by their number in the document
-    assert "Kestrel <small>(sentence 1, token 1)</small>" in panel
-    assert "Kestrel <small>(sentence 3, token 2)</small>" in panel and "#" not in panel
+    # neighbours by sentence and token (numbered as in predict.py's JSON lines), not by
+    # their number in the document
+    assert "Kestrel <small>(sentence 0, token 0)</small>" in panel
+    assert "Kestrel <small>(sentence 2, token 1)</small>" in panel and "#" not in panel
     assert "0.910" in panel and "0.420" in panel and "threshold 0.5" in panel
     shot = tmp_path / "view.png"
     subprocess.run([CHROMIUM, *BROWSER, f"--user-data-dir={tmp_path / 'profile2'}",

@@ -6,8 +6,11 @@
 several):
 
 * the text, predicted entities coloured by type (:func:`entity_colour`: the same colour for a
-  type on every page) with a legend of the types and of the marks; with gold labels, every
-  error marked (*missed*, *spurious*, *wrong type*, *wrong boundary*) and the document's P/R/F1;
+  type on every page) with a legend of the types and of every mark the page draws; with gold
+  labels, every error marked (*missed*, *spurious*, *wrong type*, *wrong boundary*) and the
+  document's P/R/F1;
+* sentences and tokens numbered as in the JSON lines of ``predict.py``: from 0 in the
+  document, a span's ``end`` exclusive (:data:`NUMBERING`);
 * every token with recurrence neighbours underlined (red and dashed when it is pruned: in
   *Drop*, it sends no message); clicking it highlights its repeats in the document and lists
   each edge: the neighbour by sentence and token, the learnt same-type weight :math:`r_{ij}`,
@@ -17,8 +20,10 @@ several):
   consistency measure of ``evaluate.py``, per document);
 * for a model without a document graph, entities and errors only, and a line saying so.
 
-All text is escaped; the data the script reads is JSON in a ``<script type=
-"application/json">`` element with ``<`` escaped. Edges are stored once per document (source,
+A document longer than the model's ``max_doc_tokens`` is shown as the chunks the model tags
+(:meth:`~docgraph.tagging.tagger.Tagger.chunks`), each numbered on its own. All text is
+escaped; the data the script reads is JSON in a ``<script type="application/json">`` element
+with ``<`` escaped. Edges are stored once per document (source,
 target, weight), so the page grows with tokens plus edges.
 """
 
@@ -37,8 +42,11 @@ import networkx as nx
 from docgraph.data.tags import entity_type
 from docgraph.metrics import extract_entities
 
-__all__ = ["ENTITY_COLOURS", "document_errors", "entity_colour", "inconsistent_strings",
-           "page_title", "to_html"]
+__all__ = ["ENTITY_COLOURS", "NUMBERING", "document_errors", "entity_colour",
+           "inconsistent_strings", "page_title", "to_html"]
+
+#: How the page numbers sentences and tokens: as ``predict.py``'s JSON lines do.
+NUMBERING = "sentences and tokens numbered from 0, end exclusive, as in predict.py's JSON lines"
 
 #: Fixed colours of the entity types of CoNLL-2003 and OntoNotes 5.0 (the 18 OntoNotes types
 #: distinct from each other; a CoNLL type shares the colour of its OntoNotes counterpart).
@@ -103,8 +111,9 @@ def document_errors(G: nx.DiGraph) -> dict[str, Any]:  # noqa: N803
         sentence, type, start, end, other)], "scores": (P, R, F1) or None}``; ``kind`` is
         ``missed`` (a gold entity no prediction overlaps), ``spurious`` (a prediction that
         overlaps no gold entity), ``wrong type`` (same tokens, other type) or ``wrong boundary``
-        (overlapping, other tokens); ``other`` is the type (or span: type and tokens numbered
-        from 1, as on the page) it was mistaken for. Positions in the tuples count from 0.
+        (overlapping, other tokens); ``other`` is the type (or span: type, token start and
+        exclusive end, as on the page and in :data:`NUMBERING`) it was mistaken for. Positions in
+        the tuples count from 0, ``end`` inclusive.
     """
     pred_tags, gold_tags = _sentences(G, "pred_tag"), _sentences(G, "gold_tag")
     predicted = sorted(extract_entities(pred_tags)) if pred_tags else []
@@ -127,7 +136,7 @@ def document_errors(G: nx.DiGraph) -> dict[str, Any]:  # noqa: N803
             errors.append(("wrong type", *entity, same_span[0][1]))
         elif hits:
             errors.append(("wrong boundary", *entity,
-                           f"{hits[0][1]} {hits[0][2] + 1}-{hits[0][3] + 1}"))
+                           f"{hits[0][1]} {hits[0][2]}-{hits[0][3] + 1}"))
         else:
             errors.append(("missed", *entity, ""))
     for entity in predicted:
@@ -168,7 +177,9 @@ def _type_class(type_: str, classes: dict[str, int]) -> str:
 
 
 def _render_document(index: int, G: nx.DiGraph, classes: dict[str, int],  # noqa: N803
-                     has_graph: bool) -> str:
+                     has_graph: bool, used: set[str]) -> str:
+    """One document's section; the entity types it colours go into ``classes``, the marks it
+    draws (:data:`_MARKS`) into ``used``."""
     info = document_errors(G)
     spans: dict[tuple[int, int], tuple] = {(e[0], e[2]): e for e in info["predicted"]}
     missed_at: set[tuple[int, int]] = {(s, k) for kind, s, _, a, b, _ in info["errors"]
@@ -193,22 +204,25 @@ def _render_document(index: int, G: nx.DiGraph, classes: dict[str, int],  # noqa
             entity = spans.get((s, attrs["position"]))
             if entity is not None:
                 _, type_, a, b = entity
-                inner = [_token(n, t, n in neighbours, missed_at)
+                inner = [_token(n, t, n in neighbours, missed_at, used)
                          for n, t in tokens[k:k + b - a + 1]]
                 wrong = any(e[0] != "missed" and e[1] == s and e[3] <= b and a <= e[4]
                             for e in info["errors"])
+                if wrong:
+                    used.add("err")
                 title = f"{type_}" + ("; " + "; ".join(marks.get((s, a), [])) if wrong else "")
                 parts.append(f'<mark class="ent {_type_class(type_, classes)}'
                              f'{" err" if wrong else ""}" title="{html.escape(title)}">'
                              f'{" ".join(inner)}<sup>{html.escape(type_)}</sup></mark>')
                 k += b - a + 1
                 continue
-            parts.append(_token(node, attrs, node in neighbours, missed_at))
+            parts.append(_token(node, attrs, node in neighbours, missed_at, used))
             k += 1
         out.append(f'<p class="sent" data-s="{s}">{" ".join(parts)}</p>')
     scores = info["scores"]
     head = [f"<h2>{html.escape(str(G.graph.get('doc_id') or f'document {index}'))}</h2>"]
-    facts = [f"{G.number_of_nodes()} tokens", f"{len(info['predicted'])} predicted entities"]
+    facts = [f"{len(by_sentence)} sentences", f"{G.number_of_nodes()} tokens",
+             f"{len(info['predicted'])} predicted entities"]
     if scores is not None:
         facts.append(f"P {scores[0]:.2f} R {scores[1]:.2f} F1 {scores[2]:.2f} "
                      f"({len(info['errors'])} errors)")
@@ -226,11 +240,12 @@ def _render_document(index: int, G: nx.DiGraph, classes: dict[str, int],  # noqa
                     f"({len(conflicting)}):<ul>{items}</ul></div>")
     if info["errors"]:
         rows = "".join(
-            f"<tr><td>{html.escape(kind)}</td><td>{s + 1}</td><td>{a + 1}-{b + 1}</td>"
+            f"<tr><td>{html.escape(kind)}</td><td>{s}</td><td>{a}</td><td>{b + 1}</td>"
             f"<td>{html.escape(type_)}</td><td>{html.escape(str(other))}</td></tr>"
             for kind, s, type_, a, b, other in info["errors"])
-        head.append('<details class="errors"><summary>Errors</summary><table><tr><th>kind</th>'
-                    "<th>sentence</th><th>tokens</th><th>gold type</th><th>predicted</th></tr>"
+        head.append('<details class="errors"><summary>Errors</summary>'
+                    f'<table title="{NUMBERING}"><tr><th>kind</th><th>sentence</th>'
+                    "<th>start</th><th>end</th><th>gold type</th><th>predicted</th></tr>"
                     f"{rows}</table></details>")
     data = json.dumps(_document_data(G), separators=(",", ":")).replace("<", "\\u003c")
     return (f'<section class="doc" id="doc{index}" data-index="{index}">{"".join(head)}'
@@ -238,13 +253,18 @@ def _render_document(index: int, G: nx.DiGraph, classes: dict[str, int],  # noqa
             f'<script type="application/json" class="data">{data}</script></section>')
 
 
-def _token(node: int, attrs: dict, linked: bool, missed_at: set) -> str:
+def _token(node: int, attrs: dict, linked: bool, missed_at: set, used: set[str]) -> str:
+    """A token's ``<span>``: underlined when it has repeats (``linked``), dashed red when it
+    has and is pruned (a token without repeats sends no message either way); its marks go
+    into ``used``."""
     classes = ["tok"]
     if linked:
         classes.append("rep")
-    if attrs.get("pruned"):
-        classes.append("pruned")
+        if attrs.get("pruned"):
+            classes.append("pruned")
+    used.update(classes[1:])
     if (attrs["sentence"], attrs["position"]) in missed_at:
+        used.add("missed")
         gold = entity_type(attrs.get("gold_tag", "O"))
         return (f'<span class="{" ".join(classes)} missed" data-i="{node}" '
                 f'title="missed: gold {html.escape(gold)}">{html.escape(str(attrs["word"]))}'
@@ -282,7 +302,7 @@ function data(d){if(!d._data){d._data=JSON.parse(d.querySelector('script.data').
  const adj={};for(const [j,i,r] of d._data.edges){(adj[i]=adj[i]||[]).push([j,r]);}
  d._adj=adj;d._toks=[...d.querySelectorAll('.tok')];d._at={};
  for(const p of d.querySelectorAll('.sent')){[...p.querySelectorAll('.tok')].forEach((t,k)=>{
-  d._at[t.dataset.i]='sentence '+(+p.dataset.s+1)+', token '+(k+1);});}}return d._data;}
+  d._at[t.dataset.i]='sentence '+p.dataset.s+', token '+k;});}}return d._data;}
 function show(k){docs.forEach((d,n)=>d.classList.toggle('on',n===k));panel.textContent='';}
 
 function fmt(x){return x===null||x===undefined?'–':(+x).toFixed(3);}
@@ -312,19 +332,21 @@ if(m&&docs[+m[1]]){const k=+m[1];show(k);if(sel)sel.value=k;
 """
 
 
-def _marks_legend(graphs: Sequence[nx.DiGraph], has_graph: bool) -> str:
-    """The header's key to the underlines and frames that occur on the page."""
-    nodes = [a for G in graphs for _, a in G.nodes(data=True)]
-    items = []
-    if has_graph and any(G.number_of_edges() for G in graphs):
-        items.append('<span class="rep">word</span>has repeats (click)')
-    if has_graph and any(G.out_degree(v) and attrs.get("pruned")
-                         for G in graphs for v, attrs in G.nodes(data=True)):
-        items.append('<span class="rep pruned">word</span>pruned (too uncertain: sends no '
-                     "message)")
-    if any("gold_tag" in a for a in nodes):
-        items.append('<span class="ent err">word</span>wrong entity (hover)'
-                     '<span class="missed">word</span>missed entity')
+#: The marks a page may draw on its words (CSS class -> its key in the header), in order.
+_MARKS: dict[str, str] = {
+    "rep": '<span class="rep">word</span>has repeats (click)',
+    "pruned": '<span class="rep pruned">word</span>pruned (too uncertain: sends no message)',
+    "err": '<span class="ent err">word</span>wrong entity (hover)',
+    "missed": '<span class="missed">word</span>missed entity',
+}
+
+
+def _marks_legend(used: set[str]) -> str:
+    """The header's key to the marks the page draws (``used``, :data:`_MARKS`), and how it
+    numbers sentences and tokens (:data:`NUMBERING`) when it shows the numbers."""
+    items = [key for mark, key in _MARKS.items() if mark in used]
+    if "rep" in used or "err" in used or "missed" in used:
+        items.append(f"<span>#</span>{NUMBERING}")
     return f'<span class="marks">{"".join(items)}</span>' if items else ""
 
 
@@ -363,11 +385,13 @@ def to_html(graphs: Sequence[Any], title: str = "docgraph",
     if has_graph is None:
         has_graph = not graphs or any(G.graph.get("has_graph", True) for G in graphs)
     classes: dict[str, int] = {}
-    sections = [_render_document(k, G, classes, has_graph) for k, G in enumerate(graphs)]
+    used: set[str] = set()
+    sections = [_render_document(k, G, classes, has_graph, used)
+                for k, G in enumerate(graphs)]
     legend = "".join(f'<span class="t{classes[t]}">{html.escape(t)}</span>'
                      for t in sorted(classes))
     colours = "".join(f".t{n}{{background:{entity_colour(t)}}}" for t, n in classes.items())
-    marks = _marks_legend(graphs, has_graph)
+    marks = _marks_legend(used)
     picker = ""
     if len(graphs) > 1:
         options = "".join(
