@@ -237,3 +237,41 @@ def test_path_log_probs_of_every_label_at_a_token_sum_to_one():
     probs = crf.path_log_probs(em, sent_len, torch.zeros(4, dtype=torch.long),
                                torch.full((4,), 2), torch.arange(4).unsqueeze(1)).exp()
     torch.testing.assert_close(probs.sum(), torch.tensor(1.0, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("temperature", [0.5, 1.0, 2.5])
+def test_path_log_probs_with_temperature_and_constraints_equal_enumeration(temperature):
+    """The tempered marginal equals the enumeration over scores divided by the temperature,
+    with the BIOES masks of constrained decoding and emissions large enough to underflow a
+    naive exponent."""
+    from docgraph.model import bioes_transition_masks
+
+    torch.manual_seed(7)
+    names = ["O", "B-X", "I-X", "E-X", "S-X"]
+    crf = CRFDecoder(len(names), *bioes_transition_masks(names))
+    for p in (crf.crf.transitions, crf.crf.start_transitions, crf.crf.end_transitions):
+        torch.nn.init.normal_(p)
+    sent_len = torch.tensor([5, 3])
+    em = torch.randn(int(sent_len.sum()), len(names)) * 40
+    spans = [(0, 1, [1, 2, 3]), (0, 0, [4]), (1, 0, [0]), (1, 1, [1, 3])]
+    width = max(len(y) for _, _, y in spans)
+    padded = torch.tensor([y + [-1] * (width - len(y)) for _, _, y in spans])
+    got = crf.path_log_probs(em, sent_len, torch.tensor([s for s, _, _ in spans]),
+                             torch.tensor([f for _, f, _ in spans]), padded,
+                             temperature=temperature)
+    start, end, trans = crf._scores()
+    for k, (s, first, y) in enumerate(spans):
+        e = em.split(sent_len.tolist())[s]
+        paths = list(itertools.product(range(len(names)), repeat=e.size(0)))
+        scores = torch.stack([_score(crf, e, p, trans, start, end) for p in paths]).double()
+        scores = scores / temperature
+        inside = torch.tensor([list(p[first:first + len(y)]) == y for p in paths])
+        expected = torch.logsumexp(scores[inside], 0) - torch.logsumexp(scores, 0)
+        torch.testing.assert_close(got[k], expected.detach(), rtol=1e-6, atol=1e-6)
+
+
+def test_path_log_probs_refuse_a_temperature_that_is_not_positive():
+    crf, sent_len, em, _ = _setup()
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        crf.path_log_probs(em, sent_len, torch.tensor([0]), torch.tensor([0]),
+                           torch.tensor([[0]]), temperature=0.0)

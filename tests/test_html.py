@@ -365,3 +365,50 @@ def test_words_break_across_lines_only_when_one_does_not_fit():
 
     tok = next(rule for rule in _CSS.split("\n") if rule.startswith(".tok{"))
     assert "break-all" not in _CSS and "overflow-wrap:anywhere" in tok
+
+
+def test_visualize_shows_a_labelled_file_given_by_data(model_dir, tmp_path, capsys):
+    from docgraph.cli import visualize_main
+
+    conll = tmp_path / "mine.conll"
+    conll.write_text("-DOCSTART- O\n\nKestrel B-ORG\nbeat O\nCarrow B-ORG\n. O\n\n"
+                     "-DOCSTART- O\n\nPiet B-PER\nRauch I-PER\nleft O\nHarwick B-LOC\n. O\n")
+    spans = tmp_path / "mine.jsonl"
+    spans.write_text('{"text": "Kestrel beat Carrow.", "label": [[0, 7, "ORG"]]}\n'
+                     '{"text": "Piet Rauch left Harwick.", "label": [[0, 10, "PER"]]}\n')
+    for source in (conll, spans):
+        page = tmp_path / f"{source.stem}{source.suffix}.html"
+        assert visualize_main(["--model", str(model_dir), "--data", str(source), "--html",
+                               str(page), "--device", "cpu"]) == 0
+        assert f"wrote {page} (2 documents)" in capsys.readouterr().out
+        text = page.read_text()
+        assert f"<title>{model_dir.name}: {source.name}</title>" in text
+        assert text.count('<section class="doc"') == 2 and "Harwick" in text
+        assert text.count("P ") >= 2 and " F1 " in text  # scored against the file's gold tags
+    # one document of it, with its noisiest edges
+    page = tmp_path / "one.html"
+    assert visualize_main(["--model", str(model_dir), "--data", str(conll), "--doc", "1",
+                           "--html", str(page), "--noisy", "2", "--device", "cpu"]) == 0
+    assert page.read_text().count('<section class="doc"') == 1 and "Rauch" in page.read_text()
+
+
+def test_entity_scores_show_as_colour_strength_and_tooltip(model_dir, sample_splits):
+    """With scores, every entity carries its score (tooltip, data-score) and an opacity that
+    grows with it, and the key explains the paler marks; without, the page has none."""
+    import re
+
+    from docgraph.tagging.tagger import Tagger
+
+    tagger = Tagger.load(model_dir)
+    docs = sample_splits["test"][:2]
+    page = tagger.to_html(docs, scores=True)
+    expected = [e.score for d in tagger.predict(docs) for e in d]
+    found = [(float(m.group(1)), float(m.group(2)), float(m.group(3))) for m in re.finditer(
+        r'title="[^"]*score (\d\.\d\d)" data-score="([\d.]+)" style="opacity:([\d.]+)"', page)]
+    assert len(found) == len(expected) > 0
+    for (shown, data, opacity), score in zip(found, expected):
+        assert abs(data - score) < 1e-4 and abs(shown - score) <= 0.005 + 1e-9
+        assert opacity == pytest.approx(0.4 + 0.6 * score, abs=0.006)
+    assert "paler: less sure" in page
+    plain = tagger.to_html(docs)
+    assert "data-score" not in plain and "paler: less sure" not in plain

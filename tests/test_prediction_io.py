@@ -342,3 +342,43 @@ def test_tokenized_lines_are_those_of_str_splitlines(tmp_path, brk):
     streamed = [list(p.tokens) for c in chunks for p in c.pieces]
     assert streamed == expected
     assert [list(s.tokens) for s in as_document(text, "d", tokenized=True).sentences] == expected
+
+
+def test_scores_and_min_score_through_the_script(model_dir, sample_splits, tmp_path, capsys):
+    """--scores adds a score to every JSON line and changes nothing else; --min-score keeps
+    the entities scored at least P (in JSON lines and as O tags in CoNLL output); a pool of
+    processes gives the scores of one."""
+    text = "\n\n".join(" ".join(s.tokens) for d in sample_splits["test"][:4] for s in d.sentences)
+    path = tmp_path / "in.txt"
+    path.write_text(text, encoding="utf-8")
+    argv = ["--model", str(model_dir), str(path), "--device", "cpu", "--processes", "1"]
+    assert predict_main(argv) == 0
+    plain = _records(capsys)
+    assert predict_main([*argv, "--scores"]) == 0
+    scored = _records(capsys)
+    assert len(plain) > 2 and [{k: v for k, v in r.items() if k != "score"}
+                               for r in scored] == plain
+    assert all(0.0 < r["score"] <= 1.0 for r in scored)
+    cut = sorted(r["score"] for r in scored)[len(scored) // 2]
+    assert predict_main([*argv, "--min-score", str(cut)]) == 0
+    assert _records(capsys) == [r for r in scored if r["score"] >= cut]
+    assert predict_main([*argv, "--min-score", str(cut), "--format", "conll"]) == 0
+    tags = [line.split()[-1] for line in capsys.readouterr().out.splitlines()
+            if line.strip() and not line.startswith("-DOCSTART-")]
+    assert sum(t.startswith("B-") for t in tags) == sum(r["score"] >= cut for r in scored)
+    chunks = list(read_chunks(path, ReadOptions(max_tokens=60)))
+    tagger = Tagger.load(model_dir)
+    one = [t for _, t in stream_tags(chunks, chunk_document, tagger, 1, scores=True,
+                                     group_tokens=200)]
+    two = [t for _, t in stream_tags(chunks, chunk_document, tagger, 2, scores=True,
+                                     group_tokens=200)]
+    assert [t.tags for t in two] == [t.tags for t in one]
+    assert [x for t in two for s in t.scores for x in s] == pytest.approx(
+        [x for t in one for s in t.scores for x in s], rel=1e-5)
+
+
+def test_min_score_out_of_range_is_refused(model_dir, tmp_path, capsys):
+    (tmp_path / "x.txt").write_text("Kestrel won .", encoding="utf-8")
+    with pytest.raises(SystemExit):
+        predict_main(["--model", str(model_dir), str(tmp_path / "x.txt"), "--min-score", "1.5"])
+    assert "--min-score" in capsys.readouterr().err

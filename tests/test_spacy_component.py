@@ -115,6 +115,24 @@ def test_entities_equal_tagger_predict(model_dir, tagger, documents, name):
         expected(chunked_tagger(tagger, None), sentences)
 
 
+def test_entity_scores_are_those_of_tagger_predict(model_dir, tagger, documents):
+    """``span._.score`` of every entity and the ``doc.spans`` group carry the scores that
+    :meth:`Tagger.predict` gives the same entities."""
+    sentences = documents["multi-sentence"]
+    nlp = pipeline(model_dir)
+    doc = nlp(make_doc(nlp, sentences))
+    reference = chunked_tagger(tagger, DEFAULT_MAX_DOC_TOKENS).predict([sentences])[0]
+    assert doc.ents and len(doc.ents) == len(reference)
+    for ent, entity in zip(doc.ents, reference):
+        assert ent._.score == pytest.approx(entity.score, abs=1e-12)
+        assert 0.0 < ent._.score <= 1.0
+    group = doc.spans["docgraph"]
+    assert [(s.start, s.end, s.label_) for s in group] == \
+        [(e.start, e.end, e.label_) for e in doc.ents]
+    assert group.attrs["scores"] == [ent._.score for ent in doc.ents]
+    assert Span(doc, 0, 1, label="X")._.score is None  # not one of ours
+
+
 def test_long_documents_are_chunked_as_predict_does(model_dir, tagger, documents):
     sentences = documents["3000-token"]
     nlp = pipeline(model_dir, max_doc_tokens=700)

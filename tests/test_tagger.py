@@ -18,15 +18,22 @@ def tagger(model_dir):
     return Tagger.load(model_dir)
 
 
-def _check_entities(entities, docs, types):
+def _check_entities(entities, docs, types, text=None):
     for e in entities:
         assert isinstance(e, Entity)
         doc = docs[e.doc] if isinstance(docs, dict) else docs
         sentence = doc.sentences[e.sentence]
         assert 0 <= e.start < e.end <= len(sentence)
-        assert e.text == " ".join(sentence.tokens[e.start:e.end])
+        if text is None:  # token input: no offsets, the tokens joined
+            assert e.text == " ".join(sentence.tokens[e.start:e.end])
+            assert e.start_char is None and e.end_char is None
+        else:  # raw text: the entity as it stands in it
+            assert e.text == text[e.start_char:e.end_char]
+            assert e.text.split() == list(sentence.tokens[e.start:e.end])
         assert e.type in types
-        assert set(e.to_dict()) == {"doc", "sentence", "start", "end", "type", "text"}
+        assert 0.0 < e.score <= 1.0
+        assert list(e.to_dict()) == ["doc", "sentence", "start", "end", "type", "text",
+                                     "start_char", "end_char", "score"]
 
 
 def test_entity_types(tagger):
@@ -42,7 +49,7 @@ def test_predict_raw_text(tagger, sample_splits):
     for i, (text, entities) in enumerate(zip(texts, result)):
         doc = as_document(text, f"doc-{i}")
         assert all(e.doc == f"doc-{i}" for e in entities)
-        _check_entities(entities, doc, tagger.entity_types)
+        _check_entities(entities, doc, tagger.entity_types, text)
     assert tagger.predict(texts) == result  # deterministic
 
 
@@ -193,3 +200,38 @@ def test_load_with_a_threshold_override(tagger, model_dir, sample_splits):
     assert tags == expected
     _, trained_tags = tagger.tag(docs)
     assert trained_tags != expected  # the trained threshold prunes tokens that change tags
+
+
+def test_scores_come_with_the_tags_of_tag(tagger, sample_splits):
+    """Scoring changes no tag; a temperature changes the scores and never the tags; the
+    scores are probabilities and the same in any batch."""
+    docs = sample_splits["test"][:3]
+    _, tags = tagger.tag(docs)
+    tagged = list(tagger.tag_documents(docs))
+    assert [d.tags for d in tagged] == tags
+    scores = [e.score for d in tagged for e in d.entities]
+    assert scores and all(0.0 < s <= 1.0 for s in scores)
+    alone = [e.score for e in tagger.predict([docs[1]])[0]]
+    # float32 emissions differ in the last bits between batches; the scores barely
+    assert alone == pytest.approx([e.score for e in tagged[1].entities], rel=1e-5)
+    hot = Tagger(tagger.model, tagger.vocabs, tagger.config)
+    config = tagger.model.config
+    try:
+        tagger.model.config = replace(config, score_temperature=3.0)
+        warm = list(hot.tag_documents(docs))
+    finally:
+        tagger.model.config = config
+    assert [d.tags for d in warm] == tags
+    assert [e.score for d in warm for e in d.entities] != scores
+
+
+def test_min_score_keeps_the_sure_entities(tagger, sample_splits):
+    docs = sample_splits["test"][:3]
+    every = [e for d in tagger.predict(docs) for e in d]
+    cut = sorted(e.score for e in every)[len(every) // 2]
+    kept = [e for d in tagger.predict(docs, min_score=cut) for e in d]
+    assert kept == [e for e in every if e.score >= cut]
+    assert 0 < len(kept) < len(every)
+    with pytest.raises(ValueError, match="min_score needs scores=True"):
+        tagger.predict(docs, scores=False, min_score=0.5)
+    assert all(e.score is None for d in tagger.predict(docs, scores=False) for e in d)

@@ -99,6 +99,10 @@ class GCDocConfig:
             and keeps reductions, softmax and the CRF (float64 inside) in float32; the
             emission scores are float32 again. Meant for GPUs with bf16 tensor cores;
             ``benchmarks/gpu/kit.sh`` measures its speed against fp32. Weights stay float32.
+        score_temperature: The temperature :math:`\\tau` the CRF's scores are divided by when
+            an entity's probability is computed (*ours*): fitted on dev after training
+            (``scripts/calibrate.py``) so that the scores are calibrated; the tags do not
+            depend on it.
     """
 
     word_dim: int = integer(50, low=1, help="word embedding size (set from the vectors)",
@@ -161,6 +165,9 @@ class GCDocConfig:
                           marks=(SIZE,))
     precision: str = choice("fp32", ("fp32", "bf16"), flag="--precision",
                             help="fp32 | bf16 (autocast of the forward pass, for GPUs; opt-in)")
+    score_temperature: float = number(1.0, low=0.0, low_open=True,
+                                      help="temperature of the entity scores (set by "
+                                           "calibration on dev)")
 
     def __post_init__(self) -> None:
         check_config(self, "model")

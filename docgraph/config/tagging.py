@@ -51,7 +51,7 @@ longer than any CoNLL-2003 document, so those are tagged whole (see docs/experim
 DOCUMENT_SPLITS = ("file", "paragraphs", "lines")
 """The values of ``predict.py --documents``: what a document of raw text is."""
 
-INPUT_FORMATS = ("auto", "conll", "text", "jsonl")
+INPUT_FORMATS = ("auto", "conll", "text", "jsonl", "spacy")
 """The values of ``predict.py --input-format``."""
 
 MAX_AUTO_TAGGING_PROCESSES = 2
@@ -95,6 +95,8 @@ class TaggingConfig:
         input_format: How an input file is read (:data:`INPUT_FORMATS`).
         tokenized: Raw text is one sentence per line, tokens split on whitespace.
         allow_empty: Inputs without a token are not an error.
+        scores: Give every entity its score (:mod:`docgraph.tagging.result`).
+        min_score: Keep only the entities scored at least this (implies ``scores``).
     """
 
     device: str = choice("auto", ("auto", "cpu", "cuda"), flag="--device",
@@ -131,8 +133,9 @@ class TaggingConfig:
              "between them) or each line; CoNLL input keeps its -DOCSTART- documents")
     input_format: str = choice(
         "auto", INPUT_FORMATS, flag="--input-format", marks=(PREDICT,),
-        help="auto: CoNLL when the file has -DOCSTART- or a tag (O, B-X, I-X, E-X, S-X) in the "
-             "last column of nearly every non-blank line, else text")
+        help="auto: a spaCy DocBin for a .spacy file, span JSON lines when the first line is "
+             "a JSON object with a \"text\", CoNLL when the file has -DOCSTART- or a tag (O, "
+             "B-X, I-X, E-X, S-X) in the last column of nearly every non-blank line, else text")
     tokenized: bool = switch(
         False, switches={"--tokenized": True}, marks=(PREDICT,),
         help="text input is pre-tokenised: one sentence per line, tokens split on whitespace")
@@ -140,6 +143,15 @@ class TaggingConfig:
         False, switches={"--allow-empty": True}, marks=(PREDICT,),
         help="inputs without a token give an empty output and status 0 (else an error, "
              "status 2)")
+    scores: bool = switch(
+        False, switches={"--scores": True}, marks=(PREDICT, VISUALIZE),
+        help="give every entity its probability under the model (JSON lines: a \"score\"; "
+             "HTML: colour strength and a tooltip)")
+    min_score: float | None = number(
+        None, optional=True, low=0.0, high=1.0, flag="--min-score", metavar="P",
+        marks=(PREDICT, VISUALIZE),
+        help="keep only the entities whose score is at least P (implies --scores; their "
+             "tokens are O in CoNLL and token output)")
 
 
 def tagging_settings(tool: str) -> list[tuple[str, Setting]]:

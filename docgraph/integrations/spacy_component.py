@@ -45,7 +45,11 @@ What it writes (``doc._.docgraph`` holds plain lists, so Docs keep it through
   target; ``None`` for a model without a graph (a BiLSTM-CRF);
 * ``token._.docgraph_neighbours``: the ``(token, weight)`` pairs sending messages to a token;
 * ``doc._.docgraph_graph()``: the annotated :class:`networkx.DiGraph` of
-  :func:`docgraph.viz.to_networkx`, so :func:`docgraph.viz.html.to_html` takes such Docs.
+  :func:`docgraph.viz.to_networkx`, so :func:`docgraph.viz.html.to_html` takes such Docs;
+* ``span._.score`` of each of our entities in ``doc.ents``: its probability under the model
+  (:mod:`docgraph.tagging.result`; ``None`` for entities that are not ours), and the group
+  ``doc.spans["docgraph"]`` of all our entities, even those that lost to existing ones, with
+  their scores in ``doc.spans["docgraph"].attrs["scores"]``.
 
 Importing this module is cheap (spaCy imports every ``spacy_factories`` entry point on
 creating any pipeline): torch and the model code load when a component is created.
@@ -64,7 +68,7 @@ import networkx as nx
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.scorer import get_ner_prf
-from spacy.tokens import Doc, Span, Token
+from spacy.tokens import Doc, Span, SpanGroup, Token
 from spacy.training import Example
 from spacy.util import minibatch
 
@@ -88,6 +92,10 @@ log = logging.getLogger(__name__)
 
 FACTORY = "docgraph_ner"
 """The component's factory name: ``nlp.add_pipe("docgraph_ner", config=...)``."""
+
+SPANS_KEY = "docgraph"
+"""The ``doc.spans`` group of the model's entities, their scores in its ``attrs["scores"]``
+(the convention of spaCy's ``spancat``)."""
 
 _STATE_FILE = "docgraph_ner.json"
 _MODEL_COPY = "model"
@@ -139,6 +147,16 @@ def _sentence_source(doc: Doc) -> str | None:
     return None if data is None else data["sentence_source"]
 
 
+def _span_score(span: Span) -> float | None:
+    data = _annotation(span.doc)
+    if data is None or not data.get("entities"):
+        return None
+    for start, end, label, score in data["entities"]:
+        if start == span.start and end == span.end and label == span.label_:
+            return score
+    return None
+
+
 def register_extensions() -> None:
     """Register the component's extension attributes (see the module docstring); idempotent,
     done on import."""
@@ -150,7 +168,9 @@ def register_extensions() -> None:
                         "docgraph_uncertainty": {"getter": _token_value("uncertainty")},
                         "docgraph_pruned": {"getter": _token_value("pruned")},
                         "docgraph_neighbours": {"getter": _neighbours}}
-    for cls, attributes in ((Doc, doc_attributes), (Token, token_attributes)):
+    span_attributes = {"score": {"getter": _span_score}}
+    for cls, attributes in ((Doc, doc_attributes), (Token, token_attributes),
+                            (Span, span_attributes)):
         for name, kwargs in attributes.items():
             if not cls.has_extension(name):
                 cls.set_extension(name, **kwargs)
@@ -440,7 +460,8 @@ class DocgraphNER(Pipe):
             if tokens >= GROUP_TOKENS or k == len(layouts) - 1:
                 results = iter(self.tagger.inspect_chunks(
                     [[[docs[d][i].text for i in piece] for piece in chunk]
-                     for d in group for chunk in layouts[d].chunks], self.mc_seed))
+                     for d in group for chunk in layouts[d].chunks], self.mc_seed,
+                    scores=True))
                 for d in group:
                     chunk_results = [next(results) for _ in layouts[d].chunks]
                     self._set_annotations(docs[d], layouts[d], chunk_results)
@@ -483,14 +504,16 @@ class DocgraphNER(Pipe):
         uncertainty: list[float | None] | None = [None] * n if prunes else None
         pruned: list[bool | None] | None = [None] * n if prunes else None
         edges: list[tuple[int, int, float | None]] | None = [] if has_graph else None
-        entities: list[tuple[str, int, int]] = []
+        entities: list[tuple[str, int, int, float | None]] = []
         for chunk, result in zip(layout.chunks, results):
             flat = [i for piece in chunk for i in piece]
-            for piece, piece_tags in zip(chunk, result.tags):
+            for k, (piece, piece_tags) in enumerate(zip(chunk, result.tags)):
                 for i, tag in zip(piece, piece_tags):
                     tags[i] = tag
-                entities += [(label, piece[a], piece[b - 1] + 1)
-                             for label, a, b in spans(piece_tags)]
+                found = spans(piece_tags)
+                scores = result.scores[k] if result.scores is not None else [None] * len(found)
+                entities += [(label, piece[a], piece[b - 1] + 1, score)
+                             for (label, a, b), score in zip(found, scores)]
             if uncertainty is not None and pruned is not None and result.uncertainty:
                 for i, u, p in zip(flat, result.uncertainty, result.pruned or ()):
                     uncertainty[i], pruned[i] = u, p
@@ -498,7 +521,9 @@ class DocgraphNER(Pipe):
                 edges += [(flat[j], flat[i], w) for j, i, w in result.edges]
         if edges is not None:
             edges.sort(key=lambda e: (e[1], e[0]))
-        ours = [Span(doc, start, end, label=label) for label, start, end in entities]
+        ours = [Span(doc, start, end, label=label) for label, start, end, _ in entities]
+        doc.spans[SPANS_KEY] = SpanGroup(doc, name=SPANS_KEY, spans=ours,
+                                         attrs={"scores": [score for *_, score in entities]})
         if self.overwrite_ents:
             doc.ents = ours
         else:
@@ -512,6 +537,7 @@ class DocgraphNER(Pipe):
             "tags": tags, "uncertainty": uncertainty, "pruned": pruned,
             "edges": None if edges is None else [list(e) for e in edges],
             "threshold": self.tagger.threshold if prunes else None,
+            "entities": [[start, end, label, score] for label, start, end, score in entities],
         }
 
     # ---------------------------------------------------------------------------- scoring

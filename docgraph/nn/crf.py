@@ -106,6 +106,28 @@ def _recursion(first: Tensor, inputs: tuple[Tensor, ...], step: Tensor,
     return torch.stack(vectors), (log_scales, where)
 
 
+def _log_recursion(first: Tensor, inputs: tuple[Tensor, ...], transitions: Tensor,
+                   backward: bool = False) -> Tensor:
+    r"""The forward scores :math:`\alpha_t(j) = \log \sum_i e^{\alpha_{t-1}(i) + A_{ij}} +
+    x_t(j)` (with ``backward``, :math:`\beta_t(i) = \log \sum_j e^{A_{ij} + x_{t-1}(j) +
+    \beta_{t-1}(j)}`) from ``first`` ``[B, C]`` and the log inputs ``x_t`` ``[B, C]``, each
+    step one product with :math:`e^{A - \max A}` on vectors shifted by their maximum.
+
+    Returns the ``[B, L, C]`` log vectors (``L = len(inputs) + 1``)."""
+    peak = transitions.max()
+    step = torch.exp(transitions - peak)
+    step = step.t() if backward else step
+    vectors = [first]
+    v = first
+    for x in inputs:
+        u = v + x if backward else v
+        top = u.amax(dim=1, keepdim=True)
+        v = torch.log(torch.exp(u - top) @ step) + top + peak
+        v = v if backward else v + x
+        vectors.append(v)
+    return torch.stack(vectors, dim=1)
+
+
 def log_partition(emissions: Tensor, start: Tensor, end: Tensor, transitions: Tensor,
                   layout: SequenceLayout) -> Tensor:
     r"""Log-partition :math:`\log Z` of a linear-chain CRF for every sequence of ``layout``
@@ -342,19 +364,22 @@ class CRFDecoder(torch.nn.Module):
     @torch.no_grad()
     def path_log_probs(self, emissions: Tensor, sent_len: Tensor, sentence: Tensor,
                        first: Tensor, labels: Tensor,
-                       layout: SequenceLayout | None = None) -> Tensor:
+                       layout: SequenceLayout | None = None, temperature: float = 1.0) -> Tensor:
         r"""Log-probability under the CRF that tokens ``first[k] .. first[k] + m - 1`` of
         sentence ``sentence[k]`` carry the labels ``labels[k]`` (whatever the other tokens
         carry): a labelled span's marginal, e.g. ``[B-PER, I-PER, E-PER]`` or ``[S-LOC]``.
 
         .. math::
-            \log P(y_{i..j} = \ell_{0..m-1} \mid x) = lpha_i(\ell_0)
-            + \sum_{t=1}^{m-1} ig(A_{\ell_{t-1} \ell_t} + E_{i+t, \ell_t}ig)
-            + eta_j(\ell_{m-1}) - \log Z(x)
+            \log P(y_{i..j} = \ell_{0..m-1} \mid x) = \alpha_i(\ell_0)
+            + \sum_{t=1}^{m-1} \big(A_{\ell_{t-1} \ell_t} + E_{i+t, \ell_t}\big)
+            + \beta_j(\ell_{m-1}) - \log Z(x)
 
-        with the forward scores :math:`lpha` (emission of token :math:`i` included), the
-        backward scores :math:`eta` (end transitions included) and the scores
-        :meth:`decode` reads (its masks applied when decoding is constrained).
+        with the forward scores :math:`\alpha` (emission of token :math:`i` included), the
+        backward scores :math:`\beta` (end transitions included) and the scores
+        :meth:`decode` reads (its masks applied when decoding is constrained), every score
+        divided by ``temperature`` :math:`\tau` first. A temperature changes the
+        probabilities, never the Viterbi path (its scores are all divided by the same
+        :math:`\tau > 0`).
 
         Args:
             emissions (torch.Tensor): Flat emission scores ``[N, C]``.
@@ -364,30 +389,28 @@ class CRFDecoder(torch.nn.Module):
             labels (torch.Tensor): Label ids ``[K, M]`` of each span, padded with ``-1`` past
                 its length.
             layout (SequenceLayout, optional): The sentences' layout.
+            temperature (float, optional): The temperature :math:`\tau > 0` the scores are
+                divided by. (default: ``1.0``)
 
         Returns:
             ``[K]`` log-probabilities (float64).
         """
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
         if layout is None:
             layout = SequenceLayout.from_lengths(sent_len, dtype=emissions.dtype).to(
                 emissions.device)
-        start, end, trans = (t.double() for t in self._scores())
-        padded = emissions.double()[layout.crf_index]  # [S, L, C]
+        start, end, trans = (t.double() / temperature for t in self._scores())
+        padded = emissions.double()[layout.crf_index] / temperature  # [S, L, C]
         lengths = layout.lengths.to(padded.device)
-        num, steps, _ = padded.shape
-        alpha = torch.empty_like(padded)
-        beta = torch.zeros_like(padded)
-        alpha[:, 0] = start + padded[:, 0]
-        for t in range(1, steps):
-            alpha[:, t] = torch.logsumexp(alpha[:, t - 1].unsqueeze(2) + trans, dim=1) \
-                + padded[:, t]
+        num, steps, labels_count = padded.shape
+        alpha = _log_recursion(start + padded[:, 0], padded.unbind(1)[1:], trans)
+        # backward scores on each sentence reversed within its length (all end at step 0)
+        reverse = layout.crf_reverse.to(padded.device).unsqueeze(2).expand(-1, -1, labels_count)
+        reversed_em = padded.gather(1, reverse)
+        beta = _log_recursion(end.expand(num, -1), reversed_em.unbind(1)[:-1], trans,
+                              backward=True).gather(1, reverse)
         rows = torch.arange(num, device=padded.device)
-        beta[rows, lengths - 1] = end.expand(num, -1)
-        for t in range(steps - 2, -1, -1):
-            inner = torch.logsumexp(trans + (padded[:, t + 1] + beta[:, t + 1]).unsqueeze(1),
-                                    dim=2)
-            running = (t < lengths - 1).unsqueeze(1)
-            beta[:, t] = torch.where(running, inner, beta[:, t])
         log_z = torch.logsumexp(alpha[rows, lengths - 1] + end, dim=1)  # [S]
         size = (labels >= 0).sum(dim=1)
         safe = labels.clamp(min=0)

@@ -24,7 +24,7 @@ from docgraph.batching.loader import iterate_batches
 from docgraph.batching.sampler import TokenBudgetBatchSampler
 from docgraph.config.tagging import DEFAULT_BATCH_TOKENS
 from docgraph.data.document import Document
-from docgraph.data.tags import bioes_to_iob2
+from docgraph.data.tags import bioes_to_iob2, spans
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import DocumentGraph
 from docgraph.graph.splits import PreparedSplit
@@ -33,6 +33,7 @@ from docgraph.model import GCDoc
 from docgraph.persistence.model_dir import unwrap
 from docgraph.runtime.processes import world_and_rank
 from docgraph.runtime.progress import Progress
+from docgraph.tagging.result import Tagging
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class GraphInspection:
             model does not prune.
         edge_weight: ``[E]`` relation scores :math:`r_{ij}`, aligned with the graph's
             ``edge_index``; ``None`` for a model without edge weights.
+        scores: The score of each entity of ``tags``, per sentence (:class:`Tagging`).
     """
 
     label_ids: list[int]
@@ -55,6 +57,7 @@ class GraphInspection:
     uncertainty: list[float] | None
     drop: list[bool] | None
     edge_weight: list[float] | None
+    scores: list[list[float]] | None = None
 
 
 def _tagging_batches(model: GCDoc, graphs: Sequence[DocumentGraph], batch_tokens: int,
@@ -94,16 +97,6 @@ def _label_names(vocabs: Vocabularies) -> list[str]:
     return vocabs.labels.lookup(list(range(len(vocabs.labels))))
 
 
-def _sentence_tags(label_ids: Sequence[int], sent_len: Sequence[int], labels: Sequence[str]
-                   ) -> list[list[str]]:
-    """IOB2 tags per sentence of one graph's flat BIOES label ids."""
-    sentences, offset = [], 0
-    for length in sent_len:
-        sentences.append(bioes_to_iob2([labels[t] for t in label_ids[offset:offset + length]]))
-        offset += length
-    return sentences
-
-
 @torch.no_grad()
 def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabularies,
                    batch_tokens: int = DEFAULT_BATCH_TOKENS, device: torch.device | str = "cpu",
@@ -120,24 +113,82 @@ def predict_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabu
     ``progress`` (e.g. ``"tagging dev"``) shows the tagged tokens under that name
     (:class:`~docgraph.runtime.progress.Progress`); ``None`` shows nothing.
     """
+    return [t.tags for t in tag_graphs(model, graphs, vocabs, batch_tokens, device, seed,
+                                       progress)]
+
+
+@torch.no_grad()
+def tag_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabularies,
+               batch_tokens: int = DEFAULT_BATCH_TOKENS, device: torch.device | str = "cpu",
+               seed: int | None = 0, progress: str | None = None, scores: bool = False
+               ) -> list[Tagging]:
+    """The :class:`Tagging` of every graph: the tags of :func:`predict_graphs` and, with
+    ``scores``, the probability of each entity (:func:`entity_scores`) from the same pass."""
     model = unwrap(model)
     labels = _label_names(vocabs)
-    out: list[list[list[str]] | None] = [None] * len(graphs)
+    out: list[Tagging | None] = [None] * len(graphs)
     for indices, batch in _tagging_batches(model, graphs, batch_tokens, torch.device(device),
                                            seed, progress):
-        pred = model.predict(batch, mc_seed=seed).tolist()
-        offset = 0
-        for i in indices:
-            n = int(graphs[i].num_nodes)
-            out[i] = _sentence_tags(pred[offset:offset + n], graphs[i].sent_len.tolist(), labels)
-            offset += n
+        if scores:
+            emissions = model.inspect(batch, mc_seed=seed).emissions
+            pred = model.crf.decode(emissions, batch.sent_len, batch.plan.sentences).tolist()
+        else:
+            emissions, pred = None, model.predict(batch, mc_seed=seed).tolist()
+        found = _batch_taggings(model, batch, emissions, pred,
+                                [graphs[i].sent_len.tolist() for i in indices], labels)
+        for i, tagging in zip(indices, found):
+            out[i] = tagging
     return out  # type: ignore[return-value]
+
+
+def _batch_taggings(model: GCDoc, batch: Batch, emissions: Tensor | None, pred: Sequence[int],
+                    sent_lens: Sequence[Sequence[int]], labels: Sequence[str]) -> list[Tagging]:
+    """The taggings of a batch's graphs (``sent_lens``: each graph's sentence lengths) from
+    its flat label ids; with ``emissions``, each entity scored by :func:`entity_scores`."""
+    tags: list[list[list[str]]] = []
+    wanted: list[tuple[int, int, Sequence[int]]] = []
+    sentence = offset = 0
+    for lengths in sent_lens:
+        graph_tags = []
+        for length in lengths:
+            ids = pred[offset:offset + length]
+            sent_tags = bioes_to_iob2([labels[t] for t in ids])
+            graph_tags.append(sent_tags)
+            if emissions is not None:
+                wanted.extend((sentence, start, ids[start:end])
+                              for _, start, end in spans(sent_tags))
+            offset += length
+            sentence += 1
+        tags.append(graph_tags)
+    if emissions is None:
+        return [Tagging(t) for t in tags]
+    probs = iter(entity_scores(model, emissions, batch, wanted))
+    return [Tagging(t, [[next(probs) for _ in spans(s)] for s in t]) for t in tags]
+
+
+def entity_scores(model: GCDoc, emissions: Tensor, batch: Batch,
+                  wanted: Sequence[tuple[int, int, Sequence[int]]]) -> list[float]:
+    """The probability of each labelled span ``(sentence, first token, label ids)`` of a
+    batch under the model's CRF, at its ``score_temperature``
+    (:meth:`CRFDecoder.path_log_probs <docgraph.nn.CRFDecoder.path_log_probs>`)."""
+    if not wanted:
+        return []
+    width = max(len(ids) for _, _, ids in wanted)
+    device = emissions.device
+    sentence = torch.tensor([s for s, _, _ in wanted], device=device)
+    first = torch.tensor([f for _, f, _ in wanted], device=device)
+    ids = torch.tensor([list(i) + [-1] * (width - len(i)) for _, _, i in wanted],
+                       device=device)
+    log_probs = model.crf.path_log_probs(emissions, batch.sent_len, sentence, first, ids,
+                                         batch.plan.sentences,
+                                         temperature=model.config.score_temperature)
+    return log_probs.exp().clamp(max=1.0).tolist()
 
 
 @torch.no_grad()
 def inspect_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabularies,
                    batch_tokens: int = DEFAULT_BATCH_TOKENS, device: torch.device | str = "cpu",
-                   seed: int | None = 0, progress: str | None = None
+                   seed: int | None = 0, progress: str | None = None, scores: bool = False
                    ) -> list[GraphInspection]:
     """:func:`predict_graphs` with what the model computed on the way, per graph.
 
@@ -154,6 +205,7 @@ def inspect_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabu
         device: Where the model runs.
         seed: The tagging seed of the Monte-Carlo masks (``None``: torch's global stream).
         progress: The name the progress is shown under (``None``: none shown).
+        scores: Score each entity too (:func:`entity_scores`).
 
     Returns:
         One :class:`GraphInspection` per graph, in order.
@@ -167,17 +219,20 @@ def inspect_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabu
         pred = model.crf.decode(result.emissions, batch.sent_len, batch.plan.sentences).tolist()
         uncertainty, drop = _host(result.uncertainty), _host(result.drop)
         edge_weight = _host(result.edge_weight)
+        taggings = _batch_taggings(model, batch, result.emissions if scores else None, pred,
+                                   [graphs[i].sent_len.tolist() for i in indices], labels)
         node = edge = 0
-        for i in indices:
+        for i, tagging in zip(indices, taggings):
             graph = graphs[i]
             nodes = slice(node, node + int(graph.num_nodes))
             edges = slice(edge, edge + int(graph.edge_index.size(1)))
             out[i] = GraphInspection(
                 label_ids=pred[nodes],
-                tags=_sentence_tags(pred[nodes], graph.sent_len.tolist(), labels),
+                tags=tagging.tags,
                 uncertainty=None if uncertainty is None else uncertainty[nodes],
                 drop=None if drop is None else [bool(x) for x in drop[nodes]],
                 edge_weight=None if edge_weight is None else edge_weight[edges],
+                scores=tagging.scores,
             )
             node, edge = nodes.stop, edges.stop
     return out  # type: ignore[return-value]

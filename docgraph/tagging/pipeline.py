@@ -53,7 +53,8 @@ from docgraph.runtime.processes import (
     tagging_processes,
 )
 from docgraph.runtime.threads import bounded_threads
-from docgraph.tagging.inference import GraphInspection, inspect_graphs, predict_graphs
+from docgraph.tagging.inference import GraphInspection, inspect_graphs, tag_graphs
+from docgraph.tagging.result import Tagging
 
 T = TypeVar("T")
 
@@ -128,21 +129,22 @@ def _graphs(documents: Sequence[Document], tagged: TaggingModel) -> list[Documen
     return prepare_split(documents, tagged.vocabs, config, lm_encoder=tagged.lm_encoder).graphs
 
 
-def tag_in_process(documents: Sequence[Document], tagged: TaggingModel, mc_seed: int = 0
-                   ) -> list[Tags]:
-    """IOB2 tags of each non-empty document, per sentence, in this process, each document
-    tagged whole (cut to size by the caller), in batches of ``tagged.batch_tokens``."""
-    return predict_graphs(tagged.model, _graphs(documents, tagged), tagged.vocabs,
-                          tagged.batch_tokens, tagged.device, seed=mc_seed)
+def tag_in_process(documents: Sequence[Document], tagged: TaggingModel, mc_seed: int = 0,
+                   scores: bool = False) -> list[Tagging]:
+    """The :class:`~docgraph.tagging.result.Tagging` of each non-empty document (its IOB2
+    tags per sentence and, with ``scores``, its entities' scores), in this process, each
+    document tagged whole (cut to size by the caller), in batches of ``tagged.batch_tokens``."""
+    return tag_graphs(tagged.model, _graphs(documents, tagged), tagged.vocabs,
+                      tagged.batch_tokens, tagged.device, seed=mc_seed, scores=scores)
 
 
-def inspect_in_process(documents: Sequence[Document], tagged: TaggingModel, mc_seed: int = 0
-                       ) -> list[tuple[DocumentGraph, GraphInspection]]:
+def inspect_in_process(documents: Sequence[Document], tagged: TaggingModel, mc_seed: int = 0,
+                       scores: bool = False) -> list[tuple[DocumentGraph, GraphInspection]]:
     """:func:`tag_in_process` with what the model computed on the way (uncertainty, pruning,
     edge weights: :func:`~docgraph.tagging.inference.inspect_graphs`), each with its graph."""
     graphs = _graphs(documents, tagged)
     found = inspect_graphs(tagged.model, graphs, tagged.vocabs, tagged.batch_tokens,
-                           tagged.device, seed=mc_seed)
+                           tagged.device, seed=mc_seed, scores=scores)
     return list(zip(graphs, found))
 
 
@@ -172,10 +174,10 @@ def _load_worker(model_dir: str, overrides: ModelOverrides | None, threads: int)
                            batch_tokens(config))
 
 
-def _tag_in_worker(documents: list[Document], mc_seed: int) -> list[Tags]:
+def _tag_in_worker(documents: list[Document], mc_seed: int, scores: bool) -> list[Tagging]:
     """:func:`tag_in_process` with the model of this pool process."""
     assert _WORKER is not None, "the pool's initializer loads the model"
-    return tag_in_process(documents, _WORKER, mc_seed)
+    return tag_in_process(documents, _WORKER, mc_seed, scores)
 
 
 def group_items(items: Iterable[T], size: Callable[[T], int],
@@ -196,8 +198,8 @@ def group_items(items: Iterable[T], size: Callable[[T], int],
 
 def stream_tags(items: Iterable[T], document: Callable[[T], Document],
                 tagger: StreamingTagger,
-                processes: int = 0, mc_seed: int = 0, group_tokens: int = GROUP_TOKENS
-                ) -> Iterator[tuple[T, Tags]]:
+                processes: int = 0, mc_seed: int = 0, group_tokens: int = GROUP_TOKENS,
+                scores: bool = False) -> Iterator[tuple[T, Tagging]]:
     """Tag items as they come, in input order, holding a few groups of them at a time.
 
     Args:
@@ -210,9 +212,11 @@ def stream_tags(items: Iterable[T], document: Callable[[T], Document],
             :meth:`Tagger.processes_for <docgraph.tagging.tagger.Tagger.processes_for>`).
         mc_seed: The tagging seed of the Monte-Carlo masks.
         group_tokens: Tokens per group.
+        scores: Score every entity (:class:`~docgraph.tagging.result.Tagging`).
 
     Yields:
-        Each item with its tags, one list per sentence (``[]`` for an item without any).
+        Each item with its :class:`~docgraph.tagging.result.Tagging` (no sentences for an
+        item without any).
 
     Raises:
         ValueError: ``processes`` is negative, or above 1 for a tagger without a model
@@ -259,10 +263,11 @@ def stream_tags(items: Iterable[T], document: Callable[[T], Document],
     if workers == 1:
         for group in groups:
             with bounded_threads(tagger.threads):
-                tags = tag_in_process(_tagged(group), tagger, mc_seed)
-            yield from _spread(group, tags)
+                tags = tag_in_process(_tagged(group), tagger, mc_seed, scores)
+            yield from _spread(group, tags, scores)
     else:
-        yield from _tag_in_pool(groups, str(tagger.path), tagger.overrides, workers, mc_seed)
+        yield from _tag_in_pool(groups, str(tagger.path), tagger.overrides, workers, mc_seed,
+                                scores)
 
 
 def _tagged(group: Sequence[tuple[T, Document]]) -> list[Document]:
@@ -270,13 +275,13 @@ def _tagged(group: Sequence[tuple[T, Document]]) -> list[Document]:
     return [doc for _, doc in group if doc.sentences]
 
 
-def _spread(group: Sequence[tuple[T, Document]], tags: Sequence[Tags]
-            ) -> Iterator[tuple[T, Tags]]:
-    """The items of a group with the tags of :func:`_tagged`'s documents (``[]`` for the
-    others)."""
-    it = iter(tags)
+def _spread(group: Sequence[tuple[T, Document]], taggings: Sequence[Tagging], scores: bool
+            ) -> Iterator[tuple[T, Tagging]]:
+    """The items of a group with the taggings of :func:`_tagged`'s documents (an empty one
+    for the others)."""
+    it = iter(taggings)
     for item, doc in group:
-        yield item, (next(it) if doc.sentences else [])
+        yield item, (next(it) if doc.sentences else Tagging([], [] if scores else None))
 
 
 def _drain(ahead: deque[T], rest: Iterator[T]) -> Iterator[T]:
@@ -287,21 +292,22 @@ def _drain(ahead: deque[T], rest: Iterator[T]) -> Iterator[T]:
 
 
 def _tag_in_pool(groups: Iterator[list[tuple[T, Document]]], model_dir: str,
-                 overrides: ModelOverrides | None, workers: int, mc_seed: int
-                 ) -> Iterator[tuple[T, Tags]]:
+                 overrides: ModelOverrides | None, workers: int, mc_seed: int, scores: bool
+                 ) -> Iterator[tuple[T, Tagging]]:
     """Tag groups in ``workers`` processes that load the model once, at most two groups per
     process in flight, results in input order."""
     pending: deque[tuple[list[tuple[T, Document]], Future]] = deque()
     with process_pool(workers, _load_worker, (model_dir, overrides, 1)) as pool:
         try:
             for group in groups:
-                pending.append((group, pool.submit(_tag_in_worker, _tagged(group), mc_seed)))
+                pending.append((group, pool.submit(_tag_in_worker, _tagged(group), mc_seed,
+                                                   scores)))
                 while len(pending) >= 2 * workers:
                     group, future = pending.popleft()
-                    yield from _spread(group, pool_result(pool, future))
+                    yield from _spread(group, pool_result(pool, future), scores)
             while pending:
                 group, future = pending.popleft()
-                yield from _spread(group, pool_result(pool, future))
+                yield from _spread(group, pool_result(pool, future), scores)
         except BrokenProcessPool:
             raise WorkerError(f"{dead_pool_process(pool, 'tagging process')} before it had "
                               "tagged its share") from None

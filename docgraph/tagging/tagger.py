@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -29,7 +30,6 @@ from docgraph.config.errors import DocgraphError
 from docgraph.data.chunking import split_long_documents
 from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document, make_document
-from docgraph.data.tags import spans
 from docgraph.data.tokenize import text_to_sentences, word_spans
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit
@@ -49,6 +49,13 @@ from docgraph.tagging.pipeline import (
     stream_tags,
 )
 from docgraph.tagging.pipeline import batch_tokens as default_batch_tokens
+from docgraph.tagging.prediction_io import (
+    ReadOptions,
+    chunk_document,
+    input_chunks,
+    tagged_documents,
+)
+from docgraph.tagging.result import Entity, TaggedDocument, Tagging
 from docgraph.viz.html import to_html
 from docgraph.viz.networkx import to_networkx
 
@@ -68,28 +75,15 @@ class ChunkInspection:
         pruned: Whether each token is in *Drop* (``None``: no pruning).
         edges: ``(source, target, weight)`` per graph edge, ``weight`` the relation score
             :math:`r_{ij}` (``None`` without edge weights); ``None`` for a model without a graph.
+        scores: The score of each entity of ``tags``, per piece
+            (:class:`~docgraph.tagging.result.Tagging`); ``None`` when not asked for.
     """
 
     tags: list[list[str]]
     uncertainty: list[float] | None
     pruned: list[bool] | None
     edges: list[tuple[int, int, float | None]] | None
-
-
-@dataclass(frozen=True)
-class Entity:
-    """A predicted entity span: tokens ``start`` to ``end`` (exclusive) of one sentence."""
-
-    doc: str
-    sentence: int
-    start: int
-    end: int
-    type: str
-    text: str
-
-    def to_dict(self) -> dict:
-        """``{"doc", "sentence", "start", "end", "type", "text"}``."""
-        return asdict(self)
+    scores: list[list[float]] | None = None
 
 
 def as_document(item: DocumentInput, doc_id: str, tokenized: bool = False) -> Document:
@@ -318,7 +312,8 @@ class Tagger:
         return split_long_documents(kept, self.max_doc_tokens, cut_sentences=True)
 
     def tag_chunks(self, chunks: Iterable[T], document: Callable[[T], Document],
-                   processes: int = 0, mc_seed: int = 0) -> Iterator[tuple[T, Tags]]:
+                   processes: int = 0, mc_seed: int = 0, scores: bool = False
+                   ) -> Iterator[tuple[T, Tagging]]:
         """Tag chunks already cut to size, as they come, in input order, in bounded memory
         (:func:`~docgraph.tagging.pipeline.stream_tags`): what ``predict.py`` streams.
 
@@ -327,13 +322,14 @@ class Tagger:
             document: The :class:`Document` of a chunk (its gold tags are not read).
             processes: CPU processes (``0``: automatic, on the tokens read so far).
             mc_seed: The tagging seed of the Monte-Carlo masks (see :meth:`tag`).
+            scores: Score every entity.
 
         Yields:
-            Each chunk with its IOB2 tags, one list per sentence (``[]`` for a chunk without
-            sentences).
+            Each chunk with its :class:`~docgraph.tagging.result.Tagging`: IOB2 tags, one list
+            per sentence (none for a chunk without sentences), and the entities' scores.
         """
         return stream_tags(chunks, lambda chunk: _unlabelled(document(chunk)), self,
-                           processes, mc_seed)
+                           processes, mc_seed, scores=scores)
 
     def tag_stream(self, documents: Iterable[DocumentInput], tokenized: bool = False,
                    processes: int = 0, mc_seed: int = 0
@@ -360,9 +356,9 @@ class Tagger:
                     yield doc, k == len(chunks) - 1, chunk
 
         pending: list[str] = []
-        for (doc, last, _), tags in self.tag_chunks(units(), lambda unit: unit[2], processes,
-                                                    mc_seed):
-            pending.extend(tag for piece in tags for tag in piece)
+        for (doc, last, _), tagging in self.tag_chunks(units(), lambda unit: unit[2], processes,
+                                                       mc_seed):
+            pending.extend(tag for piece in tagging.tags for tag in piece)
             if last:
                 yield doc, _sentence_tags(doc, pending)
                 pending = []
@@ -433,7 +429,8 @@ class Tagger:
                                                sentence.index)
 
     def inspect(self, documents: Sequence[DocumentInput], tokenized: bool = False,
-                mc_seed: int = 0, gold: bool | None = None) -> list[nx.DiGraph]:
+                mc_seed: int = 0, gold: bool | None = None, scores: bool = False
+                ) -> list[nx.DiGraph]:
         """The documents as the model sees them: one annotated graph per chunk
         (:func:`~docgraph.viz.networkx.to_networkx`) with the predicted tags, each token's
         uncertainty and pruning, and each edge's learnt weight, from the pass that gives the
@@ -447,6 +444,8 @@ class Tagger:
             mc_seed: The tagging seed of the Monte-Carlo masks.
             gold: Mark the gold tags of :class:`Document` inputs (``None``: for a document
                 with a gold entity; ``False``: never).
+            scores: Give every token of a predicted entity the entity's score (node
+                attribute ``pred_score``).
 
         Raises:
             ValueError: A gold tag the model cannot read.
@@ -454,12 +453,14 @@ class Tagger:
         docs = [as_document(d, f"doc-{i}", tokenized) for i, d in enumerate(documents)]
         docs = [d for d in self.chunks(docs) if d.sentences]
         with bounded_threads(self.threads):
-            inspected = inspect_in_process(docs, self, mc_seed)
+            inspected = inspect_in_process(docs, self, mc_seed, scores)
         graphs = []
         for doc, (graph, found) in zip(docs, inspected):
             G = to_networkx(graph, doc, self.vocabs, uncertainty=found.uncertainty,
                             drop=found.drop, edge_weight=found.edge_weight,
                             predicted=found.label_ids)
+            if found.scores is not None:
+                _mark_scores(G, Tagging(found.tags, found.scores), graph.sent_len.tolist())
             labelled = any(t != "O" for s in doc.sentences for t in s.tags)
             if gold is False or (gold is None and not labelled):
                 for _, attrs in G.nodes(data=True):
@@ -469,49 +470,84 @@ class Tagger:
             graphs.append(G)
         return graphs
 
-    def inspect_chunks(self, chunks: Sequence[Sequence[Sequence[str]]], mc_seed: int = 0
-                       ) -> list[ChunkInspection]:
+    def inspect_chunks(self, chunks: Sequence[Sequence[Sequence[str]]], mc_seed: int = 0,
+                       scores: bool = False) -> list[ChunkInspection]:
         """:meth:`inspect` for chunks already cut to size, each a list of pieces of words (one
-        document for the model), in this process: what the spaCy component reads."""
+        document for the model), in this process: what the spaCy component reads (with
+        ``scores``, each entity's score)."""
         docs = [make_document(str(k), [(piece, ["O"] * len(piece)) for piece in chunk])
                 for k, chunk in enumerate(chunks)]
         with bounded_threads(self.threads):
-            inspected = inspect_in_process(docs, self, mc_seed)
+            inspected = inspect_in_process(docs, self, mc_seed, scores)
         results = []
         for graph, found in inspected:
             edges = None
             if self.has_graph:
                 weights = found.edge_weight or [None] * int(graph.edge_index.size(1))
                 edges = [(j, i, w) for (j, i), w in zip(graph.edge_index.t().tolist(), weights)]
-            results.append(ChunkInspection(found.tags, found.uncertainty, found.drop, edges))
+            results.append(ChunkInspection(found.tags, found.uncertainty, found.drop, edges,
+                                           found.scores))
         return results
 
     def to_html(self, documents: Sequence[DocumentInput], tokenized: bool = False,
-                title: str = "docgraph", mc_seed: int = 0) -> str:
+                title: str = "docgraph", mc_seed: int = 0, scores: bool = False) -> str:
         """An interactive HTML page of the documents as the model sees them
         (:meth:`inspect`, :func:`docgraph.viz.html.to_html`): predicted entities, and, for
         :class:`Document` inputs with gold tags, the errors; each token's repeats with their
         learnt edge weights and pruning. ``mc_seed`` is the tagging seed of :meth:`tag`: the
-        page shows the tags it gives.
+        page shows the tags it gives; with ``scores``, each entity's score as its colour
+        strength and in its tooltip.
         """
-        return to_html(self.inspect(documents, tokenized, mc_seed), title=title)
+        return to_html(self.inspect(documents, tokenized, mc_seed, scores=scores), title=title)
 
     def predict(self, documents: Sequence[DocumentInput], tokenized: bool = False,
-                processes: int = 1, mc_seed: int = 0) -> list[list[Entity]]:
-        """Entity spans for each document (raw strings, token lists or Documents); see
-        :meth:`tag` for ``processes`` and ``mc_seed``."""
-        docs, tags = self.tag(documents, tokenized, processes, mc_seed)
-        return [entities(doc, doc_tags) for doc, doc_tags in zip(docs, tags)]
+                processes: int = 1, mc_seed: int = 0, scores: bool = True,
+                min_score: float | None = None) -> list[list[Entity]]:
+        """The entities of each document (raw strings, token lists or Documents): the
+        :attr:`~docgraph.tagging.result.TaggedDocument.entities` of :meth:`tag_documents`."""
+        return [list(doc.entities) for doc in self.tag_documents(documents, tokenized,
+                                                                 processes, mc_seed, scores,
+                                                                 min_score)]
+
+    def tag_documents(self, documents: Iterable[DocumentInput], tokenized: bool = False,
+                      processes: int = 1, mc_seed: int = 0, scores: bool = True,
+                      min_score: float | None = None) -> Iterator[TaggedDocument]:
+        """Each document tagged, as a :class:`~docgraph.tagging.result.TaggedDocument`: its
+        tokens with their character spans in a raw string (none for token lists and
+        Documents), its sentences and its entities with their text as it stands in the input
+        and, with ``scores``, their probability. Read lazily, tagged through
+        :meth:`tag_chunks` (the tags of :meth:`tag`).
+
+        Args:
+            documents: Raw strings, token lists (sentences) or :class:`Document` objects
+                (ids ``doc-0``, ``doc-1``, ... unless a Document has its own).
+            tokenized: Raw strings are one sentence per line, tokens split on whitespace.
+            processes: CPU processes, as for :meth:`tag`.
+            mc_seed: The tagging seed of the Monte-Carlo masks (see :meth:`tag`).
+            scores: Score every entity (its probability under the model).
+            min_score: Keep only the entities scored at least this (needs ``scores``).
+
+        Raises:
+            ValueError: ``min_score`` without ``scores``.
+        """
+        if min_score is not None and not scores:
+            raise ValueError("min_score needs scores=True")
+        options = ReadOptions("text", tokenized, "file", self.max_doc_tokens or sys.maxsize)
+        chunks = (chunk for i, item in enumerate(documents)
+                  for chunk in input_chunks(item, f"doc-{i}", options))
+        tagged = self.tag_chunks(chunks, chunk_document, processes, mc_seed, scores)
+        yield from tagged_documents(tagged, min_score)
 
 
-def entities(document: Document, tags: Sequence[Sequence[str]]) -> list[Entity]:
-    """The entity spans of one document's IOB2 ``tags`` (one list per sentence)."""
-    found = []
-    for sentence, sent_tags in zip(document.sentences, tags):
-        for etype, start, end in spans(sent_tags):
-            found.append(Entity(document.doc_id, sentence.index, start, end, etype,
-                                " ".join(sentence.tokens[start:end])))
-    return found
+def _mark_scores(graph: nx.DiGraph, tagging: Tagging, sent_len: Sequence[int]) -> None:
+    """Give every token of a predicted entity its entity's score (``pred_score``)."""
+    starts = [0]
+    for length in sent_len:
+        starts.append(starts[-1] + length)
+    for entity in tagging.entities():
+        for i in range(starts[entity.sentence] + entity.start,
+                       starts[entity.sentence] + entity.end):
+            graph.nodes[i]["pred_score"] = entity.score
 
 
 def _unlabelled(document: Document) -> Document:

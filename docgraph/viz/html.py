@@ -211,8 +211,14 @@ def _render_document(index: int, G: nx.DiGraph, classes: dict[str, int],  # noqa
                 if wrong:
                     used.add("err")
                 title = f"{type_}" + ("; " + "; ".join(marks.get((s, a), [])) if wrong else "")
+                score = attrs.get("pred_score")
+                style = ""
+                if score is not None:
+                    used.add("score")
+                    title += f"; score {score:.2f}"
+                    style = f' data-score="{score:.4f}" style="opacity:{_strength(score):.2f}"'
                 parts.append(f'<mark class="ent {_type_class(type_, classes)}'
-                             f'{" err" if wrong else ""}" title="{html.escape(title)}">'
+                             f'{" err" if wrong else ""}" title="{html.escape(title)}"{style}>'
                              f'{" ".join(inner)}<sup>{html.escape(type_)}</sup></mark>')
                 k += b - a + 1
                 continue
@@ -338,7 +344,15 @@ _MARKS: dict[str, str] = {
     "pruned": '<span class="rep pruned">word</span>pruned (too uncertain: sends no message)',
     "err": '<span class="ent err">word</span>wrong entity (hover)',
     "missed": '<span class="missed">word</span>missed entity',
+    "score": '<span class="ent" style="opacity:0.55">word</span>paler: less sure (its score '
+             'when hovered)',
 }
+
+
+def _strength(score: float) -> float:
+    """The opacity of an entity of ``score``: from 0.4 (score 0) to 1 (score 1), so that the
+    least sure entities stay readable."""
+    return 0.4 + 0.6 * min(1.0, max(0.0, score))
 
 
 def _marks_legend(used: set[str]) -> str:
