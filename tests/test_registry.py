@@ -185,7 +185,7 @@ def test_a_column_split_must_be_one_file(tmp_path):
         dataset_files("column", tmp_path, ("dev",))
     assert str(info.value).startswith(f"no dev data in {tmp_path}: expected a CoNLL column "
                                       "file named dev{.bio,.bioes,.conll,")
-    assert "(or span JSON lines, dev.jsonl)" in str(info.value)
+    assert "(or span JSON lines, dev.jsonl, or a spaCy DocBin, dev.spacy)" in str(info.value)
 
 
 def test_other_files_beside_a_column_split_are_left_alone(tmp_path):

@@ -14,6 +14,7 @@ torch loads.
 from __future__ import annotations
 
 import codecs
+import io
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -64,6 +65,18 @@ def read_text(path: str | Path, encoding: str = "utf-8") -> str:
         raise DataNotFoundError(f"{path}: file not found") from None
     except OSError as err:
         raise CorpusFormatError(f"{path}: cannot read the file ({err.strerror})") from None
+    return decode_text(data, path, encoding)
+
+
+def decode_text(data: bytes, path: str | Path, encoding: str = "utf-8") -> str:
+    """The bytes of a text file (or of stdin) decoded as :func:`read_text` decodes them, a
+    UTF-8 byte-order mark dropped; ``path`` names them in errors.
+
+    Raises:
+        CorpusFormatError: They are not valid ``encoding`` text (the message gives the line
+            and column of the first bad byte).
+    """
+    path = Path(path)
     codec = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
     try:
         return data.decode(codec)
@@ -128,13 +141,14 @@ def check_text_head(path: str | Path, size: int = HEAD_BYTES) -> None:
         raise _decode_error(path, data, err, "utf-8") from None
 
 
-def has_tokens(path: str | Path, input_format: str = "auto") -> bool:
+def has_tokens(path: str | Path, input_format: str = "auto", text: str | None = None) -> bool:
     """Whether ``predict.py`` finds a token in the file, told without tokenizing it: a line
     with a character other than whitespace and control characters that is not a
     ``-DOCSTART-`` line (unless the file is read as plain text, ``input_format="text"``).
-    Reads the file up to that line; bytes that are not UTF-8 count as text (the reader says
-    what is wrong with them)."""
-    with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
+    Reads the file up to that line (``text``: its content, when already read); bytes that
+    are not UTF-8 count as text (the reader says what is wrong with them)."""
+    with (open(path, encoding="utf-8-sig", errors="replace", newline="") if text is None
+          else io.StringIO(text, newline="")) as handle:
         for line in handle:
             if is_blank(line):
                 continue
@@ -144,7 +158,8 @@ def has_tokens(path: str | Path, input_format: str = "auto") -> bool:
     return False
 
 
-def _parse_lines(path: Path, encoding: str) -> list[list[_RawSentence]]:
+def _parse_lines(path: Path, encoding: str, text: str | None = None
+                 ) -> list[list[_RawSentence]]:
     """Split a column file into documents of raw sentences, checking every line."""
     docs: list[list[_RawSentence]] = [[]]
     tokens: list[str] = []
@@ -159,7 +174,8 @@ def _parse_lines(path: Path, encoding: str) -> list[list[_RawSentence]]:
             docs[-1].append((tokens, tags, first_line))
             tokens, tags = [], []
 
-    for line_no, line in enumerate(read_text(path, encoding).split("\n"), 1):
+    text = read_text(path, encoding) if text is None else text
+    for line_no, line in enumerate(text.split("\n"), 1):
         cols = line.split()
         if not cols:
             flush()
@@ -225,6 +241,7 @@ def read_conll(
     scheme: str | None = None,
     doc_per_sentence: bool = False,
     encoding: str = "utf-8",
+    text: str | None = None,
 ) -> list[Document]:
     """Read a CoNLL column file into documents with IOB2 tags.
 
@@ -235,6 +252,7 @@ def read_conll(
         doc_per_sentence: Make every sentence its own document (for files without
             ``-DOCSTART-`` lines, or for sentence-level baselines).
         encoding: Text encoding of the file.
+        text: The file's content, when already read (``path`` then only names it).
 
     Returns:
         The documents in file order, with ids ``f"{path.stem}-{n}"`` (``n`` from 0).
@@ -249,7 +267,7 @@ def read_conll(
     path = Path(path)
     if scheme is not None and scheme not in SCHEMES:
         raise ValueError(f"unknown tag scheme {scheme!r}: expected one of {', '.join(SCHEMES)}")
-    raw_docs = _parse_lines(path, encoding)
+    raw_docs = _parse_lines(path, encoding, text)
     if scheme is None:
         scheme = detect_scheme(tags for doc in raw_docs for _, tags, _ in doc)
     if doc_per_sentence:

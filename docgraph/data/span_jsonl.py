@@ -332,8 +332,20 @@ def _joined(tokens: Sequence[str]) -> str:
     return text
 
 
-def _token_offsets(document: Document, text: str) -> list[list[Span]]:
-    """The span of every token of ``document`` in ``text``, found in order."""
+def joined_text(document: Document) -> str:
+    """A text for a document read without one (a CoNLL file): its tokens joined by spaces,
+    a clitic glued to the word before where the tokenizer splits the two again, sentences
+    separated by blank lines."""
+    return "\n\n".join(_joined(s.tokens) for s in document.sentences)
+
+
+def token_offsets(document: Document, text: str) -> list[list[Span]]:
+    """The span of every token of ``document`` in ``text``, found in order: ``[s][t]`` for
+    token ``t`` of sentence ``s``.
+
+    Raises:
+        ValueError: A token is not in ``text`` after the one before it.
+    """
     position = 0
     offsets = []
     for sentence in document.sentences:
@@ -350,10 +362,12 @@ def _token_offsets(document: Document, text: str) -> list[list[Span]]:
 
 
 def span_record(document: Document, text: str | None = None,
-                tags: Sequence[Sequence[str]] | None = None) -> dict[str, Any]:
+                tags: Sequence[Sequence[str]] | None = None,
+                as_lists: bool = False) -> dict[str, Any]:
     """A document's entities as a span JSONL record
-    ``{"id", "text", "spans": [{"start", "end", "label"}]}``, which :func:`read_span_jsonl`
-    reads back to the same entities.
+    ``{"id", "text", "spans": [{"start", "end", "label"}]}`` (with ``as_lists``,
+    ``"spans": [[start, end, label]]``), which :func:`read_span_jsonl` reads back to the same
+    entities.
 
     Args:
         document: The document.
@@ -371,20 +385,21 @@ def span_record(document: Document, text: str | None = None,
                              or any(len(t) != len(s) for t, s in zip(tags, document.sentences))):
         raise ValueError(f"document {document.doc_id!r}: the tags do not match its sentences")
     if text is None:
-        text = "\n\n".join(_joined(s.tokens) for s in document.sentences)
-    offsets = _token_offsets(document, text)
+        text = joined_text(document)
+    offsets = token_offsets(document, text)
     spans = []
     for s, sentence in enumerate(document.sentences):
         sentence_tags = sentence.tags if tags is None else tags[s]
         for label, start, end in tag_spans(sentence_tags):
-            spans.append({"start": offsets[s][start][0], "end": offsets[s][end - 1][1],
-                          "label": label})
+            first, stop = offsets[s][start][0], offsets[s][end - 1][1]
+            spans.append([first, stop, label] if as_lists
+                         else {"start": first, "end": stop, "label": label})
     return {"id": document.doc_id, "text": text, "spans": spans}
 
 
 def write_span_jsonl(path_or_handle: str | Path | TextIO, documents: Sequence[Document],
                      predictions: Sequence[Sequence[Sequence[str]]] | None = None,
-                     texts: Sequence[str] | None = None) -> None:
+                     texts: Sequence[str | None] | None = None) -> None:
     """Write documents as span JSONL, one :func:`span_record` a line; to a path atomically
     (:func:`~docgraph.runtime.atomic.atomic_write_text`).
 
