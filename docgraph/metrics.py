@@ -312,10 +312,15 @@ class TypeConsistency:
         """Percentage of groups labelled with a single type (0.0 without groups)."""
         return _safe_percent(self.consistent_groups, self.groups)
 
+    @property
+    def mixed(self) -> float | None:
+        """Percentage of groups with more than one type (``None`` without groups)."""
+        return mixed_share(self.to_dict())
+
     def mixed_text(self) -> str:
         """The share of groups with more than one type, as ``"7.6%"``; ``"n/a"`` without
         groups (no string was mentioned twice in a document)."""
-        return f"{100 - self.consistency:.1f}%" if self.groups else "n/a"
+        return _percent_text(self.mixed, 1)
 
     @property
     def disagreement(self) -> float:
@@ -374,6 +379,49 @@ class DocumentConsistency:
             "gold": self.gold.to_dict(),
             "pred": self.pred.to_dict(),
         }
+
+
+def mixed_share(record: Mapping[str, Any]) -> float | None:
+    """The percentage of string groups with more than one type in a record of
+    :meth:`TypeConsistency.to_dict`; ``None`` when it counts no group (a record without the
+    count, written before it was kept, is taken to have groups)."""
+    if record.get("groups", 1) == 0:
+        return None
+    return 100.0 - float(record["consistency"])
+
+
+def against_majority(record: Mapping[str, Any]) -> float | None:
+    """The percentage of mentions against their string's majority type in a record of
+    :meth:`TypeConsistency.to_dict`; ``None`` when it counts no group (no string to disagree
+    with)."""
+    if record.get("groups", 1) == 0:
+        return None
+    return float(record["disagreement"])
+
+
+def bucket_f1(record: Mapping[str, Any]) -> float | None:
+    """The F1 of a record of :meth:`TypeScores.to_dict` for a bucket of mentions (recurring
+    or once-seen words); ``None`` when the bucket holds no gold and no predicted mention."""
+    if record.get("support", 1) == 0 and record.get("predicted", 1) == 0:
+        return None
+    return float(record["f1"])
+
+
+def _percent_text(value: float | None, digits: int = 2, unit: str = "%") -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}{unit}"
+
+
+def consistency_text(consistency: DocumentConsistency) -> str:
+    """The document-consistency figures in one line, as ``evaluate.py`` prints them; a
+    figure without anything to count (no string group, no mention in a bucket) reads
+    ``n/a``."""
+    figures = consistency.to_dict()
+    return (f"document consistency: F1 on mentions with a recurring word "
+            f"{_percent_text(bucket_f1(figures['recurrent']), unit='')}, on once-seen mentions "
+            f"{_percent_text(bucket_f1(figures['singleton']), unit='')}; string groups with "
+            f"more than one type {consistency.pred.mixed_text()} (gold "
+            f"{consistency.gold.mixed_text()}); entities against their string's majority type "
+            f"{_percent_text(against_majority(figures['pred']))}")
 
 
 def word_key(word: str, lowercase: bool = True) -> str:

@@ -110,3 +110,37 @@ def test_mixed_share_reads_n_a_without_groups():
     assert TypeConsistency(mentions=4, groups=4, consistent_groups=3,
                            grouped_mentions=4).mixed_text() == "25.0%"
     assert TypeConsistency(mentions=2, groups=1, consistent_groups=1).mixed_text() == "0.0%"
+
+
+def test_consistency_figures_read_n_a_without_groups():
+    from docgraph.metrics import consistency_text
+
+    # no word occurs twice: no string group, no mention with a recurring word
+    lone = [["Kestrel", "beat", "Carrow", "."]]
+    gold, pred = [["B-ORG", "O", "B-ORG", "O"]], [["B-ORG", "O", "O", "O"]]
+    text = consistency_text(document_consistency([lone], [gold], [pred]))
+    assert text == ("document consistency: F1 on mentions with a recurring word n/a, on "
+                    "once-seen mentions 66.67; string groups with more than one type n/a "
+                    "(gold n/a); entities against their string's majority type n/a")
+    # with groups every figure is counted (documents A and B: by hand above)
+    text = consistency_text(document_consistency([DOC_A, DOC_B], [GOLD_A, GOLD_B],
+                                                 [PRED_A, PRED_B]))
+    assert text == ("document consistency: F1 on mentions with a recurring word 50.00, on "
+                    "once-seen mentions 50.00; string groups with more than one type 50.0% "
+                    "(gold 50.0%); entities against their string's majority type 12.50%")
+    # a group of consistent mentions is 0.0%, not n/a
+    text = consistency_text(document_consistency([DOC_A], [GOLD_A], [PRED_A]))
+    assert "more than one type 0.0% (gold 0.0%)" in text
+
+
+def test_evaluate_prints_n_a_for_a_file_without_repeats(model_dir, tmp_path, capsys):
+    from docgraph.cli import evaluate_main
+
+    gold = tmp_path / "lone.conll"
+    gold.write_text("-DOCSTART- O\n\nKestrel B-ORG\nbeat O\nCarrow B-ORG\n. O\n")
+    assert evaluate_main(["--model", str(model_dir), "--data", str(gold), "--output-dir",
+                          str(tmp_path), "--device", "cpu", "--quiet"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines()
+                if x.startswith("document consistency"))
+    assert "recurring word n/a" in line and "more than one type n/a (gold n/a)" in line
+    assert line.endswith("majority type n/a")

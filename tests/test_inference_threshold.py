@@ -99,3 +99,15 @@ def test_summarize_chooses_on_dev_and_reads_test(tmp_path, capsys):
     with pytest.raises(SystemExit):
         inference_threshold.main([])
     assert "give a run directory, or --summarize" in capsys.readouterr().err
+
+
+def test_inconsistent_groups_read_n_a_without_groups(tmp_path):
+    results = [inference_threshold.ThresholdResult(0.5, 80.0, 0.0, None, 0.0),
+               inference_threshold.ThresholdResult(1.5, 81.0, 10.0, 25.0, 5.0)]
+    rows = inference_threshold.format_results(results).splitlines()[1:]
+    assert rows[0].split() == ["0.50", "80.00", "0.00", "n/a", "0.00%"]
+    assert rows[1].split() == ["1.50", "81.00", "10.00", "25.00%", "5.00%"]
+    payloads = [_payload("a", "dev", {0.5: 90.0}), _payload("a", "test", {0.5: 88.0})]
+    payloads[1]["results"][0]["inconsistent_groups"] = None
+    line = inference_threshold.summarize(payloads, baseline=0.5).splitlines()[2]
+    assert line.split() == ["0.50", "90.00", "±", "0.00", "88.00", "±", "0.00", "n/a"]

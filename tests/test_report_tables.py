@@ -356,3 +356,21 @@ def test_summary_consistency_rows_of_the_best_baseline_and_gcdoc(tmp_path: Path)
     assert rows[0][2:] == ["1", "90.00", "91.00", "89.00", "10.00% (6.9%)", "2.00%",
                            "converged"]
     assert summary_rows([]) == [] and summary_consistency_rows([]) == []
+
+
+def test_consistency_rows_read_n_a_without_groups() -> None:
+    from docgraph.tools.report import Run, consistency_rows
+
+    def run(seed: int, groups: int, gold_groups: int) -> Run:
+        consistency = {"recurrent": {"f1": 0.0, "support": 0, "predicted": 0},
+                       "singleton": {"f1": 80.0, "support": 5, "predicted": 5},
+                       "pred": {"consistency": 0.0, "disagreement": 0.0, "groups": groups},
+                       "gold": {"consistency": 0.0, "disagreement": 0.0, "groups": gold_groups}}
+        metrics = {"test": {"f1": 80.0}, "epochs": 10, "best_epoch": 4, "stop_reason":
+                   "early_stopping", "config": {"train": {"patience": 6}},
+                   "consistency": {"test": consistency}}
+        return Run(Path(f"g-s{seed}"), "g", seed, metrics, "", "–")
+
+    row = consistency_rows({"g": [run(1, 0, 0), run(2, 0, 0)]})[0]
+    # no string recurs, no mention has a recurring word: nothing to count (was 100.0% and 0.00)
+    assert row[3:7] == ["n/a", "80.00 ± 0.00", "n/a (n/a)", "n/a"]

@@ -35,7 +35,7 @@ from docgraph.data.document import Document
 from docgraph.data.registry import dataset_files, load_dataset, read_labelled
 from docgraph.data.stats import GRAPH_KEYS, corpus_statistics, format_statistics
 from docgraph.graph import graph_statistics
-from docgraph.metrics import format_table
+from docgraph.metrics import consistency_text, format_table
 from docgraph.persistence.checkpoint import atomic_write_json, atomic_write_text
 from docgraph.persistence.model_dir import OverrideError
 from docgraph.persistence.run_lock import RunLock, run_directory
@@ -303,11 +303,7 @@ def _evaluate(args: argparse.Namespace, checked: TaggingInputs, name: str, files
     scores, consistency = result.scores, result.consistency
     metrics_file, predictions_file = files
     print(format_table(scores, title=f"{name} ({len(documents)} documents)"))
-    print(f"document consistency: F1 on mentions with a recurring word "
-          f"{consistency.recurrent.f1:.2f}, on once-seen mentions {consistency.singleton.f1:.2f};"
-          f" string groups with more than one type {consistency.pred.mixed_text()} "
-          f"(gold {consistency.gold.mixed_text()}); entities against their string's "
-          f"majority type {consistency.pred.disagreement:.2f}%")
+    print(consistency_text(consistency))
     override = {} if args.threshold is None else {"threshold": args.threshold}
     if args.mc_seed:
         override["mc_seed"] = args.mc_seed

@@ -54,14 +54,15 @@ class ThresholdResult:
         threshold: The uncertainty threshold used at inference.
         f1: Entity-level micro F1.
         f1_recurrent: F1 on gold mentions containing a word that recurs in the document.
-        inconsistent_groups: Share of repeated mention strings given more than one type.
+        inconsistent_groups: Share of repeated mention strings given more than one type
+            (``None`` when no string repeats).
         against_majority: Share of predicted entities against their string's majority type.
     """
 
     threshold: float
     f1: float
     f1_recurrent: float
-    inconsistent_groups: float
+    inconsistent_groups: float | None
     against_majority: float
 
 
@@ -97,7 +98,7 @@ def measure(run_dir: str | Path, thresholds: Sequence[float], split: str = "dev"
         consistency = split_consistency(prepared, predictions)
         results.append(ThresholdResult(
             threshold=float(threshold), f1=scores.f1, f1_recurrent=consistency.recurrent.f1,
-            inconsistent_groups=100.0 - consistency.pred.consistency,
+            inconsistent_groups=consistency.pred.mixed,
             against_majority=consistency.pred.disagreement))
     return results
 
@@ -106,7 +107,9 @@ def format_results(results: Sequence[ThresholdResult]) -> str:
     """The results as an aligned text table."""
     lines = ["threshold   F1      F1 recurring   inconsistent groups   against majority"]
     lines += [f"{r.threshold:9.2f}   {r.f1:5.2f}   {r.f1_recurrent:12.2f}   "
-              f"{r.inconsistent_groups:18.2f}%   {r.against_majority:15.2f}%" for r in results]
+              + (f"{'n/a':>19}" if r.inconsistent_groups is None
+                 else f"{r.inconsistent_groups:18.2f}%")
+              + f"   {r.against_majority:15.2f}%" for r in results]
     return "\n".join(lines)
 
 
@@ -146,9 +149,11 @@ def summarize(payloads: Sequence[dict[str, Any]], baseline: float = 0.5,
     for t in thresholds:
         dev = mean_std([s["dev"][t]["f1"] for s in runs.values()])
         test = mean_std([s["test"][t]["f1"] for s in runs.values()])
-        groups = mean_std([s["test"][t]["inconsistent_groups"] for s in runs.values()])
+        counted = [s["test"][t]["inconsistent_groups"] for s in runs.values()
+                   if s["test"][t]["inconsistent_groups"] is not None]
+        groups = mean_std(counted) if counted else None
         lines.append(f"{t:9.2f}   {dev[0]:5.2f} ± {dev[1]:4.2f}   {test[0]:5.2f} ± {test[1]:4.2f}"
-                     f"   {groups[0]:5.2f} ± {groups[1]:4.2f}%")
+                     + ("   n/a" if groups is None else f"   {groups[0]:5.2f} ± {groups[1]:4.2f}%"))
     chosen_f1, baseline_f1 = [], []
     for run_dir, splits in runs.items():
         # ties go to the lower threshold (the one nearer the trained model)

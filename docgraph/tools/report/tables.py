@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from docgraph.metrics import against_majority, bucket_f1, mixed_share
 from docgraph.tools.report.paper import (
     BASELINE_ROW,
     CONLL_TYPES,
@@ -254,16 +255,19 @@ def consistency_rows(groups: Mapping[str, list[Run]], split: str = "test"
         if not records or any(c is None for c in records):
             continue
 
-        def cell(values: list[float]) -> str:
-            return format_mean_std(values)
+        def cell(values: list[float | None], unit: str = "") -> str:
+            # the seeds with something to count (n/a when none has)
+            counted = [v for v in values if v is not None]
+            return f"{format_mean_std(counted)}{unit}" if counted else "n/a"
 
+        gold = mixed_share(records[0]["gold"])
         rows.append([
             group, str(len(members)), format_mean_std(score_values(members, split, "f1")),
-            cell([c["recurrent"]["f1"] for c in records]),
-            cell([c["singleton"]["f1"] for c in records]),
-            f"{cell([100 - c['pred']['consistency'] for c in records])}% "
-            f"({100 - records[0]['gold']['consistency']:.1f}%)",
-            f"{cell([c['pred']['disagreement'] for c in records])}%",
+            cell([bucket_f1(c["recurrent"]) for c in records]),
+            cell([bucket_f1(c["singleton"]) for c in records]),
+            f"{cell([mixed_share(c['pred']) for c in records], '%')} "
+            f"({'n/a' if gold is None else f'{gold:.1f}%'})",
+            cell([against_majority(c["pred"]) for c in records], "%"),
             stop_summary(members),
         ])
     return rows
