@@ -71,6 +71,19 @@ def test_save_threshold_writes_the_config_and_its_checksum_sealed(tmp_path):
     assert isinstance(read_json_file(tmp_path / "config.json")["model"]["threshold"], float)
 
 
+def test_save_score_temperature_of_a_directory_saved_without_one(tmp_path):
+    from docgraph.persistence.manifest import save_score_temperature
+    from docgraph.runtime.integrity import read_json_file
+
+    (tmp_path / "config.json").write_text(json.dumps({"model": {"threshold": 0.5}}))
+    assert save_score_temperature(tmp_path, 1.3) == 1.0  # none saved: the default
+    assert read_json_file(tmp_path / "config.json")["model"] == {"threshold": 0.5,
+                                                                "score_temperature": 1.3}
+    assert save_score_temperature(tmp_path, 0.8) == 1.3
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        save_score_temperature(tmp_path, 0)
+
+
 @pytest.mark.parametrize("version", [2, None])
 def test_another_or_no_format_version_is_refused(packed, tmp_path, version):
     """Class: the packed-model format version."""

@@ -88,6 +88,22 @@ def save_threshold(directory: str | Path, threshold: float) -> float:
     """Write the tagging ``threshold`` into a model directory's ``config.json`` (and the new
     SHA-256 of that file into the manifest of a packed one), each sealed and atomically;
     returns the threshold it replaced."""
+    return _save_model_setting(directory, "threshold", float(threshold))
+
+
+def save_score_temperature(directory: str | Path, temperature: float) -> float:
+    """Write the entity scores' ``temperature`` (``[model] score_temperature``) into a model
+    directory as :func:`save_threshold` writes the threshold; returns the one it replaced
+    (1 for a directory saved without one)."""
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    return _save_model_setting(directory, "score_temperature", float(temperature), 1.0)
+
+
+def _save_model_setting(directory: str | Path, key: str, value: float,
+                        default: float | None = None) -> float:
+    """Write ``[model] key = value`` into a model directory's ``config.json`` and the manifest
+    of a packed one; returns the value it replaced (``default`` when there was none)."""
     directory = Path(directory)
     path = directory / "config.json"
     manifest = read_manifest(directory)
@@ -95,10 +111,10 @@ def save_threshold(directory: str | Path, threshold: float) -> float:
         config = read_json_file(path)
     except DamagedFileError as err:
         raise CheckpointError(str(err)) from None
-    previous = float(config["model"]["threshold"])
-    config["model"]["threshold"] = float(threshold)
+    previous = config["model"].get(key, default)
+    config["model"][key] = value
     write_sealed_json(path, config)
     if manifest is not None:
         manifest["files"]["config.json"] = file_sha256(path)
         write_sealed_json(directory / MANIFEST, manifest)
-    return previous
+    return float(previous)

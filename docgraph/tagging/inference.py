@@ -141,10 +141,36 @@ def tag_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabulari
     return out  # type: ignore[return-value]
 
 
+@torch.no_grad()
+def score_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabularies,
+                 temperatures: Sequence[float], batch_tokens: int = DEFAULT_BATCH_TOKENS,
+                 device: torch.device | str = "cpu", seed: int | None = 0
+                 ) -> list[list[Tagging]]:
+    """The taggings of :func:`tag_graphs` with scores at each of ``temperatures`` (one list
+    per temperature), from one pass of the network per batch: what a temperature is fitted
+    on."""
+    model = unwrap(model)
+    labels = _label_names(vocabs)
+    out: list[list[Tagging | None]] = [[None] * len(graphs) for _ in temperatures]
+    for indices, batch in _tagging_batches(model, graphs, batch_tokens, torch.device(device),
+                                           seed, None):
+        emissions = model.inspect(batch, mc_seed=seed).emissions
+        pred = model.crf.decode(emissions, batch.sent_len, batch.plan.sentences).tolist()
+        sent_lens = [graphs[i].sent_len.tolist() for i in indices]
+        for k, temperature in enumerate(temperatures):
+            found = _batch_taggings(model, batch, emissions, pred, sent_lens, labels,
+                                    temperature)
+            for i, tagging in zip(indices, found):
+                out[k][i] = tagging
+    return out  # type: ignore[return-value]
+
+
 def _batch_taggings(model: GCDoc, batch: Batch, emissions: Tensor | None, pred: Sequence[int],
-                    sent_lens: Sequence[Sequence[int]], labels: Sequence[str]) -> list[Tagging]:
+                    sent_lens: Sequence[Sequence[int]], labels: Sequence[str],
+                    temperature: float | None = None) -> list[Tagging]:
     """The taggings of a batch's graphs (``sent_lens``: each graph's sentence lengths) from
-    its flat label ids; with ``emissions``, each entity scored by :func:`entity_scores`."""
+    its flat label ids; with ``emissions``, each entity scored by :func:`entity_scores` (at
+    ``temperature``, default the model's)."""
     tags: list[list[list[str]]] = []
     wanted: list[tuple[int, int, Sequence[int]]] = []
     sentence = offset = 0
@@ -162,15 +188,17 @@ def _batch_taggings(model: GCDoc, batch: Batch, emissions: Tensor | None, pred: 
         tags.append(graph_tags)
     if emissions is None:
         return [Tagging(t) for t in tags]
-    probs = iter(entity_scores(model, emissions, batch, wanted))
+    probs = iter(entity_scores(model, emissions, batch, wanted, temperature))
     return [Tagging(t, [[next(probs) for _ in spans(s)] for s in t]) for t in tags]
 
 
 def entity_scores(model: GCDoc, emissions: Tensor, batch: Batch,
-                  wanted: Sequence[tuple[int, int, Sequence[int]]]) -> list[float]:
+                  wanted: Sequence[tuple[int, int, Sequence[int]]],
+                  temperature: float | None = None) -> list[float]:
     """The probability of each labelled span ``(sentence, first token, label ids)`` of a
-    batch under the model's CRF, at its ``score_temperature``
-    (:meth:`CRFDecoder.path_log_probs <docgraph.nn.CRFDecoder.path_log_probs>`)."""
+    batch under the model's CRF, at ``temperature`` (default: the model's
+    ``score_temperature``; :meth:`CRFDecoder.path_log_probs
+    <docgraph.nn.CRFDecoder.path_log_probs>`)."""
     if not wanted:
         return []
     width = max(len(ids) for _, _, ids in wanted)
@@ -181,7 +209,8 @@ def entity_scores(model: GCDoc, emissions: Tensor, batch: Batch,
                        device=device)
     log_probs = model.crf.path_log_probs(emissions, batch.sent_len, sentence, first, ids,
                                          batch.plan.sentences,
-                                         temperature=model.config.score_temperature)
+                                         temperature=temperature or
+                                         model.config.score_temperature)
     return log_probs.exp().clamp(max=1.0).tolist()
 
 

@@ -53,7 +53,7 @@ from docgraph.runtime.processes import (
     tagging_processes,
 )
 from docgraph.runtime.threads import bounded_threads
-from docgraph.tagging.inference import GraphInspection, inspect_graphs, tag_graphs
+from docgraph.tagging.inference import GraphInspection, inspect_graphs, score_graphs, tag_graphs
 from docgraph.tagging.result import Tagging
 
 T = TypeVar("T")
@@ -136,6 +136,14 @@ def tag_in_process(documents: Sequence[Document], tagged: TaggingModel, mc_seed:
     document tagged whole (cut to size by the caller), in batches of ``tagged.batch_tokens``."""
     return tag_graphs(tagged.model, _graphs(documents, tagged), tagged.vocabs,
                       tagged.batch_tokens, tagged.device, seed=mc_seed, scores=scores)
+
+
+def score_in_process(documents: Sequence[Document], tagged: TaggingModel,
+                     temperatures: Sequence[float], mc_seed: int = 0) -> list[list[Tagging]]:
+    """:func:`tag_in_process` with the entities scored at each of ``temperatures`` (one list
+    of taggings per temperature; :func:`~docgraph.tagging.inference.score_graphs`)."""
+    return score_graphs(tagged.model, _graphs(documents, tagged), tagged.vocabs, temperatures,
+                        tagged.batch_tokens, tagged.device, seed=mc_seed)
 
 
 def inspect_in_process(documents: Sequence[Document], tagged: TaggingModel, mc_seed: int = 0,
