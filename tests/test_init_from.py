@@ -178,6 +178,11 @@ def test_train_init_from_adds_a_type_records_it_and_resumes(model_dir, trained_r
     config = json.loads((out / "config.json").read_text())
     assert config["init_from"] == str(model_dir)
     assert "S-DATE" in json.loads((out / "vocab.json").read_text())["labels"]["tokens"]
+    kept = run_script("train", *common, "--init-from", model_dir, "--output-dir",
+                      tmp_path / "kept", "--no-new-types")
+    assert kept.returncode == 2 and len(kept.stderr.strip().splitlines()) == 1
+    assert kept.stderr.startswith(f"error: {corpus / 'train.txt'}:")
+    assert "of type DATE" in kept.stderr and not (tmp_path / "kept").exists()
     resumed = run_script("train", "--resume", out, "--epochs", "2", "--quiet")
     assert resumed.returncode == 0, resumed.stderr
     metrics = json.loads((out / "metrics.json").read_text())
@@ -204,3 +209,25 @@ def test_a_missing_model_is_one_line_naming_the_argument(tmp_path):
     assert done.stderr.startswith(f"error: --init-from {tmp_path / 'nowhere'}: neither a "
                                   "model directory nor a shipped model")
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
+
+
+def test_keeping_the_model_s_types_names_the_file_line_and_span(model_dir, sample_splits,
+                                                                tmp_path):
+    from docgraph.training.init_from import check_types
+
+    init = load_init_model(model_dir)
+    corpus = _column_corpus(tmp_path / "corpus", sample_splits)
+    splits = {name: [_with_type(d) for d in docs] for name, docs in sample_splits.items()}
+    check_types(init, sample_splits, {})  # the model's own types: nothing to say
+    with pytest.raises(InitFromError) as err:
+        check_types(init, splits, {name: corpus / f"{name}.txt" for name in splits})
+    message = str(err.value)
+    line = int(message.split(":")[1])
+    fields = (corpus / "train.txt").read_text().split("\n")[line - 1].split()
+    assert fields[-1] == "B-DATE"
+    assert message.startswith(f"{corpus / 'train.txt'}:{line}: entity '{fields[0]}")
+    assert "of type DATE (document 'train-" in message and "--no-new-types" in message
+    spans = tmp_path / "train.jsonl"
+    spans.write_text('{"text": "x", "spans": []}\n{"text": "May", "spans": [[0, 3, "DATE"]]}\n')
+    with pytest.raises(InitFromError, match=rf"^{spans}:2: entity"):
+        check_types(init, splits, {"train": spans})

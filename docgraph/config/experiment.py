@@ -53,6 +53,9 @@ class ExperimentConfig:
             directory): its weights, its vocabulary (grown by the words of the new data) and
             its ``[model]`` settings (:mod:`docgraph.config.init_from`,
             :mod:`docgraph.training.init_from`); ``None`` trains from scratch.
+        new_types: With :attr:`init_from`, add the entity types of the data that the model
+            lacks (its output layers and CRF grow); off, such a type is an error naming the
+            file, the line and the span, before any graph is built.
         vocab_eval_words: Add the dev/test words that have a pretrained vector to the word
             vocabulary (the standard practice, :mod:`docgraph.data.vocab`); off, the vocabulary
             holds the training words only, and words met later get their pretrained vector
@@ -89,6 +92,9 @@ class ExperimentConfig:
                                  help="fine-tune: start from this model's weights, vocabulary "
                                       "and model settings (a shipped model's name or a model "
                                       "directory)")
+    new_types: bool = switch(True, help="--init-from: add the entity types of the data that "
+                                        "the model lacks",
+                             switches={"--no-new-types": False})
     vocab_eval_words: bool = switch(True, help="add the dev/test words that have a pretrained "
                                     "vector to the word vocabulary",
                                     switches={"--training-words-only": False})

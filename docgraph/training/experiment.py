@@ -26,7 +26,13 @@ from docgraph.config.experiment import run_dirs, seed_dir
 from docgraph.data.augment import case_variant, variants_needed
 from docgraph.data.contextual import ContextualEncoder, cached_features
 from docgraph.data.document import Document
-from docgraph.data.registry import get_spec, load_dataset, resolve_data_dir, split_off_dev
+from docgraph.data.registry import (
+    dataset_files,
+    get_spec,
+    load_dataset,
+    resolve_data_dir,
+    split_off_dev,
+)
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit, build_vocabularies, prepare_split
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, load_checkpoint
@@ -44,6 +50,7 @@ from docgraph.tagging.inference import evaluate, split_consistency
 from docgraph.training.init_from import (
     Growth,
     InitModel,
+    check_types,
     grow_vocabularies,
     initial_model,
     load_init_model,
@@ -201,6 +208,8 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
             init = load_init_model(config.init_from)
         if init.config.lm is not None:  # where its language model is now (lm.json, checked)
             config = replace(config, lm=init.config.lm)
+        if not config.new_types:
+            check_types(init, splits, _split_files(config))
         with stages("vocabularies grown from the model's"):
             vocabs, word_rows, growth = grow_vocabularies(init, splits, config.embeddings,
                                                           config.vocab_eval_words, cases)
@@ -292,6 +301,17 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
     atomic_write_json(output_dir / "metrics.json", metrics)
     learning_curve(state.history, output_dir / "learning_curve.png")
     return metrics
+
+
+def _split_files(config: ExperimentConfig) -> dict[str, Path]:
+    """The file each split of the run was read from (for messages; none when unknown)."""
+    own = {split: getattr(config, f"{split}_file", None) for split in ("train", "dev", "test")}
+    if any(own.values()):
+        return {split: Path(path) for split, path in own.items() if path}
+    try:
+        return dataset_files(config.dataset, config.data_dir, config.file_splits)
+    except (ValueError, OSError):
+        return {}
 
 
 def _log_growth(growth: Growth) -> None:

@@ -17,6 +17,9 @@ vocabularies grown by the new data, and output layers grown by the entity types 
   The buffers derived from the labels (the type of each label, the BIOES constraint masks:
   :data:`DERIVED`) are rebuilt for the new label set. The relation classifier scores pairs of
   token states and has no label dimension; its targets follow the rebuilt label types.
+* **Types kept.** With ``new_types`` off (``--no-new-types``) a type the model lacks is an
+  error naming the file, the line, the document and the span (:func:`check_types`), raised
+  before any graph is built.
 * **Everything else** is copied; a tensor whose shape differs is an error (the architecture
   settings come from the model, :mod:`docgraph.config.init_from`).
 
@@ -28,6 +31,7 @@ rows were their pretrained vectors) come back as new words with those same vecto
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,8 +52,9 @@ from docgraph.model import GCDoc
 from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.model_dir import build_model, load_model_weights, read_model_dir
 
-__all__ = ["DERIVED", "LABEL_ROWS", "Growth", "InitFromError", "InitModel", "grow_vocabularies",
-           "initial_model", "initial_state", "label_map", "load_init_model"]
+__all__ = ["DERIVED", "LABEL_ROWS", "Growth", "InitFromError", "InitModel", "check_types",
+           "grow_vocabularies", "initial_model", "initial_state", "label_map",
+           "load_init_model"]
 
 log = logging.getLogger("docgraph")
 
@@ -193,6 +198,73 @@ def grow_vocabularies(init: InitModel, splits: Mapping[str, Sequence[Document]],
                     len(added_chars), added_types, init.types,
                     [t for t in init.types if t not in data_types])
     return Vocabularies(words, chars, labels), rows, growth
+
+
+def _unknown_entity(documents: Sequence[Document], known: set[str]
+                    ) -> tuple[Document, int, int, int, str] | None:
+    """The first entity of ``documents`` whose type is not in ``known``: ``(document,
+    sentence index, first token, end token, type)``."""
+    for doc in documents:
+        for s, sentence in enumerate(doc.sentences):
+            tags = sentence.tags
+            for i, tag in enumerate(tags):
+                if tag.startswith("B-") and tag[2:] not in known:
+                    end = i + 1
+                    while end < len(tags) and tags[end] == f"I-{tag[2:]}":
+                        end += 1
+                    return doc, s, i, end, tag[2:]
+    return None
+
+
+def _line_of(path: Path, kind: str, first_token: str) -> int | None:
+    """The 1-based line of ``path`` where an entity of type ``kind`` starts: a span JSON line
+    with a span of that type, or a column line of the entity's first token tagged with it
+    (``None`` for another format or when none is found)."""
+    if path.suffix == ".gz" or not path.is_file():
+        return None
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for number, line in enumerate(lines, 1):
+        if path.suffix == ".jsonl":
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            spans = [record.get(k) for k in ("spans", "entities", "label")] \
+                if isinstance(record, dict) else []
+            if any(isinstance(item, list) and len(item) >= 3 and item[2] == kind
+                   for found in spans if isinstance(found, list) for item in found):
+                return number
+        else:
+            fields = line.split()
+            if len(fields) >= 2 and fields[0] == first_token and fields[-1].endswith(f"-{kind}"):
+                return number
+    return None
+
+
+def check_types(init: InitModel, splits: Mapping[str, Sequence[Document]],
+                files: Mapping[str, Path]) -> None:
+    """Raise :class:`InitFromError` for the first entity of ``splits`` whose type the model
+    lacks (a run that keeps the model's types, ``--no-new-types``), naming the file of its
+    split (``files``) and the line where it is found, the document, the sentence and the
+    span."""
+    known = set(init.types)
+    for split, documents in splits.items():
+        found = _unknown_entity(documents, known)
+        if found is None:
+            continue
+        doc, s, start, end, kind = found
+        words = doc.sentences[s].tokens[start:end]
+        path = files.get(split)
+        line = None if path is None else _line_of(Path(path), kind, words[0])
+        where = f"{path}:{line}" if line is not None else str(path or split)
+        raise InitFromError(
+            f"{where}: entity {' '.join(words)!r} of type {kind} (document {doc.doc_id!r}, "
+            f"sentence {s + 1}, tokens {start + 1}-{end}) is not one of the types of "
+            f"--init-from {init.name} ({', '.join(sorted(known))}); --no-new-types keeps the "
+            "model's types (without it the type is added)")
 
 
 def label_map(old: Vocab, new: Vocab) -> tuple[Tensor, Tensor]:
