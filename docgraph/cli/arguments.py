@@ -40,7 +40,8 @@ from docgraph.config.tagging import (
     tagging_settings,
 )
 from docgraph.data.conll import check_input_file, has_tokens
-from docgraph.data.registry import DATASETS, dataset_files
+from docgraph.data.docbin import is_docbin
+from docgraph.data.registry import DATASETS, check_corpus, dataset_files, run_split_file
 from docgraph.persistence.archive import damage_message
 from docgraph.persistence.locate import ModelDirError, locate_model_dir
 from docgraph.persistence.run_lock import busy_message
@@ -236,7 +237,14 @@ def check_arguments(args: argparse.Namespace) -> ExperimentConfig:
         config = config_from_args(args, check_resumable(args))
     else:
         config = config_from_args(args)
-    if getattr(args, "data_dir", None) is not None and getattr(args, "dataset", None):
+    if getattr(args, "train", None) is not None:
+        for flag in ("--dataset", "--data-dir"):
+            if getattr(args, flag_dest(flag), None) is not None:
+                raise UsageError("cannot be combined with --train: --train, --dev and --test "
+                                 "name the corpus's files", flag)
+    if any(f is not None for f in (config.train_file, config.dev_file, config.test_file)):
+        check_corpus(config)  # every file read whole: a bad line or span, before torch loads
+    elif getattr(args, "data_dir", None) is not None and getattr(args, "dataset", None):
         # no corpus there: said before torch loads
         dataset_files(config.dataset, config.data_dir, config.file_splits)
     if not getattr(args, "resume", None):
@@ -415,7 +423,8 @@ def preset_config(args: argparse.Namespace) -> ExperimentConfig:
         ConfigError: For a value of the preset its field does not accept.
         UsageError: For a ``--config`` file that does not exist.
     """
-    dataset = args.dataset or "sample"
+    # files of one's own (--train) are read as the column data set's are, without a preset
+    dataset = args.dataset or ("column" if getattr(args, "train", None) else "sample")
     config = ExperimentConfig(dataset=dataset, output_dir=f"runs/{dataset}")
     preset = chosen_preset(args)
     if preset is None:
@@ -439,6 +448,8 @@ def chosen_preset(args: argparse.Namespace) -> Path | None:
         if not Path(args.config).is_file():
             raise UsageError("file not found", "--config", args.config)
         return Path(args.config)
+    if getattr(args, "train", None) and not args.dataset:
+        return None
     return preset_path(args.dataset or "sample")
 
 
@@ -453,7 +464,7 @@ def evaluate_parser() -> argparse.ArgumentParser:
                    help="split to score (default: test)")
     p.add_argument("--data", default=None,
                    help="a labelled file to score instead of a dataset split: CoNLL columns, "
-                        "or span JSON lines (.jsonl)")
+                        "span JSON lines (.jsonl) or a spaCy DocBin (.spacy)")
     p.add_argument("--output-dir", default=None,
                    help="where to write <name>_metrics.json and <name>_predictions.conll "
                         "(default: the model directory; for a shipped model, <name>-evaluation)")
@@ -525,6 +536,11 @@ def check_corpus_split(args: argparse.Namespace, model_dir: Path) -> None:
         return  # reported when the model loads, with the file named
     if not isinstance(saved, dict):
         return
+    if getattr(args, "dataset", None) is None and getattr(args, "data_dir", None) is None:
+        own = run_split_file(saved, args.split)  # a run on files of its own: its file
+        if own is not None:
+            check_input_file(own, head=not is_docbin(own))
+            return
     dataset = getattr(args, "dataset", None) or saved.get("dataset")
     if dataset is None:
         return
@@ -726,8 +742,8 @@ def visualize_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", choices=("train", "dev", "test"), default="dev",
                    help="split of the corpus (default: dev)")
     p.add_argument("--data", default=None, metavar="FILE",
-                   help="a labelled file to show instead of a dataset split (CoNLL columns "
-                        "or .jsonl spans)")
+                   help="a labelled file to show instead of a dataset split (CoNLL columns, "
+                        ".jsonl spans or a .spacy DocBin)")
     p.add_argument("--doc", type=int, default=None,
                    help="index of the document (chunk) in the split; --out needs it")
     p.add_argument("--word", default=None,

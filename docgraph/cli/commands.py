@@ -32,7 +32,13 @@ from docgraph.data.conll import (
     write_conll,
 )
 from docgraph.data.document import Document
-from docgraph.data.registry import dataset_files, load_dataset, read_labelled
+from docgraph.data.registry import (
+    corpus_files,
+    labelled_format,
+    load_dataset,
+    read_labelled,
+    run_split_file,
+)
 from docgraph.data.stats import GRAPH_KEYS, corpus_statistics, format_statistics
 from docgraph.graph import graph_statistics
 from docgraph.metrics import consistency_text, format_table
@@ -93,15 +99,17 @@ def _train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
     configure_progress(**vars(settings))
     if seeds:
         summary = run_seeds(config, seeds, progress=settings.enabled, lock=lock)
+        split = "test" if "test_f1_mean" in summary else "dev"  # no test file of one's own
         if summary:
-            print(f"test F1 over seeds {list(seeds)}: {summary['test_f1_mean']:.2f} ± "
-                  f"{summary['test_f1_std']:.2f}", flush=True)
+            print(f"{split} F1 over seeds {list(seeds)}: {summary[f'{split}_f1_mean']:.2f} ± "
+                  f"{summary[f'{split}_f1_std']:.2f}", flush=True)
         return
     metrics = run_experiment(config, resume=resume, progress=settings.enabled, lock=lock)
     if metrics:
         print(f"best epoch {metrics['best_epoch']}/{metrics['epochs']} ({metrics['stop_reason']})"
-              f"  dev F1 {metrics['dev']['f1']:.2f}  test F1 {metrics['test']['f1']:.2f}  "
-              f"({config.output_dir})", flush=True)
+              f"  dev F1 {metrics['dev']['f1']:.2f}  "
+              + (f"test F1 {metrics['test']['f1']:.2f}  " if "test" in metrics else "no test "
+                 "file  ") + f"({config.output_dir})", flush=True)
 
 
 def _train_exit_code(err: BaseException) -> int:
@@ -169,7 +177,7 @@ def _train_command(args: argparse.Namespace, config: ExperimentConfig) -> int:
         if processes > 1:
             if resolve_device(config.device).type == "cuda":
                 raise UsageError("--processes > 1 is for CPU training; use torchrun on GPUs")
-            dataset_files(config.dataset, config.data_dir, config.file_splits)  # fail here
+            corpus_files(config)  # fail here
         if torchrun:  # the first process locks the directory (run_experiment, run_seeds)
             init_distributed(config.device)
         with contextlib.nullcontext() if torchrun else run_directory(config.output_dir) as lock:
@@ -236,7 +244,12 @@ def _load_tagger(args: argparse.Namespace, checked: TaggingInputs) -> Tagger:
 def _dataset_split(args: argparse.Namespace, config: ExperimentConfig
                    ) -> tuple[str, list[Document]]:
     """``(dataset, documents)`` of ``--split`` of ``--dataset`` in ``--data-dir``; by default
-    the model's corpus, in its directory when the dataset is the model's."""
+    the model's corpus, in its directory when the dataset is the model's (for a model trained
+    on files of its own, ``--train``, its file of that split)."""
+    if args.dataset is None and args.data_dir is None:
+        own = run_split_file(config.to_dict(), args.split)
+        if own is not None:
+            return own.name, read_labelled(own)
     dataset = args.dataset or config.dataset
     data_dir = args.data_dir if args.data_dir is not None else (
         config.data_dir if dataset == config.dataset else None)
@@ -294,7 +307,8 @@ def _evaluate(args: argparse.Namespace, checked: TaggingInputs, name: str, files
         result = tagger.evaluate(documents, processes, args.mc_seed,
                                  progress=None if args.quiet else name)
     except UnknownTypeError as err:
-        line = first_line_of_type(args.data, err.kind) if args.data else None
+        line = (first_line_of_type(args.data, err.kind)
+                if args.data and labelled_format(args.data) == "conll" else None)
         fail(f"{args.data}:{line}: {err.reason}" if line is not None else str(err))
     except WorkerError as err:
         return _worker_died(err, f"{' and '.join(str(f) for f in files)} were not written")

@@ -45,6 +45,14 @@ class ExperimentConfig:
     Args:
         dataset: ``"sample"``, ``"conll03"``, ``"ontonotes"`` or ``"column"``.
         data_dir: Directory of the corpus files (``None``: the dataset's default).
+        train_file: A training file of one's own (CoNLL columns in IOB1, IOB2 or BIOES, span
+            JSON lines ``.jsonl`` or a spaCy DocBin ``.spacy``;
+            :func:`~docgraph.data.registry.labelled_format`), read instead of
+            :attr:`dataset` and :attr:`data_dir`.
+        dev_file: The dev file that goes with :attr:`train_file` (any of its formats); without
+            it, :attr:`dev_fraction` takes dev from the training documents.
+        test_file: The test file that goes with :attr:`train_file`, scored once after
+            training (``None``: no test split).
         dev_fraction: Take this share of the training documents, drawn with :attr:`seed`, as
             the dev split (for a corpus without a dev file; a dev file there is not read);
             ``0``: the corpus's dev file.
@@ -83,6 +91,16 @@ class ExperimentConfig:
 
     dataset: str = choice("sample", DATASET_NAMES, help="corpus")
     data_dir: str | None = text(None, optional=True, help="corpus directory", marks=(MACHINE,))
+    train_file: str | None = text(
+        None, optional=True, flag="--train", metavar="FILE",
+        help="training file of your own, instead of --dataset/--data-dir: CoNLL columns "
+             "(IOB1, IOB2, BIOES), .jsonl spans or a .spacy DocBin")
+    dev_file: str | None = text(None, optional=True, flag="--dev", metavar="FILE",
+                                help="dev file for --train (any of its formats; without it, "
+                                     "--dev-fraction)")
+    test_file: str | None = text(None, optional=True, flag="--test", metavar="FILE",
+                                 help="test file for --train (any of its formats), scored once "
+                                      "after training")
     dev_fraction: float = number(0.0, low=0.0, high=0.5, flag="--dev-fraction",
                                  help="share of the training documents held out as dev "
                                       "(seeded; instead of a dev file)")
@@ -123,7 +141,11 @@ class ExperimentConfig:
     @property
     def file_splits(self) -> tuple[str, ...]:
         """The splits read from the corpus's files: dev too unless :attr:`dev_fraction`
-        takes it from the training documents."""
+        takes it from the training documents; with :attr:`train_file`, those of the files
+        given."""
+        if self.train_file is not None:
+            return ("train", *(("dev",) if self.dev_file is not None else ()),
+                    *(("test",) if self.test_file is not None else ()))
         return ("train", "test") if self.dev_fraction > 0 else ("train", "dev", "test")
 
     def graph_config(self) -> GraphConfig:

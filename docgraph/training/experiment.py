@@ -26,13 +26,7 @@ from docgraph.config.experiment import run_dirs, seed_dir
 from docgraph.data.augment import case_variant, variants_needed
 from docgraph.data.contextual import ContextualEncoder, cached_features
 from docgraph.data.document import Document
-from docgraph.data.registry import (
-    dataset_files,
-    get_spec,
-    load_dataset,
-    resolve_data_dir,
-    split_off_dev,
-)
+from docgraph.data.registry import dataset_files, load_corpus, located_corpus, split_off_dev
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit, build_vocabularies, prepare_split
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, load_checkpoint
@@ -187,7 +181,7 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
     """:func:`run_experiment` once its run directory and log are set up."""
     seed_everything(config.seed)
     with stages("reading the corpus") as info:
-        splits = load_dataset(config.dataset, config.data_dir, splits=config.file_splits)
+        splits = load_corpus(config)  # the data set's files, or --train/--dev/--test
         if config.dev_fraction > 0:
             splits["train"], splits["dev"] = split_off_dev(splits["train"], config.dev_fraction,
                                                            config.seed)
@@ -196,10 +190,8 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
                      config.dev_fraction)
         info["result"] = ", ".join(f"{name} {len(docs)} documents"
                                    for name, docs in splits.items())
-    if not get_spec(config.dataset).bundled:
-        # the directory the corpus was read from, so that evaluate.py finds it again
-        config = replace(config, data_dir=str(resolve_data_dir(config.dataset,
-                                                               config.data_dir).resolve()))
+    # where the corpus was read from (its directory, or the files), so evaluate.py finds it
+    config = located_corpus(config)
     cases = variants_needed(config.train.lowercase_share, config.train.uppercase_share)
     init: InitModel | None = None
     growth: Growth | None = None
