@@ -149,9 +149,9 @@ class TaggingConfig:
              "HTML: colour strength and a tooltip)")
     min_score: float | None = number(
         None, optional=True, low=0.0, high=1.0, flag="--min-score", metavar="P",
-        marks=(PREDICT, VISUALIZE),
+        marks=(PREDICT,),
         help="keep only the entities whose score is at least P (implies --scores; their "
-             "tokens are O in CoNLL and token output)")
+             "tokens are O in CoNLL and token output; the HTML page shows every entity)")
 
 
 def tagging_settings(tool: str) -> list[tuple[str, Setting]]:

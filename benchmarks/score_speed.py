@@ -1,0 +1,13 @@
+"""What entity scores cost in ``predict.py``'s tagging speed.
+
+The study is :mod:`docgraph.tools.score_speed`; this script is its command line:
+
+    python benchmarks/score_speed.py --models conll03 ontonotes --limit 100 --rounds 3 --out OUT
+"""
+
+import sys
+
+from docgraph.tools.score_speed import main
+
+if __name__ == "__main__":
+    sys.exit(main())
