@@ -48,7 +48,7 @@ from docgraph.persistence.run_lock import busy_message
 from docgraph.persistence.shipped import shipped_models
 from docgraph.runtime.atomic import check_output
 from docgraph.runtime.integrity import DamagedFileError, read_json_file
-from docgraph.tagging.prediction_io import OUTPUT_FORMATS
+from docgraph.tagging.prediction_io import OUTPUT_FORMATS, STDIN
 
 #: Switches of ``train.py`` that set several fields at once (the others are declared with
 #: their field, :func:`docgraph.config.fields.switch`).
@@ -552,9 +552,17 @@ def check_corpus_split(args: argparse.Namespace, model_dir: Path) -> None:
 
 def check_some_tokens(names: Sequence[str], input_format: str = "auto") -> None:
     """Raise :class:`UsageError` when none of the input files ``names`` has a token
-    (:func:`~docgraph.data.conll.has_tokens`): nothing would be tagged. ``predict.py
-    --allow-empty`` skips the check (an empty output, status 0)."""
-    if not names or any(has_tokens(name, input_format) for name in names):
+    (:func:`~docgraph.data.conll.has_tokens`): nothing would be tagged. A DocBin and
+    standard input (``-``, read once, by the reader) count as having some: their readers
+    log it when they have none. ``predict.py --allow-empty`` skips the check (an empty
+    output, status 0)."""
+    def found(name: str) -> bool:
+        if name == "-" or input_format == "spacy" or (input_format == "auto"
+                                                     and is_docbin(name)):
+            return True
+        return has_tokens(name, input_format)
+
+    if not names or any(found(name) for name in names):
         return
     shown = ", ".join(names) if len(names) <= 3 else (
         f"{', '.join(names[:2])} and {len(names) - 2} more files")
@@ -571,7 +579,8 @@ class TaggingInputs:
     Args:
         model_dir: The model directory ``--model`` stands for.
         shipped: Whether ``--model`` named a shipped model (not a directory).
-        inputs: ``predict.py``'s input files, checked.
+        inputs: ``predict.py``'s input files, checked, a folder's files in their place and
+            :data:`~docgraph.tagging.prediction_io.STDIN` for ``-``.
     """
 
     model_dir: Path
@@ -601,13 +610,19 @@ def check_tagging_arguments(args: argparse.Namespace) -> TaggingInputs:
     if getattr(args, "threshold", None) is not None:
         check_field(section_settings("model")["threshold"], args.threshold, "--threshold")
     check_output(getattr(args, "output", None))
+    if getattr(args, "format", None) == "spacy" and not getattr(args, "output", None):
+        raise UsageError("writes a binary spaCy DocBin: give --output FILE.spacy",
+                         "--format spacy")
     if getattr(args, "data", None) is not None:
-        check_input_file(args.data, "--data")
-    inputs = list(getattr(args, "inputs", None) or ())
+        check_input_file(args.data, "--data", head=not is_docbin(args.data))
+    input_format = getattr(args, "input_format", "auto")
+    inputs = input_names(getattr(args, "inputs", None) or ())
     for name in inputs:
-        check_input_file(name)
+        if name != "-":  # standard input is read once, by the reader
+            check_input_file(name, head=not (input_format == "spacy" or (
+                input_format == "auto" and is_docbin(name))))
     if not getattr(args, "allow_empty", True):
-        check_some_tokens(inputs, getattr(args, "input_format", "auto"))
+        check_some_tokens(inputs, input_format)
     data_dir = getattr(args, "data_dir", None)
     if data_dir is not None and not Path(data_dir).is_dir():
         raise UsageError("directory not found", "--data-dir", data_dir)
@@ -617,7 +632,38 @@ def check_tagging_arguments(args: argparse.Namespace) -> TaggingInputs:
     if getattr(args, "processes", 0):
         check_processes(args.processes, "--processes")
     check_corpus_split(args, model_dir)
-    return TaggingInputs(model_dir, shipped, tuple(Path(name) for name in inputs))
+    return TaggingInputs(model_dir, shipped,
+                         tuple(STDIN if name == "-" else Path(name) for name in inputs))
+
+
+#: The files of a folder that ``predict.py`` tags when given the folder.
+FOLDER_SUFFIXES = (".txt", ".jsonl", ".spacy")
+
+
+def input_names(names: Sequence[str]) -> list[str]:
+    """``predict.py``'s inputs with every folder replaced by its files of
+    :data:`FOLDER_SUFFIXES` (not those of its subfolders), sorted by name; ``-`` (stdin) at
+    most once.
+
+    Raises:
+        UsageError: ``-`` given twice, or a folder without such files.
+    """
+    found: list[str] = []
+    for name in names:
+        if name == "-" and "-" in found:
+            raise UsageError("standard input given twice", value="-")
+        folder = Path(name)
+        if name == "-" or not folder.is_dir():
+            found.append(name)
+            continue
+        files = sorted((p for p in folder.iterdir()
+                        if p.is_file() and p.suffix.lower() in FOLDER_SUFFIXES),
+                       key=lambda p: p.name)
+        if not files:
+            raise UsageError(f"a folder without {', '.join(FOLDER_SUFFIXES[:-1])} or "
+                             f"{FOLDER_SUFFIXES[-1]} files to tag", value=name)
+        found.extend(str(p) for p in files)
+    return found
 
 
 def add_tagging_flags(p: argparse.ArgumentParser, tool: str) -> None:
@@ -678,11 +724,14 @@ def predict_parser() -> argparse.ArgumentParser:
         prog="predict.py",
         description="Tag documents with a trained model. Inputs are CoNLL column files "
                     "(documents split at -DOCSTART-), span JSON lines (one document per "
-                    "line's \"text\") or plain-text files (one file = one "
+                    "line's \"text\"), spaCy DocBin files (.spacy, one document per Doc) or "
+                    "plain-text files (one file = one "
                     "document, or see --documents). Output is written as the input is "
                     "tagged, a few thousand tokens at a time.")
     p.add_argument("--model", required=True, help=MODEL_HELP)
-    p.add_argument("inputs", nargs="+", help="input files")
+    p.add_argument("inputs", nargs="+",
+                   help="input files; a folder: its *.txt, *.jsonl and *.spacy files, sorted; "
+                        "-: standard input (text, or as --input-format says)")
     formats = list(OUTPUT_FORMATS)
     p.add_argument("--format", choices=formats, default=formats[0],
                    help="output: " + "; ".join(f"{name}: {fmt.help}"

@@ -1,10 +1,12 @@
 """What ``scripts/predict.py`` reads and writes, as a stream: input files become chunks of
 tokens that keep their character offsets; tagged chunks become output records.
 
-Reading (:func:`read_chunks`). A file is CoNLL columns, raw text or span JSON lines
-(``--input-format``; auto: span JSON lines when its first line is a JSON object with a
-``"text"`` field, :func:`~docgraph.data.span_jsonl.looks_like_span_jsonl`, else CoNLL by
-:func:`~docgraph.data.conll.looks_like_conll`, else text).
+Reading (:func:`read_chunks`). A file is CoNLL columns, raw text, span JSON lines or a spaCy
+DocBin (``--input-format``; auto: a DocBin when its name ends in ``.spacy``, span JSON lines
+when its first line is a JSON object with a ``"text"`` field,
+:func:`~docgraph.data.span_jsonl.looks_like_span_jsonl`, else CoNLL by
+:func:`~docgraph.data.conll.looks_like_conll`, else text). The input :data:`STDIN` is
+standard input (``predict.py -``), read whole once.
 
 * Raw text is split into documents (``--documents``): the whole file (default), its
   paragraphs (separated by blank lines) or its lines. A document is split into sentences and
@@ -15,6 +17,9 @@ Reading (:func:`read_chunks`). A file is CoNLL columns, raw text or span JSON li
 * A span JSON lines file (:mod:`docgraph.data.span_jsonl`) has a document per record, its
   ``"text"`` read as raw text and its id the record's; offsets point into that ``"text"``;
   the spans are not read.
+* A spaCy DocBin (:mod:`docgraph.data.docbin`) has a document per ``Doc``, with spaCy's
+  tokens and sentences as they are (``--tokenized`` does not apply); offsets point into the
+  ``Doc``'s text; its entities are not read.
 
 A document longer than ``max_tokens`` (``--max-doc-tokens``) is tagged in chunks of whole
 sentences, packed greedily in order by the one packing rule
@@ -56,10 +61,13 @@ from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS, INP
 from docgraph.data.chunking import pack_greedy, piece_bounds
 from docgraph.data.conll import (
     conll_lines,
+    decode_text,
     looks_like_conll,
     read_conll,
     read_text,
 )
+from docgraph.data.docbin import docbin_layouts, is_docbin
+from docgraph.data.docbin import read_bytes as read_file_bytes
 from docgraph.data.document import Document, make_document
 from docgraph.data.span_jsonl import looks_like_span_jsonl, span_texts
 from docgraph.data.tags import spans as tag_spans
@@ -100,7 +108,7 @@ class ReadOptions:
     """How :func:`read_chunks` reads an input file.
 
     Args:
-        input_format: ``"auto"``, ``"conll"``, ``"text"`` or ``"jsonl"``.
+        input_format: ``"auto"``, ``"conll"``, ``"text"``, ``"jsonl"`` or ``"spacy"``.
         tokenized: Raw text is one sentence per line, tokens separated by whitespace.
         documents: A document of raw text is the whole ``"file"``, each of its
             ``"paragraphs"`` (blank lines between them) or each non-blank ``"lines"``.
@@ -160,6 +168,7 @@ class Chunk:
         first: Whether it is the first chunk of its document.
         path: The input file.
         done: How much of the file is read once this chunk is (0 to 1, for progress).
+        bounds: The document's ``(start, end)`` in ``text`` (``None`` without text).
     """
 
     doc: str
@@ -168,6 +177,7 @@ class Chunk:
     first: bool
     path: Path
     done: float
+    bounds: Span | None = None
 
     @property
     def num_tokens(self) -> int:
@@ -175,8 +185,10 @@ class Chunk:
         return sum(len(p) for p in self.pieces)
 
 
-def read_chunks(path: Path, options: ReadOptions) -> Iterator[Chunk]:
-    """The chunks of one input file, lazily (see the module docstring).
+def read_chunks(path: Path, options: ReadOptions, data: bytes | None = None
+                ) -> Iterator[Chunk]:
+    """The chunks of one input file, lazily (see the module docstring); ``data``: its bytes,
+    when already read (``path`` then only names it); :data:`STDIN` reads standard input.
 
     A file without tokens is logged (``PATH: no tokens, nothing to tag``); read as one
     document (``documents="file"``, or a CoNLL file) it still gives one empty chunk, which
@@ -184,12 +196,14 @@ def read_chunks(path: Path, options: ReadOptions) -> Iterator[Chunk]:
 
     Raises:
         DataNotFoundError: The file does not exist.
-        CorpusFormatError: The file is a directory, is not UTF-8, or is not a valid CoNLL or
-            span JSON lines file when read as one.
+        CorpusFormatError: The file is a directory, is not UTF-8, or is not a valid CoNLL,
+            span JSON lines or DocBin file when read as one.
+        SpacyMissingError: A DocBin without spaCy installed.
     """
-    text, kind = _read_input(path, options)
-    chunks = (_conll_chunks(path, options.max_tokens) if kind == "conll"
+    text, kind, data = _read_input(path, options, data)
+    chunks = (_conll_chunks(path, options.max_tokens, text) if kind == "conll"
               else _jsonl_chunks(text, path, options) if kind == "jsonl"
+              else _docbin_chunks(path, data, options) if kind == "spacy"
               else _text_chunks(text, path, options))
     tokens = 0
     for chunk in chunks:
@@ -199,19 +213,27 @@ def read_chunks(path: Path, options: ReadOptions) -> Iterator[Chunk]:
         log.warning("%s: no tokens, nothing to tag", path)
 
 
-def read_documents(path: Path, options: ReadOptions) -> list[Document]:
+def read_documents(path: Path, options: ReadOptions, data: bytes | None = None
+                   ) -> list[Document]:
     """The documents of one input file, whole: those of :func:`read_chunks` (the same
     documents, ids, sentences and tokens) before they are cut to size, a CoNLL file's gold
     tags kept; what ``predict.py --format html`` shows. A file without tokens is logged.
+    ``data``: as for :func:`read_chunks`.
 
     Raises:
         DataNotFoundError: The file does not exist.
-        CorpusFormatError: The file is a directory, is not UTF-8, or is not a valid CoNLL or
-            span JSON lines file when read as one.
+        CorpusFormatError: The file is a directory, is not UTF-8, or is not a valid CoNLL,
+            span JSON lines or DocBin file when read as one.
+        SpacyMissingError: A DocBin without spaCy installed.
     """
-    text, kind = _read_input(path, options)
+    text, kind, data = _read_input(path, options, data)
     if kind == "conll":
-        documents = read_conll(path)
+        documents = read_conll(path, text=text)
+    elif kind == "spacy":
+        documents = [make_document(layout.doc_id,
+                                   [([layout.text[a:b] for a, b in spans], ["O"] * len(spans))
+                                    for spans in layout.sentences])
+                     for layout in docbin_layouts(path, data)]
     elif kind == "jsonl":
         documents = [_o_document(doc, body, 0, len(body), options.tokenized)
                      for doc, body in span_texts(path, text)]
@@ -224,15 +246,25 @@ def read_documents(path: Path, options: ReadOptions) -> list[Document]:
     return documents
 
 
-def _read_input(path: Path, options: ReadOptions) -> tuple[str, str]:
-    """The text of an input file and how to read it (``"conll"``, ``"text"`` or
-    ``"jsonl"``)."""
-    text = read_text(path)
+STDIN = Path("<stdin>")
+"""The input that stands for standard input (``predict.py -``): the readers read its bytes
+(once), and its documents are named ``<stdin>`` (``<stdin>-N``)."""
+
+
+def _read_input(path: Path, options: ReadOptions, data: bytes | None
+                ) -> tuple[str, str, bytes | None]:
+    """The text of an input file (``""`` for a DocBin), how to read it (``"conll"``,
+    ``"text"``, ``"jsonl"`` or ``"spacy"``) and its bytes (read for a DocBin only)."""
+    if data is None and path == STDIN:
+        data = sys.stdin.buffer.read()
     kind = options.input_format
+    if kind == "spacy" or (kind == "auto" and is_docbin(path)):
+        return "", "spacy", read_file_bytes(path) if data is None else data
+    text = read_text(path) if data is None else decode_text(data, path)
     if kind == "auto":
         kind = ("jsonl" if looks_like_span_jsonl(text) else "conll" if looks_like_conll(text)
                 else "text")
-    return text, kind
+    return text, kind, None
 
 
 def _doc_id(path: Path, documents: str, n: int) -> str:
@@ -274,17 +306,21 @@ def _pieces(sentences: Iterable[tuple[Sequence[str], Sequence[Span] | None]],
 
 
 def _document_chunks(doc: str, pieces: Iterable[Piece], text: str | None, path: Path,
-                     max_tokens: int, done: float | None = None) -> Iterator[Chunk]:
-    """The chunks of one document; an empty document gives one empty chunk."""
+                     max_tokens: int, done: float | None = None,
+                     bounds: Span | None = None) -> Iterator[Chunk]:
+    """The chunks of one document (``bounds``: its span in ``text``, the whole text by
+    default); an empty document gives one empty chunk."""
+    if bounds is None and text is not None:
+        bounds = (0, len(text))
     first = True
     for packed in pack_greedy(pieces, max_tokens):
         progress = done
         if progress is None:  # raw text: how far into the text the chunk ends
             progress = packed[-1].spans[-1][1] / max(1, len(text))  # type: ignore[index,arg-type]
-        yield Chunk(doc, tuple(packed), text, first, path, progress)
+        yield Chunk(doc, tuple(packed), text, first, path, progress, bounds)
         first = False
     if first:
-        yield Chunk(doc, (), text, True, path, 1.0 if done is None else done)
+        yield Chunk(doc, (), text, True, path, 1.0 if done is None else done, bounds)
 
 
 def _text_chunks(text: str, path: Path, options: ReadOptions) -> Iterator[Chunk]:
@@ -294,7 +330,7 @@ def _text_chunks(text: str, path: Path, options: ReadOptions) -> Iterator[Chunk]
         sentences = (([text[s:e] for s, e in spans], spans)
                      for spans in _sentence_spans(text, start, end, options.tokenized))
         yield from _document_chunks(doc, _pieces(sentences, options.max_tokens), text, path,
-                                    options.max_tokens)
+                                    options.max_tokens, bounds=(start, end))
 
 
 def _o_document(doc: str, text: str, start: int, end: int, tokenized: bool) -> Document:
@@ -313,9 +349,20 @@ def _jsonl_chunks(text: str, path: Path, options: ReadOptions) -> Iterator[Chunk
                                     options.max_tokens, done=(n + 1) / len(records))
 
 
-def _conll_chunks(path: Path, max_tokens: int) -> Iterator[Chunk]:
+def _docbin_chunks(path: Path, data: bytes | None, options: ReadOptions) -> Iterator[Chunk]:
+    """The chunks of a spaCy DocBin: a document per ``Doc``, its tokens and sentences as they
+    are, offsets into its text."""
+    layouts = list(docbin_layouts(path, data))
+    for n, layout in enumerate(layouts):
+        sentences = (([layout.text[a:b] for a, b in spans], spans) for spans in layout.sentences)
+        yield from _document_chunks(layout.doc_id, _pieces(sentences, options.max_tokens),
+                                    layout.text, path, options.max_tokens,
+                                    done=(n + 1) / len(layouts))
+
+
+def _conll_chunks(path: Path, max_tokens: int, text: str | None = None) -> Iterator[Chunk]:
     """The chunks of a CoNLL file (its ``-DOCSTART-`` documents, gold tags ignored)."""
-    documents = read_conll(path)
+    documents = read_conll(path, text=text)
     for n, document in enumerate(documents):
         sentences = ((s.tokens, None) for s in document.sentences if len(s))
         yield from _document_chunks(document.doc_id, _pieces(sentences, max_tokens), None,
