@@ -5,6 +5,7 @@ take DocBin files (the ``column`` data set, ``read_labelled``, ``predict.py`` in
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,22 @@ def test_predict_reads_the_tokens_and_text_of_each_doc(tmp_path):
     other.write_bytes(path.read_bytes())
     assert [c.doc for c in read_chunks(other, ReadOptions(input_format="spacy"))] == [
         "raw-0", "raw-1"]
+
+
+@pytest.mark.slow
+def test_evaluate_and_visualize_take_a_docbin(tmp_path, capsys):
+    from docgraph.cli import evaluate_main, visualize_main
+
+    doc = _doc("Angela Merkel met Emmanuel Macron in Berlin. Siemens paid.",
+               [(0, 2, "PER"), (3, 5, "PER"), (6, 7, "LOC"), (8, 9, "ORG")])
+    path = _save(tmp_path / "gold.spacy", doc, _doc("Paris won.", [(0, 1, "LOC")]))
+    common = ["--model", "conll03", "--data", str(path), "--device", "cpu"]
+    assert evaluate_main([*common, "--output-dir", str(tmp_path), "--quiet",
+                          "--processes", "1"]) == 0
+    assert "gold (2 documents)" in capsys.readouterr().out
+    scores = json.loads((tmp_path / "gold_metrics.json").read_text())["gold"]
+    assert scores["support"] == 5  # the gold entities of both Docs
+    page = tmp_path / "gold.html"
+    assert visualize_main([*common, "--html", str(page)]) == 0
+    assert f"wrote {page} (2 documents)" in capsys.readouterr().out
+    assert "Macron" in page.read_text()

@@ -41,6 +41,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from docgraph.config.errors import DocgraphError
@@ -94,18 +95,19 @@ class DocLayout:
     index: int
 
 
-def _spacy() -> Any:
-    """``spacy.tokens`` and ``spacy.vocab``, as a namespace; :class:`SpacyMissingError`
-    without spaCy."""
+def _spacy() -> SimpleNamespace | None:
+    """The spaCy classes the reader and writer use (``DocBin``, ``Doc``, ``Span``, ``Vocab``);
+    ``None`` without spaCy."""
     try:
         from spacy import tokens, vocab
     except ImportError:
         return None
-    return type("spacy", (), {"DocBin": tokens.DocBin, "Doc": tokens.Doc,
-                              "Span": tokens.Span, "Vocab": vocab.Vocab})
+    return SimpleNamespace(DocBin=tokens.DocBin, Doc=tokens.Doc, Span=tokens.Span,
+                           Vocab=vocab.Vocab)
 
 
-def _need_spacy(path: object, what: str) -> Any:
+def _need_spacy(path: object, what: str) -> SimpleNamespace:
+    """:func:`_spacy`, or :class:`SpacyMissingError` naming ``path`` and the extra."""
     found = _spacy()
     if found is None:
         raise SpacyMissingError(f"{path}: {what} a spaCy DocBin (.spacy) needs spaCy, which is "
