@@ -360,12 +360,14 @@ def test_unknown_dataset_through_subprocess(tmp_path):
 def test_error_inside_training_processes_is_one_line_exit_2(tmp_path, capfd):
     # The data directory exists, so the parent starts two training processes; the corpus is
     # malformed, so rank 0 fails reading it and the command ends with its one-line error
-    # (written by the child process, hence capfd).
+    # (written by the child process, hence capfd). --small-corpus-tokens 0: the parent reads
+    # no corpus to size it (it would fail there, before the processes start).
     for split in ("train", "dev", "test"):
         (tmp_path / f"{split}.txt").write_text("-DOCSTART- O\n\nAcme B-ORG extra-column\n\n")
     (tmp_path / "train.txt").write_text("-DOCSTART- O\n\nAcme X-ORG\n\n")
     _expect_usage_error(train_main, ["--dataset", "column", "--data-dir", str(tmp_path),
                                      "--processes", "2", "--device", "cpu", "--quiet",
+                                     "--small-corpus-tokens", "0",
                                      "--output-dir", str(tmp_path / "run")],
                         capfd, "train.txt:3: invalid tag 'X-ORG'")
 

@@ -39,9 +39,17 @@ from docgraph.config.tagging import (
     TaggingConfig,
     tagging_settings,
 )
+from docgraph.config.train import small_corpus_settings
 from docgraph.data.conll import check_input_file, has_tokens
 from docgraph.data.docbin import is_docbin
-from docgraph.data.registry import DATASETS, check_corpus, dataset_files, run_split_file
+from docgraph.data.registry import (
+    DATASETS,
+    check_corpus,
+    dataset_files,
+    load_corpus,
+    run_split_file,
+    split_off_dev,
+)
 from docgraph.persistence.archive import damage_message
 from docgraph.persistence.locate import ModelDirError, locate_model_dir
 from docgraph.persistence.run_lock import busy_message
@@ -214,8 +222,9 @@ def check_arguments(args: argparse.Namespace) -> ExperimentConfig:
     command is given it (:func:`docgraph.cli.commands.train`) and builds none of its own.
 
     Returns:
-        The run's configuration: defaults < preset < flags, or, with ``--resume``, the run's
-        saved configuration < flags.
+        The run's configuration: defaults < preset < flags (without a preset, a small
+        corpus's settings in place of the preset: :func:`small_corpus_config`), or, with
+        ``--resume``, the run's saved configuration < flags.
 
     Raises:
         ConfigError: For the first value its field does not accept, or more ``--processes``
@@ -247,6 +256,7 @@ def check_arguments(args: argparse.Namespace) -> ExperimentConfig:
     elif getattr(args, "data_dir", None) is not None and getattr(args, "dataset", None):
         # no corpus there: said before torch loads
         dataset_files(config.dataset, config.data_dir, config.file_splits)
+    config = small_corpus_config(config, args)
     if not getattr(args, "resume", None):
         check_output_dir(config.output_dir, getattr(args, "seeds", None),
                          getattr(args, "overwrite", False))
@@ -451,6 +461,23 @@ def chosen_preset(args: argparse.Namespace) -> Path | None:
     if getattr(args, "train", None) and not args.dataset:
         return None
     return preset_path(args.dataset or "sample")
+
+
+def small_corpus_config(config: ExperimentConfig, args: argparse.Namespace) -> ExperimentConfig:
+    """``config`` with the small-corpus settings of a new run that no preset is chosen for
+    (:func:`chosen_preset`) and whose training split is small
+    (:func:`~docgraph.config.train.small_corpus_settings`): the corpus is read here, before
+    torch loads, and its dev share held out as the run will hold it out; a flag's value stays.
+    A resumed run keeps its saved configuration."""
+    if (getattr(args, "resume", None) or chosen_preset(args) is not None
+            or config.train.small_corpus_tokens == 0):
+        return config
+    train = load_corpus(config)["train"]
+    if config.dev_fraction > 0 and len(train) > 1:
+        train = split_off_dev(train, config.dev_fraction, config.seed)[0]
+    given = {key.split(".", 1)[1] for key in given_settings(args) if key.startswith("train.")}
+    values = small_corpus_settings(sum(d.num_tokens for d in train), config.train, given)
+    return apply_overrides(config, {"train": values}, where="small corpus") if values else config
 
 
 def evaluate_parser() -> argparse.ArgumentParser:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
 
 from docgraph.config.fields import (
     CAP,
@@ -13,10 +16,11 @@ from docgraph.config.fields import (
     choice,
     integer,
     number,
+    settings_of,
     switch,
 )
 
-__all__ = ["TrainConfig"]
+__all__ = ["SMALL_CORPUS", "TrainConfig", "small_corpus_line", "small_corpus_settings"]
 
 
 @dataclass
@@ -32,6 +36,13 @@ class TrainConfig:
     Args:
         epochs: Maximum number of epochs.
         patience: Early stopping: epochs without a dev F1 improvement before stopping.
+        min_steps: Early stopping does not stop a run before it has taken this many
+            optimiser steps (a small corpus takes few steps an epoch: its first epochs may
+            find no entity yet); ``epochs`` still caps the run.
+        small_corpus_tokens: ``train.py`` without a preset (no ``--config`` and no
+            ``configs/<dataset>.toml``): a training split of fewer tokens trains with
+            :data:`SMALL_CORPUS` wherever no flag sets a value (:func:`small_corpus_settings`);
+            0 never does.
         optimizer: ``"sgd"`` or ``"adam"``.
         lr: Learning rate.
         momentum: SGD momentum.
@@ -73,6 +84,12 @@ class TrainConfig:
 
     epochs: int = integer(50, low=1, flag="--epochs", help="maximum number of epochs", marks=(CAP,))
     patience: int = integer(8, low=1, flag="--patience", help="early-stopping patience in epochs")
+    min_steps: int = integer(0, low=0, flag="--min-steps",
+                             help="early stopping waits for this many optimiser steps")
+    small_corpus_tokens: int = integer(
+        20_000, low=0, flag="--small-corpus-tokens", metavar="N",
+        help="without a preset, a training split of fewer tokens trains with the small-corpus "
+             "settings where no flag sets them (0: never)")
     optimizer: str = choice("sgd", ("sgd", "adam"), flag="--optimizer", help="sgd (paper) or adam")
     lr: float = number(0.01, low=0.0, low_open=True, flag="--lr", help="learning rate")
     momentum: float = number(0.0, low=0.0, high=1.0, high_open=True, flag="--momentum",
@@ -114,3 +131,48 @@ class TrainConfig:
             raise ConfigError(f"[train] lowercase_share + uppercase_share = "
                               f"{self.lowercase_share} + {self.uppercase_share}: expected a "
                               "sum of at most 1")
+
+
+#: The ``[train]`` settings of a small corpus (fewer training tokens than
+#: :attr:`TrainConfig.small_corpus_tokens`) trained without a preset: Adam at the learning rate
+#: and with the loss of the bundled sample corpus's preset (``configs/sample.toml``), batches of
+#: 500 tokens (ten or more steps an epoch from 5,000 tokens up; the built-in 2,000 give a
+#: 30-document corpus three), early stopping only after ``min_steps`` steps, one process
+#: (batches this small gain nothing from two). Reasons and measurement: ``docs/training.md``.
+SMALL_CORPUS: Mapping[str, Any] = MappingProxyType({
+    "optimizer": "adam", "lr": 0.005, "loss_reduction": "sentence_mean", "batch_tokens": 500,
+    "epochs": 100, "patience": 10, "min_steps": 300, "processes": 1,
+})
+
+
+def small_corpus_settings(tokens: int, config: TrainConfig, given: Collection[str] = ()
+                          ) -> dict[str, Any]:
+    """The values of :data:`SMALL_CORPUS` that a run on a training split of ``tokens`` tokens
+    takes: none unless ``tokens`` is below ``config.small_corpus_tokens``; then every one whose
+    key (``"lr"``) is not in ``given`` (the settings a flag sets)."""
+    if tokens >= config.small_corpus_tokens:
+        return {}
+    return {key: value for key, value in SMALL_CORPUS.items() if key not in given}
+
+
+def _flags(values: Mapping[str, Any]) -> str:
+    """``"--optimizer adam --lr 0.005"``: ``[train]`` values as their flags."""
+    flags = {name: setting.flag for name, setting in settings_of(TrainConfig)}
+    return " ".join(f"{flags[key]} {value:g}" if isinstance(value, float)
+                    else f"{flags[key]} {value}" for key, value in values.items())
+
+
+def small_corpus_line(documents: int, tokens: int, config: TrainConfig) -> str | None:
+    """The line a run on a small corpus logs (``None`` for a corpus that is not small, below
+    :attr:`TrainConfig.small_corpus_tokens`): the corpus's size, the run's values of the keys
+    of :data:`SMALL_CORPUS`, and those of them that differ from it."""
+    if tokens >= config.small_corpus_tokens:
+        return None
+    current = {key: getattr(config, key) for key in SMALL_CORPUS}
+    line = (f"small corpus ({documents:,} documents, {tokens:,} tokens; "
+            f"--small-corpus-tokens {config.small_corpus_tokens:,}): {_flags(current)}")
+    other = {key: value for key, value in SMALL_CORPUS.items() if current[key] != value}
+    if not other:
+        return line + " (the small-corpus settings; a flag changes any of them)"
+    return (line + f" (the small-corpus settings would be {_flags(other)}: train.py takes them "
+            "where no preset or flag sets them)")

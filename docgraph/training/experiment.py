@@ -23,6 +23,7 @@ import torch.distributed as dist
 
 from docgraph.config import ExperimentConfig
 from docgraph.config.experiment import run_dirs, seed_dir
+from docgraph.config.train import small_corpus_line
 from docgraph.data.augment import case_variant, variants_needed
 from docgraph.data.contextual import ContextualEncoder, cached_features
 from docgraph.data.document import Document
@@ -190,6 +191,10 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
                      config.dev_fraction)
         info["result"] = ", ".join(f"{name} {len(docs)} documents"
                                    for name, docs in splits.items())
+    small = small_corpus_line(len(splits["train"]), sum(d.num_tokens for d in splits["train"]),
+                              config.train)
+    if small is not None and is_main_process():
+        log.info("%s", small)  # the settings of a small corpus, and what differs from them
     # where the corpus was read from (its directory, or the files), so evaluate.py finds it
     config = located_corpus(config)
     cases = variants_needed(config.train.lowercase_share, config.train.uppercase_share)

@@ -158,10 +158,50 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def steps_taken(state: TrainState) -> int:
+    """The optimiser steps of the epochs of ``state``'s history (their records' ``steps``)."""
+    return sum(int(record.get("steps", 0)) for record in state.history)
+
+
+def early_stopped(state: TrainState, config: TrainConfig) -> bool:
+    """Whether early stopping ends the run: ``patience`` epochs without a dev F1 improvement,
+    and at least ``min_steps`` optimiser steps taken."""
+    return state.bad_epochs >= config.patience and steps_taken(state) >= config.min_steps
+
+
+#: A run whose dev F1 stays below :data:`NO_ENTITY_F1` in each of its first
+#: :data:`NO_ENTITY_EPOCHS` epochs is warned about (:func:`no_entity_warning`).
+NO_ENTITY_EPOCHS = 3
+NO_ENTITY_F1 = 1.0
+
+
+def no_entity_warning(history: Sequence[dict[str, Any]], dev_entities: int,
+                      config: TrainConfig) -> str | None:
+    """The warning of a run whose dev F1 has stayed below :data:`NO_ENTITY_F1` in each of its
+    first :data:`NO_ENTITY_EPOCHS` epochs, once, after that epoch (``None`` otherwise): why,
+    and what to try. ``dev_entities`` counts the gold entities of the dev split."""
+    first = [r for r in history if 1 <= r["epoch"] <= NO_ENTITY_EPOCHS]
+    if (not history or history[-1]["epoch"] != NO_ENTITY_EPOCHS or len(first) != NO_ENTITY_EPOCHS
+            or any(r["dev_f1"] >= NO_ENTITY_F1 for r in first)):
+        return None
+    if dev_entities == 0:
+        return (f"dev F1 0.00 in each of the first {NO_ENTITY_EPOCHS} epochs: the dev split has "
+                "no entity, so its F1 is 0 whatever the model tags; give a dev file with "
+                "entities, or --dev-fraction to hold out training documents")
+    steps = sum(int(r.get("steps", 0)) for r in first)
+    return (f"dev F1 below {NO_ENTITY_F1:g} in each of the first {NO_ENTITY_EPOCHS} epochs "
+            f"({steps} optimiser steps of --batch-tokens {config.batch_tokens}): the model "
+            "finds no dev entity yet. A small corpus needs more, smaller steps: a smaller "
+            "--batch-tokens, more --epochs and --min-steps, a larger --lr (or --optimizer adam "
+            "--lr 0.005 --loss-reduction sentence_mean); without a preset, a corpus under "
+            "--small-corpus-tokens trains with the small-corpus settings (docs/training.md)")
+
+
 def stop_reason(state: TrainState, config: TrainConfig) -> str:
     """Why training ended: ``"early_stopping"`` (converged: ``patience`` epochs without a dev
-    F1 improvement), ``"max_epochs"`` or ``"budget"`` (``max_minutes`` ran out)."""
-    if state.bad_epochs >= config.patience:
+    F1 improvement, after ``min_steps`` optimiser steps), ``"max_epochs"`` or ``"budget"``
+    (``max_minutes`` ran out)."""
+    if early_stopped(state, config):
         return "early_stopping"
     if state.epoch >= config.epochs:
         return "max_epochs"
@@ -465,7 +505,7 @@ class Trainer:
             walls = [r.get("wall_seconds", 0.0) for r in self.state.history]
             return sum(walls) + walls[-1] > 60 * tc.max_minutes
 
-        while (self.state.epoch < tc.epochs and self.state.bad_epochs < tc.patience
+        while (self.state.epoch < tc.epochs and not early_stopped(self.state, tc)
                and not out_of_time()):
             epoch = self.state.epoch + 1
             epoch_start = time.perf_counter()
@@ -496,13 +536,16 @@ class Trainer:
                         "drop_rate": self.last_drop_rate,
                         "peak_rss_mb": peak_rss_mib(),
                         "lr": self.optimizer.param_groups[0]["lr"], "best": improved,
-                        **self.last_kernels,
+                        "steps": len(self.sampler), **self.last_kernels,
                     }
                     record["wall_seconds"] = time.perf_counter() - epoch_start
                     self.state.history.append(record)
                     self.save_checkpoint(rng_ranks)
                     self._log(record)
-                stop[0] = float(self.state.bad_epochs >= tc.patience or out_of_time())
+                warning = no_entity_warning(self.state.history, scores.support, tc)
+                if warning is not None:
+                    log.warning("%s", warning)
+                stop[0] = float(early_stopped(self.state, tc) or out_of_time())
             else:
                 self.state.epoch = epoch
             if dist.is_initialized():
