@@ -64,10 +64,8 @@ from docgraph.runtime.progress import configure as configure_progress
 from docgraph.tagging.prediction_io import (
     ProgressReport,
     ReadOptions,
-    chunk_document,
-    format_chunk,
-    read_chunks,
     read_documents,
+    write_predictions,
 )
 from docgraph.tagging.tagger import Tagger, UnknownTypeError
 from docgraph.training.experiment import (
@@ -367,7 +365,8 @@ def _predict(args: argparse.Namespace, checked: TaggingInputs) -> int:
                               tagger.max_doc_tokens or sys.maxsize)
         if args.format == "html":
             documents = [doc for path in paths for doc in read_documents(path, options)]
-            page = tagger.to_html(documents, title=page_title(args.inputs), mc_seed=args.mc_seed)
+            page = tagger.to_html(documents, title=page_title(args.inputs), mc_seed=args.mc_seed,
+                                  scores=args.scores or args.min_score is not None)
             if args.output:
                 atomic_write_text(args.output, page)
             else:
@@ -392,21 +391,13 @@ def _predict(args: argparse.Namespace, checked: TaggingInputs) -> int:
 def _stream_predictions(tagger: Tagger, args: argparse.Namespace, paths: list[Path],
                         options: ReadOptions, output: str | None) -> None:
     """Tag the input files chunk by chunk, writing each chunk's records to ``output`` (a
-    file; stdout when ``None``) as soon as it is tagged, with progress on stderr."""
-    chunks = (chunk for path in paths for chunk in read_chunks(path, options))
+    file; stdout when ``None``) as soon as it is tagged, with progress on stderr
+    (:func:`~docgraph.tagging.prediction_io.write_predictions`)."""
     progress = ProgressReport(paths, enabled=not args.quiet, interval=args.progress_interval)
     with (open(output, "w", encoding="utf-8", newline="") if output
           else contextlib.nullcontext(sys.stdout)) as out:
-        # closed on the way out: an error or Ctrl-C ends the tagging processes at once
-        tagged = contextlib.closing(tagger.tag_chunks(chunks, chunk_document, args.processes,
-                                                      args.mc_seed))
-        try:
-            with tagged as pairs:
-                for chunk, tags in pairs:
-                    out.write(format_chunk(args.format, chunk, tags))
-                    progress.update(chunk)
-        finally:
-            progress.close()
+        write_predictions(tagger, paths, options, args.format, out, args.processes,
+                          args.mc_seed, args.scores, args.min_score, progress)
 
 
 def stats(args: argparse.Namespace) -> int:
@@ -450,7 +441,7 @@ def visualize(args: argparse.Namespace, checked: TaggingInputs) -> int:
             fail(f"--doc {args.doc}: {where} has {len(chunks)} documents "
                  f"(0..{len(chunks) - 1})")
         selected = [chunks[args.doc]] if args.doc is not None else chunks
-        graphs = tagger.inspect(selected, mc_seed=args.mc_seed, gold=True)
+        graphs = tagger.inspect(selected, mc_seed=args.mc_seed, gold=True, scores=args.scores)
         if args.out is not None:
             words = args.word
             repeated = repeated_words(graphs[0])

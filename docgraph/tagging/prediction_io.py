@@ -43,6 +43,7 @@ This module does not import torch.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -53,7 +54,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from tqdm import tqdm
 
@@ -66,11 +67,11 @@ from docgraph.data.conll import (
     read_conll,
     read_text,
 )
-from docgraph.data.docbin import docbin_layouts, is_docbin
+from docgraph.data.docbin import docbin_bytes, docbin_layouts, is_docbin
 from docgraph.data.docbin import read_bytes as read_file_bytes
 from docgraph.data.document import Document, make_document
-from docgraph.data.span_jsonl import looks_like_span_jsonl, span_texts
-from docgraph.data.tags import spans as tag_spans
+from docgraph.data.span_jsonl import looks_like_span_jsonl, span_record, span_texts
+from docgraph.data.tags import from_spans
 from docgraph.data.tokenize import (
     Span,
     is_blank,
@@ -78,6 +79,7 @@ from docgraph.data.tokenize import (
     text_to_sentence_spans,
     word_spans,
 )
+from docgraph.tagging.result import Entity, TaggedDocument, TaggedSentence, Tagging
 
 log = logging.getLogger(__name__)
 
@@ -89,15 +91,22 @@ class OutputFormat:
         help: What the output holds (``--help``).
         lines: The lines written for a tagged chunk (``None``: the output is written whole,
             once every document is tagged).
+        document: For a format of whole documents: the lines of one tagged document (as a
+            :class:`Document` of its tokens and predicted tags, and the text they are in;
+            ``None`` without one), written once its last chunk is tagged (:class:`OutputWriter`).
+        whole: For a binary format: the bytes of the whole output from every tagged
+            document, written at the end (:class:`OutputWriter`).
     """
 
     help: str
-    lines: Callable[[Chunk, Sequence[Sequence[str]]], Iterable[str]] | None
+    lines: Callable[[Chunk, Tagging], Iterable[str]] | None
+    document: Callable[[Document, str | None], Iterable[str]] | None = None
+    whole: Callable[[Sequence[tuple[Document, str | None]]], bytes] | None = None
 
 
-def _json_lines(records: Callable[[Chunk, Sequence[Sequence[str]]], Iterable[dict]]
-                ) -> Callable[[Chunk, Sequence[Sequence[str]]], Iterable[str]]:
-    return lambda chunk, tags: (json.dumps(r) for r in records(chunk, tags))
+def _json_lines(records: Callable[[Chunk, Tagging], Iterable[dict]]
+                ) -> Callable[[Chunk, Tagging], Iterable[str]]:
+    return lambda chunk, tagging: (json.dumps(r) for r in records(chunk, tagging))
 
 # Line breaks of str.splitlines(), so --tokenized lines are the lines they always were.
 _LINE_RE = re.compile(r"[^\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
@@ -297,8 +306,11 @@ def _sentence_spans(text: str, start: int, end: int, tokenized: bool) -> Iterato
 def _pieces(sentences: Iterable[tuple[Sequence[str], Sequence[Span] | None]],
             max_tokens: int) -> Iterator[Piece]:
     """Number the sentences and cut those longer than ``max_tokens`` into pieces
-    (:func:`~docgraph.data.chunking.piece_bounds`)."""
+    (:func:`~docgraph.data.chunking.piece_bounds`); an empty sentence keeps its number and
+    gives no piece."""
     for index, (tokens, spans) in enumerate(sentences):
+        if not tokens:
+            continue
         for first, stop in piece_bounds(len(tokens), max_tokens):
             yield Piece(index, first, tuple(tokens[first:stop]),
                         None if spans is None else tuple(spans[first:stop]),
@@ -377,35 +389,44 @@ def _offsets(piece: Piece, start: int, end: int) -> tuple[int | None, int | None
     return piece.spans[start][0], piece.spans[end - 1][1]
 
 
-def entity_records(chunk: Chunk, tags: Sequence[Sequence[str]]) -> Iterator[dict]:
-    """One record per predicted entity: ``doc``, ``sentence``, token ``start`` and ``end``
-    (exclusive) in the sentence, ``type``, ``text`` (the original text, or the tokens joined
-    by spaces for CoNLL input), ``start_char`` and ``end_char``."""
-    for piece, piece_tags in zip(chunk.pieces, tags):
-        for etype, start, end in tag_spans(piece_tags):
-            start_char, end_char = _offsets(piece, start, end)
-            text = (" ".join(piece.tokens[start:end]) if start_char is None
-                    else chunk.text[start_char:end_char])  # type: ignore[index]
-            yield {"doc": chunk.doc, "sentence": piece.sentence, "start": piece.first + start,
-                   "end": piece.first + end, "type": etype, "text": text,
-                   "start_char": start_char, "end_char": end_char}
+def chunk_entities(chunk: Chunk, tagging: Tagging) -> Iterator[Entity]:
+    """The entities of a tagged chunk, numbered in their document's sentences, each with its
+    text as it stands in the input (the tokens joined by spaces without text), its character
+    span and its score: the one place where tags become entities."""
+    for found in tagging.entities():
+        piece = chunk.pieces[found.sentence]
+        start_char, end_char = _offsets(piece, found.start, found.end)
+        text = (" ".join(piece.tokens[found.start:found.end]) if start_char is None
+                else chunk.text[start_char:end_char])  # type: ignore[index]
+        yield Entity(chunk.doc, piece.sentence, piece.first + found.start,
+                     piece.first + found.end, found.type, text, start_char, end_char,
+                     found.score)
 
 
-def token_records(chunk: Chunk, tags: Sequence[Sequence[str]]) -> Iterator[dict]:
+def entity_records(chunk: Chunk, tagging: Tagging) -> Iterator[dict]:
+    """One record per predicted entity (:meth:`Entity.to_dict
+    <docgraph.tagging.result.Entity.to_dict>`): ``doc``, ``sentence``, token ``start`` and
+    ``end`` (exclusive) in the sentence, ``type``, ``text`` (the original text, or the tokens
+    joined by spaces for CoNLL input), ``start_char``, ``end_char`` and, when scored,
+    ``score``."""
+    return (entity.to_dict() for entity in chunk_entities(chunk, tagging))
+
+
+def token_records(chunk: Chunk, tagging: Tagging) -> Iterator[dict]:
     """One record per token: ``doc``, ``sentence``, ``token`` (its index in the sentence),
     ``text``, ``start_char``, ``end_char`` and its IOB2 ``tag``."""
-    for piece, piece_tags in zip(chunk.pieces, tags):
+    for piece, piece_tags in zip(chunk.pieces, tagging.tags):
         for i, (token, tag) in enumerate(zip(piece.tokens, piece_tags)):
             start_char, end_char = _offsets(piece, i, i + 1)
             yield {"doc": chunk.doc, "sentence": piece.sentence, "token": piece.first + i,
                    "text": token, "start_char": start_char, "end_char": end_char, "tag": tag}
 
 
-def conll_chunk_lines(chunk: Chunk, tags: Sequence[Sequence[str]]) -> Iterator[str]:
+def conll_chunk_lines(chunk: Chunk, tagging: Tagging) -> Iterator[str]:
     """CoNLL lines (``word tag``, :func:`~docgraph.data.conll.conll_lines`): ``-DOCSTART- O``
     before a document's first chunk, a blank line after each sentence."""
     return conll_lines((((piece.tokens, piece_tags), piece.last)
-                        for piece, piece_tags in zip(chunk.pieces, tags)),
+                        for piece, piece_tags in zip(chunk.pieces, tagging.tags)),
                        docstart=2 if chunk.first else None)
 
 
@@ -414,29 +435,185 @@ def chunk_document(chunk: Chunk) -> Document:
     return make_document(chunk.doc, [(p.tokens, ["O"] * len(p)) for p in chunk.pieces])
 
 
+def span_lines(document: Document, text: str | None) -> Iterator[str]:
+    """The span JSON line of a tagged document, ``{"id", "text", "spans": [[start, end,
+    type], ...]}`` (:func:`~docgraph.data.span_jsonl.span_record`), which
+    :func:`~docgraph.data.span_jsonl.read_span_jsonl` reads back to its entities."""
+    yield json.dumps(span_record(document, text, as_lists=True))
+
+
+def docbin_output(documents: Sequence[tuple[Document, str | None]]) -> bytes:
+    """The tagged documents as a spaCy DocBin (:func:`~docgraph.data.docbin.docbin_bytes`),
+    which :func:`~docgraph.data.docbin.read_docbin` reads back to their tokens and entities."""
+    return docbin_bytes([d for d, _ in documents], texts=[t for _, t in documents])
+
+
 OUTPUT_FORMATS: dict[str, OutputFormat] = {
     "jsonl": OutputFormat("JSON lines of entities (with start_char, end_char offsets into the "
                           "input text; docs/predict.md)", _json_lines(entity_records)),
     "jsonl-tokens": OutputFormat("JSON lines of tokens, with their offsets and IOB2 tags",
                                  _json_lines(token_records)),
     "conll": OutputFormat("CoNLL columns (word, predicted tag)", conll_chunk_lines),
+    "spans": OutputFormat("span JSON lines, a document per line (id, text, spans [start, end, "
+                          "type]) as annotation tools read them and train.py reads back",
+                          None, document=span_lines),
+    "spacy": OutputFormat("a spaCy DocBin (--output FILE.spacy), the entities as doc.ents",
+                          None, whole=docbin_output),
     "html": OutputFormat("an interactive HTML page of the documents and their graphs", None),
 }
-"""The output formats of ``predict.py``, the first the default; all but ``html`` are streamed
-chunk by chunk (:func:`format_chunk`)."""
+"""The output formats of ``predict.py``, the first the default; ``jsonl``, ``jsonl-tokens``
+and ``conll`` are streamed chunk by chunk (:func:`format_chunk`), ``spans`` document by
+document and ``spacy`` written at the end (:class:`OutputWriter`), ``html`` built whole."""
 
 FORMATS = tuple(name for name, fmt in OUTPUT_FORMATS.items() if fmt.lines is not None)
 """The streamed output formats."""
 
 
-def format_chunk(output_format: str, chunk: Chunk, tags: Sequence[Sequence[str]]) -> str:
-    """The text written for a tagged chunk (``tags``: one list per piece), every line ending
-    in ``\\n``; ``output_format`` is one of :data:`FORMATS`."""
+def format_chunk(output_format: str, chunk: Chunk, tagging: Tagging | Sequence[Sequence[str]]
+                 ) -> str:
+    """The text written for a tagged chunk (its :class:`~docgraph.tagging.result.Tagging`, or
+    its tags alone: one list per piece), every line ending in ``\\n``; ``output_format`` is
+    one of :data:`FORMATS`."""
     fmt = OUTPUT_FORMATS.get(output_format)
     if fmt is None or fmt.lines is None:
         raise ValueError(f"output_format must be one of {', '.join(FORMATS)}, got "
                          f"{output_format!r}")
-    return "".join(f"{line}\n" for line in fmt.lines(chunk, tags))
+    if not isinstance(tagging, Tagging):
+        tagging = Tagging([list(t) for t in tagging])
+    return "".join(f"{line}\n" for line in fmt.lines(chunk, tagging))
+
+
+class OutputWriter:
+    """The output of a stream of tagged chunks in one format of :data:`OUTPUT_FORMATS` (not
+    ``html``), in order: :meth:`write` gives what a chunk adds (its lines; for a format of
+    whole documents, a document's lines once the first chunk of the next one comes),
+    :meth:`close` the rest; a binary format (:attr:`binary`) gives all of its bytes at
+    :meth:`close`.
+
+    Raises:
+        ValueError: For ``html`` or an unknown format.
+    """
+
+    def __init__(self, output_format: str) -> None:
+        fmt = OUTPUT_FORMATS.get(output_format)
+        if fmt is None or (fmt.lines is None and fmt.document is None and fmt.whole is None):
+            names = [n for n, f in OUTPUT_FORMATS.items()
+                     if f.lines is not None or f.document is not None or f.whole is not None]
+            raise ValueError(f"output_format must be one of {', '.join(names)}, got "
+                             f"{output_format!r}")
+        self.output_format = output_format
+        self.format = fmt
+        self.binary = fmt.whole is not None
+        self._current: list[tuple[Chunk, Tagging]] = []
+        self._documents: list[tuple[Document, str | None]] = []
+
+    def write(self, chunk: Chunk, tagging: Tagging) -> str | bytes:
+        """What the tagged chunk adds to the output (``b""`` for a binary format)."""
+        if self.format.lines is not None:
+            return format_chunk(self.output_format, chunk, tagging)
+        out = self._finish() if chunk.first and self._current else self._empty()
+        self._current.append((chunk, tagging))
+        return out
+
+    def close(self) -> str | bytes:
+        """The rest of the output: the last document's lines, or the whole binary file."""
+        out = self._finish() if self._current else self._empty()
+        if self.format.whole is not None:
+            return self.format.whole(self._documents)
+        return out
+
+    def _empty(self) -> str | bytes:
+        return b"" if self.binary else ""
+
+    def _finish(self) -> str | bytes:
+        """Take the chunks of the current document out; its lines (kept, for a binary
+        format)."""
+        document = written_document(self._current)
+        self._current = []
+        if self.format.document is None:
+            self._documents.append(document)
+            return self._empty()
+        return "".join(f"{line}\n" for line in self.format.document(*document))
+
+
+def written_document(chunks: Sequence[tuple[Chunk, Tagging]]) -> tuple[Document, str | None]:
+    """The tagged chunks of one document as the annotation formats write it: a
+    :class:`Document` of its sentences, with the predicted entities (those of
+    :func:`chunk_entities`) as IOB2 tags, and its text (the document's part of the input
+    text, from the first character of the file or record for a whole one; ``None`` for CoNLL
+    input)."""
+    tagged = next(tagged_documents(chunks))
+    position = {sentence.index: k for k, sentence in enumerate(tagged.sentences)}
+    found: list[list[tuple[str, int, int]]] = [[] for _ in tagged.sentences]
+    for entity in tagged.entities:
+        found[position[entity.sentence]].append((entity.type, entity.start, entity.end))
+    document = make_document(tagged.doc, [
+        (sentence.tokens, from_spans(entities, len(sentence.tokens)))
+        for sentence, entities in zip(tagged.sentences, found)])
+    first = chunks[0][0]
+    if first.text is None:
+        return document, None
+    start, end = first.bounds if first.bounds is not None else (0, len(first.text))
+    return document, first.text[start:end]
+
+
+def input_chunks(item: str | Sequence[Sequence[str]] | Document, doc_id: str,
+                 options: ReadOptions) -> Iterator[Chunk]:
+    """The chunks of one document given in Python: a raw string (its tokens keep their
+    character spans; ``options.tokenized``: one sentence per line), a list of token lists or
+    a :class:`Document` (its own id; no spans). Its chunk and piece rules are those of
+    :func:`read_chunks`."""
+    path = Path(doc_id)
+    if isinstance(item, str):
+        sentences = (([item[s:e] for s, e in spans], spans)
+                     for spans in _sentence_spans(item, 0, len(item), options.tokenized))
+        yield from _document_chunks(doc_id, _pieces(sentences, options.max_tokens), item, path,
+                                    options.max_tokens, done=1.0)
+        return
+    if isinstance(item, Document):
+        doc_id, token_lists = item.doc_id, [s.tokens for s in item.sentences]
+    else:
+        token_lists = [list(s) for s in item]
+    sentences = ((tokens, None) for tokens in token_lists)
+    yield from _document_chunks(doc_id, _pieces(sentences, options.max_tokens), None, path,
+                                options.max_tokens, done=1.0)
+
+
+def tagged_documents(tagged: Iterable[tuple[Chunk, Tagging]], min_score: float | None = None
+                     ) -> Iterator[TaggedDocument]:
+    """The :class:`~docgraph.tagging.result.TaggedDocument` of every document of a stream of
+    tagged chunks (its chunks consecutive, the first marked), its pieces joined back into
+    sentences; ``min_score`` drops the entities scored below it."""
+    current: list[tuple[Chunk, Tagging]] = []
+    for chunk, tagging in tagged:
+        if chunk.first and current:
+            yield _tagged_document(current)
+            current = []
+        current.append((chunk, tagging if min_score is None else tagging.above(min_score)))
+    if current:
+        yield _tagged_document(current)
+
+
+def _tagged_document(chunks: Sequence[tuple[Chunk, Tagging]]) -> TaggedDocument:
+    """One document from its tagged chunks."""
+    first = chunks[0][0]
+    sentences: list[tuple[int, list[str], list[Span] | None, list[str]]] = []
+    for chunk, tagging in chunks:
+        for piece, tags in zip(chunk.pieces, tagging.tags):
+            if piece.first == 0:
+                sentences.append((piece.sentence, [], None if piece.spans is None else [],
+                                  []))
+            _, tokens, spans, sent_tags = sentences[-1]
+            tokens.extend(piece.tokens)
+            sent_tags.extend(tags)
+            if spans is not None and piece.spans is not None:
+                spans.extend(piece.spans)
+    entities = tuple(e for chunk, tagging in chunks for e in chunk_entities(chunk, tagging))
+    return TaggedDocument(
+        first.doc, first.text,
+        tuple(TaggedSentence(index, tuple(tokens), None if spans is None else tuple(spans),
+                             tuple(tags)) for index, tokens, spans, tags in sentences),
+        entities)
 
 
 def _bar_size() -> dict:
@@ -508,3 +685,65 @@ class ProgressReport:
         """Remove the bar."""
         if self._bar is not None:
             self._bar.close()
+
+
+class ChunkTagger(Protocol):
+    """What :func:`write_predictions` needs of a tagger (a
+    :class:`~docgraph.tagging.tagger.Tagger`)."""
+
+    def tag_chunks(self, chunks: Iterable[Chunk], document: Callable[[Chunk], Document],
+                   processes: int = 0, mc_seed: int = 0, scores: bool = False
+                   ) -> Iterator[tuple[Chunk, Tagging]]: ...
+
+
+def _write(out: TextIO, data: str | bytes) -> None:
+    """Write text, or bytes to the binary buffer under ``out``."""
+    if isinstance(data, bytes):
+        if data:
+            out.flush()
+            out.buffer.write(data)
+    else:
+        out.write(data)
+
+
+def write_predictions(tagger: ChunkTagger, paths: Sequence[Path], options: ReadOptions,
+                      output_format: str, out: TextIO, processes: int = 0, mc_seed: int = 0,
+                      scores: bool = False, min_score: float | None = None,
+                      progress: ProgressReport | None = None) -> None:
+    """Tag the input files chunk by chunk and write each chunk's records to ``out`` as soon as
+    it is tagged: the loop of ``predict.py`` for every format but ``html``
+    (:class:`OutputWriter`; a binary format's bytes go to ``out.buffer`` at the end).
+
+    Args:
+        tagger: The model.
+        paths: The input files, read lazily (:func:`read_chunks`).
+        options: How to read them.
+        output_format: A format of :data:`OUTPUT_FORMATS` but ``html``.
+        out: Where the records go.
+        processes: CPU processes (``0``: automatic).
+        mc_seed: The tagging seed of the Monte-Carlo masks.
+        scores: Score every entity (a ``score`` in JSON lines).
+        min_score: Keep only the entities scored at least this (implies ``scores``).
+        progress: Counts every tagged chunk (closed at the end).
+
+    Raises:
+        ValueError: ``output_format`` is ``html`` or unknown.
+    """
+    writer = OutputWriter(output_format)
+    scores = scores or min_score is not None
+    chunks = (chunk for path in paths for chunk in read_chunks(path, options))
+    # closed on the way out: an error or Ctrl-C ends the tagging processes at once
+    tagged = contextlib.closing(tagger.tag_chunks(chunks, chunk_document, processes, mc_seed,
+                                                  scores))
+    try:
+        with tagged as pairs:
+            for chunk, tagging in pairs:
+                if min_score is not None:
+                    tagging = tagging.above(min_score)
+                _write(out, writer.write(chunk, tagging))
+                if progress is not None:
+                    progress.update(chunk)
+        _write(out, writer.close())
+    finally:
+        if progress is not None:
+            progress.close()
