@@ -234,3 +234,15 @@ def test_evaluate_on_a_jsonl_file(model_dir, tmp_path, capsys):
     assert "mine (2 documents)" in capsys.readouterr().out
     assert "mine" in json.loads((tmp_path / "mine_metrics.json").read_text())
     assert (tmp_path / "mine_predictions.conll").is_file()
+
+
+def test_predicts_entity_lines_are_not_taken_for_documents(tmp_path):
+    line = {"doc": "story", "sentence": 0, "start": 0, "end": 1, "type": "ORG", "text": "Acme",
+            "start_char": 0, "end_char": 4}
+    path = _write(tmp_path, "entities.jsonl", {"text": "Acme won."}, line)
+    with pytest.raises(CorpusFormatError) as info:
+        read_span_jsonl(path)
+    assert str(info.value).startswith(f"{path}:2: expected a document with its spans, got an "
+                                      "entity record of predict.py --format jsonl")
+    # as predict.py input each line is still a text to tag
+    assert [c.doc for c in read_chunks(path, ReadOptions())] == ["entities-1", "entities-2"]

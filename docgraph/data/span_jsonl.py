@@ -34,7 +34,8 @@ Alignment policy:
   start of a token or whose end is not the end of one; an empty span, one of only whitespace
   or one outside the text; spans that overlap; a span of another shape, with offsets that are
   not integers or a type that is not a non-empty string without whitespace; a line that is
-  not a JSON object, or an object without a string ``text``; a file without any token.
+  not a JSON object, or an object without a string ``text``; a file without any token; a
+  line of ``predict.py --format jsonl`` (an entity record, not a document).
 * A span that crosses a sentence boundary of the splitter joins the sentences it touches
   into one: the annotation wins over the sentence splitter.
 * A record whose text has no token gives no document.
@@ -63,6 +64,10 @@ SPAN_KEYS = ("spans", "entities", "label")
 
 ID_KEYS = ("id", "doc_id")
 """The keys of a record's id (in the record, else in its ``meta``)."""
+
+# The keys of a line of predict.py --format jsonl: an entity, not a document to train on.
+_ENTITY_RECORD_KEYS = frozenset({"doc", "sentence", "start", "end", "type", "text",
+                                 "start_char", "end_char"})
 
 _SEPARATOR_RE = re.compile(rf"[\s{CONTROL_CHARACTERS}]")
 
@@ -141,6 +146,11 @@ def read_span_jsonl(path: str | Path, scheme: str = "iob2") -> list[Document]:
         raise ValueError(f"unknown tag scheme {scheme!r}: expected one of {', '.join(SCHEMES)}")
     documents = []
     for line_no, record in _records(path, read_text(path)):
+        if record.keys() >= _ENTITY_RECORD_KEYS and not any(k in record for k in SPAN_KEYS):
+            raise format_error(path, line_no, "expected a document with its spans, got an entity "
+                                              "record of predict.py --format jsonl (one entity "
+                                              "a line); predict.py --format spans writes "
+                                              "documents")
         text = record["text"]
         sentences = [list(spans) for spans in text_to_sentence_spans(text)]
         entities = _entities(path, line_no, record, text)
