@@ -24,6 +24,7 @@ from docgraph.data.docbin import (  # noqa: E402
 )
 from docgraph.data.errors import CorpusFormatError  # noqa: E402
 from docgraph.data.registry import (  # noqa: E402
+    check_labelled_file,
     labelled_format,
     load_dataset,
     read_labelled,
@@ -133,7 +134,8 @@ def test_a_file_that_is_not_a_docbin(tmp_path):
         read_docbin(_save(tmp_path / "empty.spacy"))
 
 
-def test_without_spacy_the_error_names_the_file_and_the_extra(tmp_path, monkeypatch):
+def test_without_spacy_the_error_names_the_file_and_the_extra(tmp_path, monkeypatch,
+                                                                 capsys):
     path = _save(tmp_path / "a.spacy", _doc("Acme won."))
     monkeypatch.setattr(docbin, "_spacy", lambda: None)
     with pytest.raises(SpacyMissingError) as info:
@@ -142,6 +144,16 @@ def test_without_spacy_the_error_names_the_file_and_the_extra(tmp_path, monkeypa
                                "not installed: pip install 'docgraph[spacy]'")
     with pytest.raises(SpacyMissingError, match="out.spacy: writing"):
         write_docbin(tmp_path / "out.spacy", read_labelled(sample_data_dir() / "dev.txt"))
+    # the check before slow work (train.py --train, the tagging tools' inputs) asks the same
+    monkeypatch.setattr(docbin, "find_spec", lambda name: None)
+    with pytest.raises(SpacyMissingError, match=f"^{path}: reading a spaCy DocBin"):
+        check_labelled_file(path, "--train")
+    from docgraph.cli import predict_main
+    with pytest.raises(SystemExit):
+        predict_main(["--model", "conll03", str(path)])
+    assert capsys.readouterr().err == (
+        f"error: {path}: reading a spaCy DocBin (.spacy) needs spaCy, which is not installed: "
+        "pip install 'docgraph[spacy]'\n")
 
 
 # ------------------------------------------------------------------------------- writing

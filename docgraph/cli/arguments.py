@@ -41,7 +41,7 @@ from docgraph.config.tagging import (
 )
 from docgraph.config.train import small_corpus_settings
 from docgraph.data.conll import check_input_file, has_tokens
-from docgraph.data.docbin import is_docbin
+from docgraph.data.docbin import check_spacy, is_docbin
 from docgraph.data.registry import (
     DATASETS,
     check_corpus,
@@ -642,12 +642,16 @@ def check_tagging_arguments(args: argparse.Namespace) -> TaggingInputs:
                          "--format spacy")
     if getattr(args, "data", None) is not None:
         check_input_file(args.data, "--data", head=not is_docbin(args.data))
+        if is_docbin(args.data):
+            check_spacy(args.data)
     input_format = getattr(args, "input_format", "auto")
     inputs = input_names(getattr(args, "inputs", None) or ())
     for name in inputs:
+        docbin = input_format == "spacy" or (input_format == "auto" and is_docbin(name))
+        if docbin:
+            check_spacy(name)
         if name != "-":  # standard input is read once, by the reader
-            check_input_file(name, head=not (input_format == "spacy" or (
-                input_format == "auto" and is_docbin(name))))
+            check_input_file(name, head=not docbin)
     if not getattr(args, "allow_empty", True):
         check_some_tokens(inputs, input_format)
     data_dir = getattr(args, "data_dir", None)

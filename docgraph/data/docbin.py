@@ -40,6 +40,7 @@ import bisect
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from importlib.util import find_spec
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -104,6 +105,14 @@ def _spacy() -> SimpleNamespace | None:
         return None
     return SimpleNamespace(DocBin=tokens.DocBin, Doc=tokens.Doc, Span=tokens.Span,
                            Vocab=vocab.Vocab)
+
+
+def check_spacy(path: object, what: str = "reading") -> None:
+    """Raise :class:`SpacyMissingError` naming ``path`` and the extra when spaCy is not
+    installed, without importing it (a check before slow work)."""
+    if find_spec("spacy") is None:
+        raise SpacyMissingError(f"{path}: {what} a spaCy DocBin (.spacy) needs spaCy, which is "
+                                f"not installed: {EXTRA}")
 
 
 def _need_spacy(path: object, what: str) -> SimpleNamespace:

@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 from docgraph.config.fields import ConfigError
 from docgraph.data.conll import HEAD_BYTES, looks_like_conll, read_conll
 from docgraph.data.docbin import SUFFIX as DOCBIN_SUFFIX
-from docgraph.data.docbin import is_docbin, read_docbin
+from docgraph.data.docbin import check_spacy, is_docbin, read_docbin
 from docgraph.data.document import Document
 from docgraph.data.errors import CorpusFormatError, DataDirError, DataNotFoundError, format_error
 from docgraph.data.ontonotes import read_ontonotes
@@ -382,6 +382,8 @@ def check_labelled_file(path: str | Path, flag: str | None = None) -> Path:
         what = "is a directory" if path.is_dir() else "file not found"
         raise DataNotFoundError(f"{where}: {what}; expected a labelled file: "
                                 f"{LABELLED_FORMATS}")
+    if is_docbin(path):
+        check_spacy(path)
     if path.suffix.lower() in COLUMN_SUFFIXES:
         return path
     try:
