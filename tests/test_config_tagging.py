@@ -54,6 +54,7 @@ def test_every_tagging_setting_has_a_flag_and_a_tool():
         assert setting.marks and setting.marks <= tools, name
         assert bool(setting.flag) != bool(setting.switches), name
         assert setting.rule.accepts(getattr(TaggingConfig(), name)), name
-    assert [n for n, _ in tagging_settings(PREDICT)][-2:] == ["tokenized", "allow_empty"]
+    assert [n for n, _ in tagging_settings(PREDICT)][-4:] == ["tokenized", "allow_empty",
+                                                              "scores", "min_score"]
     with pytest.raises(ValueError, match="tool must be one of evaluate, predict, visualize"):
         tagging_settings("train")
