@@ -61,10 +61,11 @@ def test_vocabulary_growth_keeps_old_rows_bit_identical(vectors_run, sample_spli
     lighthouse = vocabs.words.index("lighthouse")
     assert torch.equal(weight[lighthouse], torch.from_numpy(
         np.asarray(matrix[words.index("lighthouse")], dtype=np.float32)))
-    # "lighthouse" alone has a vector; the others get random rows
+    # "lighthouse" alone has a vector; the others start as the model's <unk>, as it read them
     assert growth.word_vectors["found_exact"] == 1
     assert growth.word_vectors["missing"] == len(added) - 1
-    assert all(weight[vocabs.words.index(w)].abs().sum() > 0 for w in added)
+    unk = init.state["word_embedding.weight"][old.unk_index]
+    assert all(torch.equal(weight[vocabs.words.index(w)], unk) for w in added - {"lighthouse"})
     assert "0000" in UNSEEN_VECTOR_WORDS and "0000" not in vocabs.words  # eval words: off
 
 
@@ -136,6 +137,34 @@ def test_the_first_forward_is_the_loaded_model_s_on_old_type_data(model_dir, sam
                 theirs = old_model(batch, compute_loss=False, prune=False).emissions
                 columns = torch.tensor([vocabs.labels.index(t) for t in old_vocabs.labels])
                 assert torch.equal(ours[:, columns], theirs)
+
+
+def test_new_words_and_characters_start_as_the_model_read_them(model_dir, sample_splits):
+    """Words without a vector and unseen characters: the run's first scores are the loaded
+    model's on a document full of them."""
+    from docgraph.tagging.inference import predict_graphs
+
+    old_model, old_vocabs, config = load_model_dir(model_dir)
+    init = load_init_model(model_dir)
+    odd = make_document("odd", [(["Ωmega", "visited", "Žilina", "with", "Kestrelßon", "."],
+                                 ["B-PER", "O", "B-LOC", "O", "B-ORG", "O"])])
+    vocabs, rows, growth = grow_vocabularies(
+        init, {**sample_splits, "train": [*sample_splits["train"], odd]}, "none")
+    assert growth.characters >= 3 and growth.words >= 3
+    model = initial_model(init, init.config.model, vocabs, rows).eval()
+    # the ids differ (and so the document's Monte-Carlo masks): every score, unpruned
+    with torch.no_grad():
+        ours = model(_batch([odd], vocabs, config), compute_loss=False, prune=False)
+        theirs = old_model(_batch([odd], old_vocabs, config), compute_loss=False, prune=False)
+    assert torch.equal(ours.emissions, theirs.emissions)
+    dev = sample_splits["dev"][:2]  # the same ids: the same tags
+    ours_tags = predict_graphs(model, _batch_graphs(dev, vocabs, config), vocabs, 2000)
+    assert ours_tags == predict_graphs(old_model, _batch_graphs(dev, old_vocabs, config),
+                                       old_vocabs, 2000)
+
+
+def _batch_graphs(documents, vocabs, config):
+    return documents_to_graphs(documents, vocabs, config.graph_config())
 
 
 def test_label_map_and_architecture_checks(model_dir, sample_vocabs):

@@ -59,3 +59,17 @@ def test_prepared_split_chunks_and_keeps_documents_and_graphs_aligned(sample_spl
     assert all(d.num_tokens <= 40 or len(d.sentences) == 1 for d in split.documents)
     assert split.num_tokens == sum(d.num_tokens for d in docs)
     assert [t for d in split.documents for t in d.tokens] == [t for d in docs for t in d.tokens]
+
+
+def test_dev_labels_of_a_training_type_join_the_label_vocabulary():
+    from docgraph.data.document import make_document
+    from docgraph.graph.splits import build_vocabularies, with_evaluation_labels
+
+    def doc(doc_id, tags):
+        return make_document(doc_id, [(["a", "b", "c"], tags)])
+
+    train = [doc("t", ["B-PER", "I-PER", "O"])]
+    dev = [doc("d", ["B-PER", "I-PER", "I-PER"]), doc("e", ["B-DATE", "O", "O"])]
+    vocabs = build_vocabularies({"train": train, "dev": dev}, "none")[0]
+    assert vocabs.labels.tokens == ["O", "B-PER", "I-PER", "E-PER"]  # I-PER of dev; no DATE
+    assert with_evaluation_labels(vocabs, {"train": train, "dev": dev}) is vocabs

@@ -24,7 +24,8 @@ from docgraph.data.embeddings import (
 )
 from docgraph.data.lm_encoder import ContextualEncoder
 from docgraph.data.registry import load_dataset
-from docgraph.data.vocab import Vocabularies
+from docgraph.data.tags import entity_type, iob2_to_bioes
+from docgraph.data.vocab import Vocab, Vocabularies, label_sort_key
 from docgraph.graph.build import DocumentGraph, attach_token_features, documents_to_graphs
 
 
@@ -58,11 +59,28 @@ def build_vocabularies(
         candidates = (w for name, docs in splits.items() if name != "train"
                       for doc in docs for w in doc.tokens)
         extra += words_with_vectors(candidates, vectors[0])
-    vocabs = Vocabularies.build(splits["train"], extra_words=extra)
+    vocabs = with_evaluation_labels(Vocabularies.build(splits["train"], extra_words=extra),
+                                    splits)
     if vectors is None:
         return vocabs, None, None
     matrix, coverage = build_embedding_matrix(vocabs.words, vectors[0], vectors[1], seed=0)
     return vocabs, matrix, coverage
+
+
+def with_evaluation_labels(vocabs: Vocabularies,
+                           splits: dict[str, list[Document]]) -> Vocabularies:
+    """``vocabs`` with the BIOES labels of the dev and test documents whose entity type the
+    label vocabulary has (a type seen in training; e.g. ``I-PER`` of a three-word name in dev
+    when the few training documents have none), so that those splits can be scored; a type
+    that only dev or test has is left out (and refused when their graphs are built)."""
+    types = {entity_type(label) for label in vocabs.labels}
+    found = {label for name, docs in splits.items() if name != "train" for doc in docs
+             for sentence in doc.sentences for label in iob2_to_bioes(sentence.tags)
+             if label not in vocabs.labels and entity_type(label) in types}
+    if not found:
+        return vocabs
+    labels = Vocab(sorted({*vocabs.labels, *found}, key=label_sort_key))
+    return Vocabularies(vocabs.words, vocabs.chars, labels)
 
 
 def prepare_split(

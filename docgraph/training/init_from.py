@@ -5,18 +5,21 @@ vocabularies grown by the new data, and output layers grown by the entity types 
   data it lacks (the training words, their case variants, and with ``vocab_eval_words`` the
   dev/test words that have a pretrained vector, as for any run) are appended, each with its
   pretrained row (:func:`~docgraph.data.embeddings.build_embedding_matrix`: exact form, then
-  lowercase, then digits normalised; a random row without one). The embedding matrix grows;
-  the old rows are the model's, bit for bit.
-* **Characters.** New characters are appended and get freshly drawn rows.
-* **Entity types.** The label vocabulary becomes the union of the model's labels, the data's
-  and the four BIOES labels of each type the model lacks (so that an entity of any length of
-  it can be tagged), in the usual order (:func:`~docgraph.data.vocab.label_sort_key`). Every
-  weight indexed by label -- the emission layer, the uncertainty tagger's dense layer and the
-  CRF's start, end and transition scores (:data:`LABEL_ROWS`) -- keeps the model's values for
-  the model's labels; the rows of a new type are freshly initialised (as a new model's are).
-  The buffers derived from the labels (the type of each label, the BIOES constraint masks:
-  :data:`DERIVED`) are rebuilt for the new label set. The relation classifier scores pairs of
-  token states and has no label dimension; its targets follow the rebuilt label types.
+  lowercase, then digits normalised; the model's ``<unk>`` row without one, as the model read
+  that word). The embedding matrix grows; the old rows are the model's, bit for bit.
+* **Characters.** New characters are appended, each starting as the model's ``<unk>``
+  character row. So the run's first forward pass is the model's own (with its open
+  vocabulary) on any text of its types.
+* **Entity types.** The label vocabulary becomes the union of the model's labels, the data's,
+  the four BIOES labels of each type the model lacks (so that an entity of any length of it
+  can be tagged) and the dev/test labels of those types, in the usual order
+  (:func:`~docgraph.data.vocab.label_sort_key`). Every weight indexed by label -- the emission
+  layer, the uncertainty tagger's dense layer and the CRF's start, end and transition scores
+  (:data:`LABEL_ROWS`) -- keeps the model's values for the model's labels; the rows of a new
+  label are freshly initialised (as a new model's are). The buffers derived from the labels
+  (the type of each label, the BIOES constraint masks: :data:`DERIVED`) are rebuilt for the
+  new label set. The relation classifier scores pairs of token states and has no label
+  dimension; its targets follow the rebuilt label types.
 * **Types kept.** With ``new_types`` off (``--no-new-types``) a type the model lacks is an
   error naming the file, the line, the document and the span (:func:`check_types`), raised
   before any graph is built.
@@ -48,6 +51,7 @@ from docgraph.data.augment import augmented_words
 from docgraph.data.document import Document
 from docgraph.data.embeddings import build_embedding_matrix, load_embeddings, words_with_vectors
 from docgraph.data.vocab import PAD, UNK, Vocab, Vocabularies, label_sort_key, label_types
+from docgraph.graph.splits import with_evaluation_labels
 from docgraph.model import GCDoc
 from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.model_dir import build_model, load_model_weights, read_model_dir
@@ -153,6 +157,13 @@ class Growth:
                 "types_not_in_data": self.types_not_in_data}
 
 
+def _unk_row(init: InitModel, key: str, vocab: Vocab) -> Tensor:
+    """The model's row of ``<unk>`` in the table ``key`` (zeros without an unknown entry)."""
+    weight = init.state[key]
+    return weight[vocab.unk_index].clone() if vocab.unk_index is not None \
+        else weight.new_zeros(weight.size(1))
+
+
 def _appended(old: Vocab, new: Sequence[str]) -> tuple[Vocab, list[str]]:
     """``old`` with the entries of ``new`` it lacks appended (in ``new``'s order)."""
     known = set(old)
@@ -182,11 +193,11 @@ def grow_vocabularies(init: InitModel, splits: Mapping[str, Sequence[Document]],
     labels = Vocab(sorted({*init.vocabs.labels, *data.labels,
                            *(f"{p}-{t}" for t in added_types for p in "BIES")},
                           key=label_sort_key))
+    labels = with_evaluation_labels(Vocabularies(words, chars, labels), splits).labels
     dim = init.config.model.word_dim
     coverage = None
-    if vectors is None:
-        generator = torch.Generator().manual_seed(0)
-        rows = torch.empty(len(added_words), dim).uniform_(-0.1, 0.1, generator=generator)
+    if vectors is None:  # no vectors: every new word starts as the model reads it, <unk>
+        rows = _unk_row(init, WORDS, init.vocabs.words).expand(len(added_words), dim).clone()
     else:
         table, coverage = build_embedding_matrix(Vocab([PAD, UNK, *added_words], PAD, UNK),
                                                  vectors[0], vectors[1], seed=0)
@@ -194,6 +205,11 @@ def grow_vocabularies(init: InitModel, splits: Mapping[str, Sequence[Document]],
         if rows.size(1) != dim:
             raise InitFromError(f"--init-from {init.name}: its word rows have {dim} "
                                 f"dimensions but the vectors {embeddings} have {rows.size(1)}")
+        # a word without a vector starts as the model reads it: as <unk>
+        found = set(words_with_vectors(added_words, vectors[0]))
+        unknown = [i for i, w in enumerate(added_words) if w not in found]
+        if unknown:
+            rows[torch.tensor(unknown)] = _unk_row(init, WORDS, init.vocabs.words)
     growth = Growth(init.name, str(init.directory), len(added_words), coverage,
                     len(added_chars), added_types, init.types,
                     [t for t in init.types if t not in data_types])
@@ -282,11 +298,12 @@ def label_map(old: Vocab, new: Vocab) -> tuple[Tensor, Tensor]:
 
 
 def initial_state(old: Mapping[str, Tensor], fresh: Mapping[str, Tensor], old_labels: Vocab,
-                  new_labels: Vocab, word_rows: Tensor, where: str = "the model"
-                  ) -> dict[str, Tensor]:
+                  new_labels: Vocab, word_rows: Tensor, where: str = "the model",
+                  char_unk: int | None = None) -> dict[str, Tensor]:
     """The starting weights of a model whose freshly initialised state is ``fresh``: the
     model's weights ``old`` copied into it (see the module docstring), ``word_rows`` appended to
-    its word embedding.
+    its word embedding; the rows of new characters are the model's row ``char_unk`` (its
+    ``<unk>``) when given.
 
     Raises:
         InitFromError: A tensor of ``old`` has no place in ``fresh`` (naming ``where``).
@@ -313,6 +330,8 @@ def initial_state(old: Mapping[str, Tensor], fresh: Mapping[str, Tensor], old_la
                 and weight.size(0) <= start.size(0):
             out[key] = start.clone()
             out[key][:weight.size(0)] = weight
+            if char_unk is not None:  # a new character starts as the model reads it
+                out[key][weight.size(0):] = weight[char_unk]
         elif key in LABEL_ROWS:
             out[key] = start.clone()
             if LABEL_ROWS[key] == (0, 1):
@@ -342,6 +361,7 @@ def initial_model(init: InitModel, config: GCDocConfig, vocabs: Vocabularies,
                             "starts from a model keeps its architecture")
     model = build_model(config, vocabs)
     state = initial_state(init.state, model.state_dict(), init.vocabs.labels, vocabs.labels,
-                          word_rows, where=f"--init-from {init.name}")
+                          word_rows, where=f"--init-from {init.name}",
+                          char_unk=init.vocabs.chars.unk_index)
     model.load_state_dict(state)
     return model
