@@ -5,7 +5,8 @@ Nothing here imports torch, so that a script's arguments are parsed and checked 
 of a second (:mod:`docgraph.cli`) before :mod:`docgraph.cli.commands` does the work.
 
 Precedence: built-in defaults < the TOML preset (``--config FILE``, or ``configs/<dataset>.toml``
-when it exists) < command-line flags.
+when it exists; without one, the small-corpus settings of a small training split:
+:func:`small_corpus_config`) < command-line flags.
 """
 
 from __future__ import annotations
