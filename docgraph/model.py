@@ -23,7 +23,7 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.data import Batch
 
-from docgraph.batching.plan import BatchPlan, buckets_for, plan_batch
+from docgraph.batching.plan import BatchPlan, buckets_for, grid_for, plan_batch
 from docgraph.config.model import SAVED_WITHOUT, GCDocConfig
 from docgraph.nn import (
     CharEncoder,
@@ -34,6 +34,7 @@ from docgraph.nn import (
 )
 from docgraph.nn.document_graph import DocumentGraphPlan
 from docgraph.nn.gather import gather_rows
+from docgraph.nn.layout import ShapeGrid
 
 __all__ = ["MOVED_TO_DOCUMENT_GRAPH", "SAVED_WITHOUT", "GCDoc", "GCDocConfig", "GCDocOutput",
            "bioes_transition_masks", "upgrade_state_dict_key"]
@@ -295,14 +296,17 @@ class GCDoc(nn.Module):
         (:meth:`plan`)."""
         return self.emission.weight.dtype
 
-    def _plan_of(self, batch: Batch, plan: BatchPlan | None = None) -> BatchPlan:
+    def _plan_of(self, batch: Batch, plan: BatchPlan | None = None, tagging: bool = False
+                 ) -> BatchPlan:
         for candidate in (plan, getattr(batch, "plan", None)):
             if isinstance(candidate, BatchPlan) and candidate.fits(self.config):
                 return candidate if candidate.dtype == self.dtype \
                     else candidate.to(dtype=self.dtype)
-        return self.plan(batch)
+        # made here: for tagging (predict, inspect) on the tagging grid of the batch's device
+        return self.plan(batch, grid=grid_for(batch.sent_len.device, tagging=tagging))
 
-    def plan(self, batch: Batch, buckets: int | None = None) -> BatchPlan:
+    def plan(self, batch: Batch, buckets: int | None = None, *, grid: ShapeGrid | None = None
+             ) -> BatchPlan:
         """The host-side plan of ``batch`` for this model
         (:func:`~docgraph.batching.plan.plan_batch`), on the batch's device, its floating
         tensors of the model's :attr:`dtype`. The trainer makes it while the previous step
@@ -313,10 +317,13 @@ class GCDoc(nn.Module):
             batch: A batch of document graphs.
             buckets: Most length buckets of each recurrent layer (default: one padded call
                 on a GPU, :data:`~docgraph.batching.plan.CPU_BUCKETS` on the CPU).
+            grid: The padded shapes of the recurrent layers (``None``: none; a batch that
+                :meth:`predict` and :meth:`inspect` plan themselves is planned on
+                :func:`~docgraph.batching.plan.grid_for` of its device).
         """
         device = batch.sent_len.device
         return plan_batch(batch, self.config, buckets_for(device) if buckets is None else buckets,
-                          self.dtype).to(device)
+                          self.dtype, grid).to(device)
 
     def _lm_features(self, batch: Batch, dtype: torch.dtype) -> Tensor:
         lm = getattr(batch, "lm", None)
@@ -418,7 +425,7 @@ class GCDoc(nn.Module):
         was_training = self.training
         self.eval()
         try:
-            plan = self._plan_of(batch)
+            plan = self._plan_of(batch, tagging=True)
             out = self.forward(batch, compute_loss=False, plan=plan, mc_seed=mc_seed)
             return self.crf.decode(out.emissions, batch.sent_len, plan.sentences)
         finally:
@@ -431,7 +438,8 @@ class GCDoc(nn.Module):
         was_training = self.training
         self.eval()
         try:
-            return self.forward(batch, compute_loss=False, mc_seed=mc_seed)
+            return self.forward(batch, compute_loss=False, mc_seed=mc_seed,
+                                plan=self._plan_of(batch, tagging=True))
         finally:
             self.train(was_training)
 

@@ -16,7 +16,7 @@ from typing import Protocol
 import torch
 from torch_geometric.data import Batch
 
-from docgraph.batching.plan import buckets_for, plan_batch
+from docgraph.batching.plan import buckets_for, grid_for, plan_batch
 from docgraph.config.model import GCDocConfig
 from docgraph.graph import DocumentGraph
 
@@ -35,11 +35,16 @@ def collate(graphs: Sequence[DocumentGraph], indices: Sequence[int], device: tor
             model: PlannedModel | None = None) -> Batch:
     """Collate ``graphs[indices]`` into a batch on ``device``, with ``model``'s host-side plan
     (:func:`~docgraph.batching.plan.plan_batch`) attached as ``batch.plan``; on CUDA through
-    pinned memory with non-blocking copies."""
+    pinned memory with non-blocking copies.
+
+    A batch collated with gradients off (tagging, evaluation) is planned on the tagging grid of
+    ``device`` (:func:`~docgraph.batching.plan.grid_for`), one collated with gradients on
+    (training) without one."""
     batch = Batch.from_data_list([graphs[i] for i in indices])
     plan = None
     if model is not None:
-        plan = plan_batch(batch, model.config, buckets_for(device), model.dtype)
+        plan = plan_batch(batch, model.config, buckets_for(device), model.dtype,
+                          grid_for(device, tagging=not torch.is_grad_enabled()))
     if device.type == "cuda":
         batch = batch.pin_memory().to(device, non_blocking=True)
         if plan is not None:

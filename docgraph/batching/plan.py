@@ -31,21 +31,39 @@ from docgraph.nn.cross_sentence import (
     window_segments,
 )
 from docgraph.nn.gather import csr_segments
-from docgraph.nn.layout import DEFAULT_BUCKETS, CharPlan, SequenceLayout, WindowPlan, char_plan
+from docgraph.nn.layout import (
+    DEFAULT_BUCKETS,
+    CharPlan,
+    SequenceLayout,
+    ShapeGrid,
+    WindowPlan,
+    char_plan,
+)
 from docgraph.nn.uncertainty import MonteCarloKeys
 
-__all__ = ["BatchPlan", "buckets_for", "monte_carlo_keys", "plan_batch"]
+__all__ = ["TAGGING_GRID", "BatchPlan", "buckets_for", "grid_for", "monte_carlo_keys",
+           "plan_batch"]
 
 #: Most length buckets of the recurrent layers on the CPU (a padded step costs real time
 #: there) and on a GPU (a padded step is nearly free, a kernel launch is not).
 CPU_BUCKETS = DEFAULT_BUCKETS
 GPU_BUCKETS = 1
+#: The padded shapes of the recurrent layers when tagging on the CPU: shapes that recur from
+#: batch to batch, whose oneDNN primitives are built once (docs/design.md, "Running on the
+#: CPU").
+TAGGING_GRID = ShapeGrid()
 _PLAN_FIELDS = fields_marked(GCDocConfig, PLAN)
 
 
 def buckets_for(device: torch.device) -> int:
     """:data:`GPU_BUCKETS` on CUDA, :data:`CPU_BUCKETS` elsewhere."""
     return GPU_BUCKETS if device.type == "cuda" else CPU_BUCKETS
+
+
+def grid_for(device: torch.device, tagging: bool) -> ShapeGrid | None:
+    """The padded shapes of a batch's layouts: :data:`TAGGING_GRID` for tagging on the CPU,
+    else none (training keeps its layouts, a GPU its one padded call)."""
+    return TAGGING_GRID if tagging and device.type == "cpu" else None
 
 
 @dataclass
@@ -68,6 +86,7 @@ class BatchPlan:
     sentence_doc: Tensor | None = None
     key: tuple = ()
     dtype: torch.dtype = field(default_factory=torch.get_default_dtype)
+    grid: ShapeGrid | None = None
 
     def fits(self, config: GCDocConfig) -> bool:
         """Whether the plan was made for a model with ``config``'s shape-deciding settings."""
@@ -77,7 +96,7 @@ class BatchPlan:
         values = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            values[f.name] = (value if value is None or f.name in ("key", "dtype")
+            values[f.name] = (value if value is None or f.name in ("key", "dtype", "grid")
                               else move(value))
         return BatchPlan(**values)
 
@@ -102,7 +121,7 @@ def _move(value: object, fn: Callable[[Tensor], Tensor]) -> object:
 
 
 def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS,
-               dtype: torch.dtype | None = None) -> BatchPlan:
+               dtype: torch.dtype | None = None, grid: ShapeGrid | None = None) -> BatchPlan:
     """Plan the layouts a :class:`~docgraph.model.GCDoc` with ``config`` needs for ``batch``.
 
     Args:
@@ -112,15 +131,18 @@ def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS,
             :data:`GPU_BUCKETS`).
         dtype: The model's floating dtype (:attr:`GCDoc.dtype <docgraph.model.GCDoc.dtype>`;
             default: torch's default dtype), that of the plan's floating tensors.
+        grid: The padded shapes of the recurrent layers' layouts (:func:`grid_for`;
+            ``None``: each bucket padded to its longest sequence).
     """
     dtype = torch.get_default_dtype() if dtype is None else dtype
     sent_len = batch.sent_len.detach().cpu().numpy().astype(np.int64)
-    sentences = SequenceLayout.from_lengths(sent_len, buckets=buckets, dtype=dtype)
-    plan = BatchPlan(sentences=sentences, key=plan_key(config), dtype=dtype)
-    plan.chars = char_plan(batch.chars, batch.char_len, buckets, dtype=dtype)
+    sentences = SequenceLayout.from_lengths(sent_len, buckets=buckets, dtype=dtype, grid=grid)
+    plan = BatchPlan(sentences=sentences, key=plan_key(config), dtype=dtype, grid=grid)
+    plan.chars = char_plan(batch.chars, batch.char_len, buckets, dtype=dtype, grid=grid)
     starts = np.cumsum(sent_len) - sent_len
     if config.graph and config.pruning and config.mc_dropout == "full":
-        plan.monte_carlo = SequenceLayout.tiled(sent_len, config.num_samples, buckets, dtype)
+        plan.monte_carlo = SequenceLayout.tiled(sent_len, config.num_samples, buckets, dtype,
+                                                grid)
     if config.graph and config.pruning:
         plan.mc_keys = monte_carlo_keys(batch)
     doc = getattr(batch, "batch", None)
@@ -131,12 +153,12 @@ def plan_batch(batch: Batch, config: GCDocConfig, buckets: int = CPU_BUCKETS,
         prev_start, prev_len, next_start, next_len = window_segments(
             sent_len, sentence_doc, config.window)
         if config.use_previous:
-            plan.previous = window_plan(prev_start, prev_len, buckets, dtype)
+            plan.previous = window_plan(prev_start, prev_len, buckets, dtype, grid)
         if config.use_next:
-            plan.next = window_plan(next_start, next_len, buckets, dtype)
+            plan.next = window_plan(next_start, next_len, buckets, dtype, grid)
     if config.cross_sentence and config.window > 0 and config.window_encoding == "per_sentence":
         plan.sentence_windows = sentence_window_plan(sent_len, sentence_doc, config.window,
-                                                     buckets, dtype)
+                                                     buckets, dtype, grid)
     if config.graph:
         segments = csr_segments(batch.edge_index[1].detach().cpu().numpy())
         if segments is not None:  # edges sorted by target

@@ -18,6 +18,7 @@ from docgraph.nn.layout import (
     DEFAULT_BUCKETS,
     DirectionLSTM,
     SequenceLayout,
+    ShapeGrid,
     WindowPlan,
     run_bilstm,
 )
@@ -163,9 +164,10 @@ class SentenceWindows:
 
 def sentence_window_plan(sent_len: Tensor | np.ndarray, sentence_doc: Tensor | np.ndarray,
                          window: int, buckets: int = DEFAULT_BUCKETS,
-                         dtype: torch.dtype | None = None) -> SentenceWindows:
+                         dtype: torch.dtype | None = None, grid: ShapeGrid | None = None
+                         ) -> SentenceWindows:
     """Plan the per-sentence windows of a batch on the host (mean weights of the layout of
-    ``dtype``, the model's; default: torch's default dtype)."""
+    ``dtype``, the model's; default: torch's default dtype; padded shapes of ``grid``)."""
     sent_len = np.asarray(sent_len.cpu() if isinstance(sent_len, Tensor) else sent_len,
                           dtype=np.int64).reshape(-1)
     sentence_doc = np.asarray(sentence_doc.cpu() if isinstance(sentence_doc, Tensor)
@@ -174,7 +176,7 @@ def sentence_window_plan(sent_len: Tensor | np.ndarray, sentence_doc: Tensor | n
     steps = np.arange(max_len)[None, :]
     first = (np.cumsum(sent_len) - sent_len)[:, None]
     pad_index = np.where(steps < sent_len[:, None], first + steps, int(sent_len.sum()))
-    layout = SequenceLayout.from_lengths(sent_len, np.arange(num) * max_len, buckets, dtype)
+    layout = SequenceLayout.from_lengths(sent_len, np.arange(num) * max_len, buckets, dtype, grid)
     previous, following = window_rows(sentence_doc, window)
     _, prev_len, _, next_len = window_segments(sent_len, sentence_doc, window)
     return SentenceWindows(torch.from_numpy(pad_index.reshape(num, max_len)), layout,
@@ -215,13 +217,15 @@ def encode_segments(
 
 
 def window_plan(start: Tensor | np.ndarray, length: Tensor | np.ndarray,
-                buckets: int = DEFAULT_BUCKETS, dtype: torch.dtype | None = None) -> WindowPlan:
+                buckets: int = DEFAULT_BUCKETS, dtype: torch.dtype | None = None,
+                grid: ShapeGrid | None = None) -> WindowPlan:
     """Plan the non-empty segments ``(start, length)`` on the host (see :class:`WindowPlan`),
-    its mean weights of ``dtype`` (the model's; default: torch's default dtype)."""
+    its mean weights of ``dtype`` (the model's; default: torch's default dtype), its padded
+    shapes those of ``grid`` (``None``: none)."""
     start = np.asarray(start.cpu() if isinstance(start, Tensor) else start, dtype=np.int64)
     length = np.asarray(length.cpu() if isinstance(length, Tensor) else length, dtype=np.int64)
     present = np.flatnonzero(length > 0)
-    layout = (SequenceLayout.from_lengths(length[present], start[present], buckets, dtype)
+    layout = (SequenceLayout.from_lengths(length[present], start[present], buckets, dtype, grid)
               if present.size else None)
     slot = np.full(length.size, present.size, dtype=np.int64)
     slot[present] = np.arange(present.size)

