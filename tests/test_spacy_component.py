@@ -154,9 +154,10 @@ def test_tags_equal_predict_py_in_chunks_and_pieces(model_dir, tagger):
     path = ROOT / "docgraph" / "data" / "sample" / "test.txt"
     limit = 20
     expected: dict[str, list[str]] = {}
-    for chunk, tags in tagger.tag_chunks(read_chunks(path, ReadOptions("conll", max_tokens=limit)),
-                                         chunk_document, processes=1):
-        expected.setdefault(chunk.doc, []).extend(t for piece in tags for t in piece)
+    for chunk, tagging in tagger.tag_chunks(
+            read_chunks(path, ReadOptions("conll", max_tokens=limit)), chunk_document,
+            processes=1):
+        expected.setdefault(chunk.doc, []).extend(t for piece in tagging.tags for t in piece)
     documents = read_conll(path)
     assert any(len(s) > limit for d in documents for s in d.sentences), "pieces exercised"
     nlp = pipeline(model_dir, max_doc_tokens=limit)
