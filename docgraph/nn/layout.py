@@ -80,7 +80,8 @@ class ShapeGrid:
         return -(-lengths // quantum) * quantum
 
     def rows(self, sequences: int) -> int:
-        """The rows of a call of ``sequences`` sequences (at most :attr:`max_rows`)."""
+        """The rows of a call of ``sequences`` sequences (no more than :attr:`max_rows`
+        sequences: a bucket of more is split first), padding rows included."""
         return -(-int(sequences) // self.row_quantum) * self.row_quantum
 
 
