@@ -235,3 +235,32 @@ def test_min_score_keeps_the_sure_entities(tagger, sample_splits):
     with pytest.raises(ValueError, match="min_score needs scores=True"):
         tagger.predict(docs, scores=False, min_score=0.5)
     assert all(e.score is None for d in tagger.predict(docs, scores=False) for e in d)
+
+
+def test_tag_documents_with_the_inspection_of_inspect(tagger, sample_splits):
+    """inspect=True adds each token's uncertainty and pruning and the graph's edges, those
+    of Tagger.inspect's pass, numbered as the document's (sentence, token); the tags and
+    scores stay those of the plain pass, also for a document tagged in several chunks."""
+    docs = sample_splits["test"][:2]
+    plain = list(tagger.tag_documents(docs))
+    seen = list(tagger.tag_documents(docs, inspect=True))
+    assert [d.tags for d in seen] == [d.tags for d in plain]
+    assert [e.score for d in seen for e in d.entities] == pytest.approx(
+        [e.score for d in plain for e in d.entities], rel=1e-5)
+    for doc, graph in zip(seen, tagger.inspect(docs)):
+        nodes = [(a["sentence"], a["position"]) for _, a in sorted(graph.nodes(data=True))]
+        unc = [u for s in doc.sentences for u in s.uncertainty]
+        pruned = [p for s in doc.sentences for p in s.pruned]
+        assert unc == pytest.approx([a["uncertainty"] for _, a in sorted(graph.nodes(data=True))])
+        assert pruned == [a["pruned"] for _, a in sorted(graph.nodes(data=True))]
+        edges = {(nodes[j], nodes[i]): a["r_ij"] for j, i, a in graph.edges(data=True)}
+        assert doc.edges and {(e.source, e.target): e.weight for e in doc.edges} == \
+            pytest.approx(edges)
+        for e in doc.edges:  # a repeat of the same word, case-insensitively
+            source = doc.sentences[e.source[0]].tokens[e.source[1]]
+            target = doc.sentences[e.target[0]].tokens[e.target[1]]
+            assert source.lower() == target.lower()
+    small = Tagger(tagger.model, tagger.vocabs, tagger.config, max_doc_tokens=40)
+    chunked = next(iter(small.tag_documents(docs[:1], inspect=True)))
+    assert chunked.tags == next(iter(small.tag_documents(docs[:1]))).tags
+    assert sum(len(s.uncertainty) for s in chunked.sentences) == docs[0].num_tokens

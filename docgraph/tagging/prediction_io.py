@@ -79,7 +79,13 @@ from docgraph.data.tokenize import (
     text_to_sentence_spans,
     word_spans,
 )
-from docgraph.tagging.result import Entity, TaggedDocument, TaggedSentence, Tagging
+from docgraph.tagging.result import (
+    Entity,
+    GraphEdge,
+    TaggedDocument,
+    TaggedSentence,
+    Tagging,
+)
 
 log = logging.getLogger(__name__)
 
@@ -579,41 +585,77 @@ def input_chunks(item: str | Sequence[Sequence[str]] | Document, doc_id: str,
                                 options.max_tokens, done=1.0)
 
 
-def tagged_documents(tagged: Iterable[tuple[Chunk, Tagging]], min_score: float | None = None
+class ChunkInspectionLike(Protocol):
+    """What :func:`tagged_documents` reads of a chunk's inspection (a
+    :class:`~docgraph.tagging.tagger.ChunkInspection`), its tokens numbered in reading
+    order."""
+
+    uncertainty: list[float] | None
+    pruned: list[bool] | None
+    edges: list[tuple[int, int, float | None]] | None
+
+
+def tagged_documents(tagged: Iterable[tuple[Chunk, Tagging]], min_score: float | None = None,
+                     inspections: Iterable[ChunkInspectionLike] | None = None
                      ) -> Iterator[TaggedDocument]:
     """The :class:`~docgraph.tagging.result.TaggedDocument` of every document of a stream of
     tagged chunks (its chunks consecutive, the first marked), its pieces joined back into
-    sentences; ``min_score`` drops the entities scored below it."""
-    current: list[tuple[Chunk, Tagging]] = []
+    sentences; ``min_score`` drops the entities scored below it; ``inspections`` (one per
+    chunk, in order) add each token's uncertainty and pruning and the graph's edges."""
+    current: list[tuple[Chunk, Tagging, ChunkInspectionLike | None]] = []
+    found = iter(inspections) if inspections is not None else None
     for chunk, tagging in tagged:
         if chunk.first and current:
             yield _tagged_document(current)
             current = []
-        current.append((chunk, tagging if min_score is None else tagging.above(min_score)))
+        current.append((chunk, tagging if min_score is None else tagging.above(min_score),
+                        None if found is None else next(found)))
     if current:
         yield _tagged_document(current)
 
 
-def _tagged_document(chunks: Sequence[tuple[Chunk, Tagging]]) -> TaggedDocument:
-    """One document from its tagged chunks."""
+def _tagged_document(chunks: Sequence[tuple[Chunk, Tagging, ChunkInspectionLike | None]]
+                     ) -> TaggedDocument:
+    """One document from its tagged chunks (and their inspections)."""
     first = chunks[0][0]
-    sentences: list[tuple[int, list[str], list[Span] | None, list[str]]] = []
-    for chunk, tagging in chunks:
+    inspected = chunks[0][2] is not None
+    sentences: list[tuple[int, list[str], list[Span] | None, list[str], list, list]] = []
+    edges: list[GraphEdge] | None = [] if inspected else None
+    for chunk, tagging, inspection in chunks:
+        where: list[tuple[int, int]] = []  # (sentence, token) of each token of the chunk
         for piece, tags in zip(chunk.pieces, tagging.tags):
             if piece.first == 0:
                 sentences.append((piece.sentence, [], None if piece.spans is None else [],
-                                  []))
-            _, tokens, spans, sent_tags = sentences[-1]
+                                  [], [], []))
+            _, tokens, spans, sent_tags, _, _ = sentences[-1]
+            where += [(piece.sentence, piece.first + k) for k in range(len(piece))]
             tokens.extend(piece.tokens)
             sent_tags.extend(tags)
             if spans is not None and piece.spans is not None:
                 spans.extend(piece.spans)
-    entities = tuple(e for chunk, tagging in chunks for e in chunk_entities(chunk, tagging))
+        if inspection is None:
+            continue
+        flat = 0
+        for piece in chunk.pieces:
+            sentence = next(s for s in reversed(sentences) if s[0] == piece.sentence)
+            stop = flat + len(piece)
+            if inspection.uncertainty is not None:
+                sentence[4].extend(inspection.uncertainty[flat:stop])
+            if inspection.pruned is not None:
+                sentence[5].extend(inspection.pruned[flat:stop])
+            flat = stop
+        if inspection.edges is None:
+            edges = None
+        elif edges is not None:
+            edges += [GraphEdge(where[j], where[i], w) for j, i, w in inspection.edges]
+    entities = tuple(e for chunk, tagging, _ in chunks for e in chunk_entities(chunk, tagging))
     return TaggedDocument(
         first.doc, first.text,
         tuple(TaggedSentence(index, tuple(tokens), None if spans is None else tuple(spans),
-                             tuple(tags)) for index, tokens, spans, tags in sentences),
-        entities)
+                             tuple(tags), tuple(unc) if unc else None,
+                             tuple(pruned) if pruned else None)
+              for index, tokens, spans, tags, unc, pruned in sentences),
+        entities, None if edges is None else tuple(edges))
 
 
 def _bar_size() -> dict:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from docgraph.data.tags import spans
 
-__all__ = ["Entity", "EntitySpan", "TaggedDocument", "TaggedSentence", "Tagging"]
+__all__ = ["Entity", "EntitySpan", "GraphEdge", "TaggedDocument", "TaggedSentence", "Tagging"]
 
 
 @dataclass(frozen=True)
@@ -126,12 +126,31 @@ class Entity:
 @dataclass(frozen=True)
 class TaggedSentence:
     """A sentence of a :class:`TaggedDocument`: its tokens, their character spans in the
-    document's text (``None`` without text) and their IOB2 tags."""
+    document's text (``None`` without text) and their IOB2 tags; with the inspection, each
+    token's Monte-Carlo uncertainty and whether it was pruned (``None``: not asked for, or a
+    model that does not prune)."""
 
     index: int
     tokens: tuple[str, ...]
     spans: tuple[tuple[int, int], ...] | None
     tags: tuple[str, ...]
+    uncertainty: tuple[float, ...] | None = None
+    pruned: tuple[bool, ...] | None = None
+
+
+TokenRef = tuple[int, int]
+"""A token of a document: ``(sentence, token)``."""
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    """An edge of the document graph the model tagged with: ``source``'s state is a message
+    to ``target`` (two repeats of a word), ``weight`` the learnt same-type score
+    :math:`r_{ij}` (``None`` for a model without edge weights)."""
+
+    source: TokenRef
+    target: TokenRef
+    weight: float | None
 
 
 @dataclass(frozen=True)
@@ -143,12 +162,15 @@ class TaggedDocument:
         text: The input text the character spans point into.
         sentences: The sentences with their tokens, spans and tags.
         entities: The entities, in reading order.
+        edges: With the inspection, the document graph's edges (none across the chunks a
+            long document is tagged in); ``None`` otherwise or for a model without a graph.
     """
 
     doc: str
     text: str | None
     sentences: tuple[TaggedSentence, ...]
     entities: tuple[Entity, ...] = field(default=())
+    edges: tuple[GraphEdge, ...] | None = None
 
     @property
     def tags(self) -> list[list[str]]:

@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,11 +46,13 @@ from docgraph.tagging.inference import Evaluation
 from docgraph.tagging.pipeline import (
     Tags,
     chunk_tokens,
+    group_items,
     inspect_in_process,
     stream_tags,
 )
 from docgraph.tagging.pipeline import batch_tokens as default_batch_tokens
 from docgraph.tagging.prediction_io import (
+    Chunk,
     ReadOptions,
     chunk_document,
     input_chunks,
@@ -511,7 +514,8 @@ class Tagger:
 
     def tag_documents(self, documents: Iterable[DocumentInput], tokenized: bool = False,
                       processes: int = 1, mc_seed: int = 0, scores: bool = True,
-                      min_score: float | None = None) -> Iterator[TaggedDocument]:
+                      min_score: float | None = None, inspect: bool = False
+                      ) -> Iterator[TaggedDocument]:
         """Each document tagged, as a :class:`~docgraph.tagging.result.TaggedDocument`: its
         tokens with their character spans in a raw string (none for token lists and
         Documents), its sentences and its entities with their text as it stands in the input
@@ -526,6 +530,9 @@ class Tagger:
             mc_seed: The tagging seed of the Monte-Carlo masks (see :meth:`tag`).
             scores: Score every entity (its probability under the model).
             min_score: Keep only the entities scored at least this (needs ``scores``).
+            inspect: Add what :meth:`inspect` shows, from the same pass: each token's
+                Monte-Carlo uncertainty and pruning and the document graph's edges with their
+                learnt weights (tagged in this process, a group of chunks at a time).
 
         Raises:
             ValueError: ``min_score`` without ``scores``.
@@ -535,8 +542,29 @@ class Tagger:
         options = ReadOptions("text", tokenized, "file", self.max_doc_tokens or sys.maxsize)
         chunks = (chunk for i, item in enumerate(documents)
                   for chunk in input_chunks(item, f"doc-{i}", options))
-        tagged = self.tag_chunks(chunks, chunk_document, processes, mc_seed, scores)
-        yield from tagged_documents(tagged, min_score)
+        if not inspect:
+            tagged = self.tag_chunks(chunks, chunk_document, processes, mc_seed, scores)
+            yield from tagged_documents(tagged, min_score)
+            return
+        inspections: deque[ChunkInspection] = deque()
+
+        def inspected() -> Iterator[tuple[Chunk, Tagging]]:
+            for group in group_items(chunks, lambda chunk: chunk.num_tokens):
+                found = iter(self.inspect_chunks([[p.tokens for p in c.pieces] for c in group
+                                                  if c.pieces], mc_seed, scores))
+                for chunk in group:
+                    result = next(found) if chunk.pieces else ChunkInspection(
+                        [], None, None, [] if self.has_graph else None, [] if scores else None)
+                    inspections.append(result)
+                    yield chunk, Tagging(result.tags, result.scores)
+
+        yield from tagged_documents(inspected(), min_score, _drain_queue(inspections))
+
+
+def _drain_queue(queue: deque[T]) -> Iterator[T]:
+    """The items of ``queue`` as they are put in (each taken once it is there)."""
+    while True:
+        yield queue.popleft()
 
 
 def _mark_scores(graph: nx.DiGraph, tagging: Tagging, sent_len: Sequence[int]) -> None:
