@@ -61,7 +61,7 @@ def test_tagger_tags_in_one_thread_and_gives_the_callers_back(model_dir, monkeyp
     # Tagger.predict tagged with torch's default threads: on a busy 2-core machine a few texts
     # took a minute instead of a second
     monkeypatch.delenv(THREADS_ENV, raising=False)
-    seen = spy(monkeypatch, pipeline, "predict_graphs")
+    seen = spy(monkeypatch, pipeline, "tag_graphs")
     tagger = Tagger.load(model_dir)
     tagger.predict([TEXT])
     assert seen == [1]
