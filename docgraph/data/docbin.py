@@ -48,7 +48,7 @@ from typing import Any
 from docgraph.config.errors import DocgraphError
 from docgraph.data.document import Document, make_document
 from docgraph.data.errors import CorpusFormatError, DataNotFoundError
-from docgraph.data.span_jsonl import joined_text, token_offsets
+from docgraph.data.span_jsonl import ID_KEYS, is_document_id, joined_text, token_offsets
 from docgraph.data.tags import SCHEMES, from_spans, validate_tag
 from docgraph.data.tags import spans as tag_spans
 from docgraph.data.tokenize import CONTROL_CHARACTERS, Span, is_blank, sentence_spans
@@ -59,9 +59,6 @@ SUFFIX = ".spacy"
 
 EXTRA = "pip install 'docgraph[spacy]'"
 """How to install what reading and writing DocBin files needs."""
-
-ID_KEYS = ("id", "doc_id")
-"""The keys of a Doc's id in its ``user_data`` (plain, or as a custom attribute)."""
 
 _INSIDE_RE = re.compile(rf"[\s{CONTROL_CHARACTERS}]")
 
@@ -222,7 +219,7 @@ def _doc_id(path: object, index: int, doc: Any) -> str:
             value = data.get(stored)
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+            if not is_document_id(value):
                 raise _error(path, index, f"expected the id {key!r} of user_data to be a "
                                           f"non-empty string or an integer, got {value!r}")
             return str(value)

@@ -63,7 +63,13 @@ SPAN_KEYS = ("spans", "entities", "label")
 """The keys a record's spans may be under, the first present taken."""
 
 ID_KEYS = ("id", "doc_id")
-"""The keys of a record's id (in the record, else in its ``meta``)."""
+"""The keys of a document's id (a record's, else its ``meta``'s; a DocBin Doc's
+``user_data``)."""
+
+
+def is_document_id(value: object) -> bool:
+    """Whether ``value`` can be a document's id: a non-empty string or an integer."""
+    return not isinstance(value, bool) and isinstance(value, (str, int)) and value != ""
 
 # The keys of a line of predict.py --format jsonl: an entity, not a document to train on.
 _ENTITY_RECORD_KEYS = frozenset({"doc", "sentence", "start", "end", "type", "text",
@@ -204,7 +210,7 @@ def _record_id(path: Path, line_no: int, record: dict[str, Any]) -> str:
             value = source.get(key)
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+            if not is_document_id(value):
                 raise format_error(path, line_no, f"expected {key!r} to be a non-empty string "
                                                   f"or an integer, got {value!r}")
             return str(value)

@@ -151,7 +151,10 @@ def _span_score(span: Span) -> float | None:
     data = _annotation(span.doc)
     if data is None or not data.get("entities"):
         return None
-    for start, end, label, score in data["entities"]:
+    entities = data["entities"]  # in reading order, none overlapping
+    k = bisect.bisect_left(entities, span.start, key=lambda e: e[0])
+    if k < len(entities):
+        start, end, label, score = entities[k]
         if start == span.start and end == span.end and label == span.label_:
             return score
     return None

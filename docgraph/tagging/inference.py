@@ -29,7 +29,7 @@ from docgraph.data.vocab import Vocabularies
 from docgraph.graph import DocumentGraph
 from docgraph.graph.splits import PreparedSplit
 from docgraph.metrics import DocumentConsistency, Scores, document_consistency, score
-from docgraph.model import GCDoc
+from docgraph.model import GCDoc, GCDocOutput
 from docgraph.persistence.model_dir import unwrap
 from docgraph.runtime.processes import world_and_rank
 from docgraph.runtime.progress import Progress
@@ -127,18 +127,31 @@ def tag_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabulari
     model = unwrap(model)
     labels = _label_names(vocabs)
     out: list[Tagging | None] = [None] * len(graphs)
-    for indices, batch in _tagging_batches(model, graphs, batch_tokens, torch.device(device),
-                                           seed, progress):
-        if scores:
-            emissions = model.inspect(batch, mc_seed=seed).emissions
-            pred = model.crf.decode(emissions, batch.sent_len, batch.plan.sentences).tolist()
-        else:
-            emissions, pred = None, model.predict(batch, mc_seed=seed).tolist()
+    if scores:
+        batches = ((indices, batch, result.emissions, pred) for indices, batch, result, pred
+                   in _inspected_batches(model, graphs, batch_tokens, device, seed, progress))
+    else:
+        batches = ((indices, batch, None, model.predict(batch, mc_seed=seed).tolist())
+                   for indices, batch in _tagging_batches(model, graphs, batch_tokens,
+                                                          torch.device(device), seed, progress))
+    for indices, batch, emissions, pred in batches:
         found = _batch_taggings(model, batch, emissions, pred,
                                 [graphs[i].sent_len.tolist() for i in indices], labels)
         for i, tagging in zip(indices, found):
             out[i] = tagging
     return out  # type: ignore[return-value]
+
+
+def _inspected_batches(model: GCDoc, graphs: Sequence[DocumentGraph], batch_tokens: int,
+                       device: torch.device | str, seed: int | None, progress: str | None
+                       ) -> Iterator[tuple[list[int], Batch, GCDocOutput, list[int]]]:
+    """``(indices, batch, model.inspect's output, Viterbi label ids)`` of every batch of the
+    tagging loop: the one eval-mode pass whose emissions give the tags and the scores."""
+    for indices, batch in _tagging_batches(model, graphs, batch_tokens, torch.device(device),
+                                           seed, progress):
+        result = model.inspect(batch, mc_seed=seed)
+        pred = model.crf.decode(result.emissions, batch.sent_len, batch.plan.sentences).tolist()
+        yield indices, batch, result, pred
 
 
 @torch.no_grad()
@@ -152,13 +165,11 @@ def score_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabula
     model = unwrap(model)
     labels = _label_names(vocabs)
     out: list[list[Tagging | None]] = [[None] * len(graphs) for _ in temperatures]
-    for indices, batch in _tagging_batches(model, graphs, batch_tokens, torch.device(device),
-                                           seed, None):
-        emissions = model.inspect(batch, mc_seed=seed).emissions
-        pred = model.crf.decode(emissions, batch.sent_len, batch.plan.sentences).tolist()
+    for indices, batch, result, pred in _inspected_batches(model, graphs, batch_tokens, device,
+                                                           seed, None):
         sent_lens = [graphs[i].sent_len.tolist() for i in indices]
         for k, temperature in enumerate(temperatures):
-            found = _batch_taggings(model, batch, emissions, pred, sent_lens, labels,
+            found = _batch_taggings(model, batch, result.emissions, pred, sent_lens, labels,
                                     temperature)
             for i, tagging in zip(indices, found):
                 out[k][i] = tagging
@@ -172,24 +183,28 @@ def _batch_taggings(model: GCDoc, batch: Batch, emissions: Tensor | None, pred: 
     its flat label ids; with ``emissions``, each entity scored by :func:`entity_scores` (at
     ``temperature``, default the model's)."""
     tags: list[list[list[str]]] = []
+    counts: list[list[int]] = []  # entities per sentence, per graph
     wanted: list[tuple[int, int, Sequence[int]]] = []
     sentence = offset = 0
     for lengths in sent_lens:
-        graph_tags = []
+        graph_tags, graph_counts = [], []
         for length in lengths:
             ids = pred[offset:offset + length]
             sent_tags = bioes_to_iob2([labels[t] for t in ids])
             graph_tags.append(sent_tags)
             if emissions is not None:
-                wanted.extend((sentence, start, ids[start:end])
-                              for _, start, end in spans(sent_tags))
+                found = spans(sent_tags)
+                wanted.extend((sentence, start, ids[start:end]) for _, start, end in found)
+                graph_counts.append(len(found))
             offset += length
             sentence += 1
         tags.append(graph_tags)
+        counts.append(graph_counts)
     if emissions is None:
         return [Tagging(t) for t in tags]
     probs = iter(entity_scores(model, emissions, batch, wanted, temperature))
-    return [Tagging(t, [[next(probs) for _ in spans(s)] for s in t]) for t in tags]
+    return [Tagging(t, [[next(probs) for _ in range(n)] for n in c])
+            for t, c in zip(tags, counts)]
 
 
 def entity_scores(model: GCDoc, emissions: Tensor, batch: Batch,
@@ -242,10 +257,8 @@ def inspect_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabu
     model = unwrap(model)
     labels = _label_names(vocabs)
     out: list[GraphInspection | None] = [None] * len(graphs)
-    for indices, batch in _tagging_batches(model, graphs, batch_tokens, torch.device(device),
-                                           seed, progress):
-        result = model.inspect(batch, mc_seed=seed)
-        pred = model.crf.decode(result.emissions, batch.sent_len, batch.plan.sentences).tolist()
+    for indices, batch, result, pred in _inspected_batches(model, graphs, batch_tokens, device,
+                                                           seed, progress):
         uncertainty, drop = _host(result.uncertainty), _host(result.drop)
         edge_weight = _host(result.edge_weight)
         taggings = _batch_taggings(model, batch, result.emissions if scores else None, pred,

@@ -595,21 +595,20 @@ class ChunkInspectionLike(Protocol):
     edges: list[tuple[int, int, float | None]] | None
 
 
-def tagged_documents(tagged: Iterable[tuple[Chunk, Tagging]], min_score: float | None = None,
-                     inspections: Iterable[ChunkInspectionLike] | None = None
-                     ) -> Iterator[TaggedDocument]:
+def tagged_documents(tagged: Iterable[tuple[Chunk, Tagging]
+                                      | tuple[Chunk, Tagging, ChunkInspectionLike]],
+                     min_score: float | None = None) -> Iterator[TaggedDocument]:
     """The :class:`~docgraph.tagging.result.TaggedDocument` of every document of a stream of
     tagged chunks (its chunks consecutive, the first marked), its pieces joined back into
-    sentences; ``min_score`` drops the entities scored below it; ``inspections`` (one per
-    chunk, in order) add each token's uncertainty and pruning and the graph's edges."""
+    sentences; ``min_score`` drops the entities scored below it. A chunk that comes with its
+    inspection adds each token's uncertainty and pruning and the graph's edges."""
     current: list[tuple[Chunk, Tagging, ChunkInspectionLike | None]] = []
-    found = iter(inspections) if inspections is not None else None
-    for chunk, tagging in tagged:
+    for chunk, tagging, *inspection in tagged:
         if chunk.first and current:
             yield _tagged_document(current)
             current = []
         current.append((chunk, tagging if min_score is None else tagging.above(min_score),
-                        None if found is None else next(found)))
+                        inspection[0] if inspection else None))
     if current:
         yield _tagged_document(current)
 
@@ -618,33 +617,26 @@ def _tagged_document(chunks: Sequence[tuple[Chunk, Tagging, ChunkInspectionLike 
                      ) -> TaggedDocument:
     """One document from its tagged chunks (and their inspections)."""
     first = chunks[0][0]
-    inspected = chunks[0][2] is not None
     sentences: list[tuple[int, list[str], list[Span] | None, list[str], list, list]] = []
-    edges: list[GraphEdge] | None = [] if inspected else None
+    edges: list[GraphEdge] | None = [] if chunks[0][2] is not None else None
     for chunk, tagging, inspection in chunks:
         where: list[tuple[int, int]] = []  # (sentence, token) of each token of the chunk
         for piece, tags in zip(chunk.pieces, tagging.tags):
             if piece.first == 0:
                 sentences.append((piece.sentence, [], None if piece.spans is None else [],
                                   [], [], []))
-            _, tokens, spans, sent_tags, _, _ = sentences[-1]
+            _, tokens, spans, sent_tags, uncertainty, pruned = sentences[-1]
+            flat = slice(len(where), len(where) + len(piece))
             where += [(piece.sentence, piece.first + k) for k in range(len(piece))]
             tokens.extend(piece.tokens)
             sent_tags.extend(tags)
             if spans is not None and piece.spans is not None:
                 spans.extend(piece.spans)
-        if inspection is None:
-            continue
-        flat = 0
-        for piece in chunk.pieces:
-            sentence = next(s for s in reversed(sentences) if s[0] == piece.sentence)
-            stop = flat + len(piece)
-            if inspection.uncertainty is not None:
-                sentence[4].extend(inspection.uncertainty[flat:stop])
-            if inspection.pruned is not None:
-                sentence[5].extend(inspection.pruned[flat:stop])
-            flat = stop
-        if inspection.edges is None:
+            if inspection is not None and inspection.uncertainty is not None:
+                uncertainty.extend(inspection.uncertainty[flat])
+            if inspection is not None and inspection.pruned is not None:
+                pruned.extend(inspection.pruned[flat])
+        if inspection is None or inspection.edges is None:
             edges = None
         elif edges is not None:
             edges += [GraphEdge(where[j], where[i], w) for j, i, w in inspection.edges]

@@ -17,7 +17,6 @@ import os
 import shutil
 import sys
 import tempfile
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -546,25 +545,16 @@ class Tagger:
             tagged = self.tag_chunks(chunks, chunk_document, processes, mc_seed, scores)
             yield from tagged_documents(tagged, min_score)
             return
-        inspections: deque[ChunkInspection] = deque()
-
-        def inspected() -> Iterator[tuple[Chunk, Tagging]]:
+        def inspected() -> Iterator[tuple[Chunk, Tagging, ChunkInspection]]:
             for group in group_items(chunks, lambda chunk: chunk.num_tokens):
                 found = iter(self.inspect_chunks([[p.tokens for p in c.pieces] for c in group
                                                   if c.pieces], mc_seed, scores))
                 for chunk in group:
                     result = next(found) if chunk.pieces else ChunkInspection(
                         [], None, None, [] if self.has_graph else None, [] if scores else None)
-                    inspections.append(result)
-                    yield chunk, Tagging(result.tags, result.scores)
+                    yield chunk, Tagging(result.tags, result.scores), result
 
-        yield from tagged_documents(inspected(), min_score, _drain_queue(inspections))
-
-
-def _drain_queue(queue: deque[T]) -> Iterator[T]:
-    """The items of ``queue`` as they are put in (each taken once it is there)."""
-    while True:
-        yield queue.popleft()
+        yield from tagged_documents(inspected(), min_score)
 
 
 def _mark_scores(graph: nx.DiGraph, tagging: Tagging, sent_len: Sequence[int]) -> None:
