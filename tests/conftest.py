@@ -115,6 +115,16 @@ def _one_thread():
     torch.set_num_threads(1)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _float32_tagging():
+    """Tag in float32 on every machine, in this process and the scripts it starts: the tests
+    compare exact tags, which ``auto`` would compute in bfloat16 on a CPU with bf16
+    instructions only (test_precision.py and test_batch_independence.py test bf16)."""
+    from docgraph.config.tagging import PRECISION_ENV
+
+    os.environ[PRECISION_ENV] = "fp32"
+
+
 @pytest.fixture
 def manifest_reads(monkeypatch) -> list[str]:
     """The paths of every ``manifest.json`` opened from now on in this test (by ``open`` or
@@ -282,10 +292,10 @@ def three_sentence_batch():
     return vocabs, Batch.from_data_list(documents_to_graphs([doc], vocabs))
 
 
-def half_pruning_model(vocabs, graphs):
+def half_pruning_model(vocabs, graphs, precision: str = "fp32"):
     """A small untrained GCDoc whose threshold, the median uncertainty of ``graphs``, prunes
     about half of their tokens (its tags then depend on the Monte-Carlo masks); built from the
-    configuration with that threshold, as every setting is."""
+    configuration with that threshold, as every setting is (forward pass in ``precision``)."""
     from dataclasses import replace
 
     from torch_geometric.data import Batch
@@ -295,8 +305,8 @@ def half_pruning_model(vocabs, graphs):
 
     torch.manual_seed(0)
     model = build_model(GCDocConfig(hidden=12, char_hidden=6, sent_dim=10, word_dim=8,
-                                    char_dim=5, uncertainty_hidden=6, num_samples=3),
-                        vocabs).eval()
+                                    char_dim=5, uncertainty_hidden=6, num_samples=3,
+                                    precision=precision), vocabs).eval()
     u = model.inspect(Batch.from_data_list(graphs)).uncertainty
     pruning = build_model(replace(model.config, threshold=float(u.median())), vocabs)
     pruning.load_state_dict(model.state_dict())

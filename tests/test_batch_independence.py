@@ -120,9 +120,10 @@ def test_sampled_neighbours_follow_the_document(sample_vocabs):
     assert not torch.equal(alone, reseeded[0].edge_index)
 
 
-def test_tags_do_not_depend_on_the_batch(sample_splits, sample_vocabs):
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_tags_do_not_depend_on_the_batch(precision, sample_splits, sample_vocabs):
     graphs = documents_to_graphs(sample_splits["dev"], sample_vocabs, GraphConfig(seed=1))
-    model = half_pruning_model(sample_vocabs, graphs)
+    model = half_pruning_model(sample_vocabs, graphs, precision)
     drop = model.inspect(Batch.from_data_list(graphs)).drop
     assert drop.any() and not drop.all()
     together = predict_graphs(model, graphs, sample_vocabs, batch_tokens=10 ** 6)
@@ -158,9 +159,10 @@ def random_draws_model(model_dir, sample_splits, tmp_path_factory):
     return path
 
 
-def test_tagger_in_two_processes_equals_one_with_random_draws(random_draws_model,
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_tagger_in_two_processes_equals_one_with_random_draws(precision, random_draws_model,
                                                                sample_splits):
-    tagger = Tagger.load(random_draws_model)
+    tagger = Tagger.load(random_draws_model, precision=precision)
     docs = sample_splits["test"] + sample_splits["dev"]
     _, one = tagger.tag(docs)
     _, two = tagger.tag(docs, processes=2)

@@ -521,3 +521,13 @@ def test_the_factory_is_a_spacy_entry_point(model_dir, tmp_path):
                           cwd=tmp_path, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True"]
+
+
+def test_the_component_tags_in_the_precision_it_is_given(model_dir):
+    nlp = pipeline(model_dir, precision="bf16")
+    assert nlp.get_pipe("docgraph_ner").tagger.model.config.precision == "bf16"
+    assert nlp.get_pipe("docgraph_ner").tagger.overrides.precision == "bf16"
+    assert pipeline(model_dir, precision="fp32").get_pipe("docgraph_ner").tagger.model.config \
+        .precision == "fp32"
+    with pytest.raises(DocgraphSpacyError, match="precision must be one of auto, fp32, bf16"):
+        pipeline(model_dir, precision="fp16")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from docgraph.tools.tagging_profile import STAGES, StageClock, format_profile, profile_tagging
 
 
@@ -46,3 +48,47 @@ def test_a_model_is_profiled_stage_by_stage(model_dir, tmp_path):
 
     assert inference._tagging_batches.__module__ == inference.__name__
     assert not hasattr(inference._tagging_batches, "__wrapped__")
+
+
+def test_flops_of_linear_layers_and_lstm_layers_by_hand():
+    import torch
+
+    from docgraph.nn.layout import lstm_direction
+    from docgraph.tools.tagging_profile import FlopTally
+
+    clock = StageClock()
+    tally = FlopTally(clock)
+    linear = torch.nn.Linear(7, 5)
+    lstm = torch.nn.LSTM(6, 4, batch_first=True, bidirectional=True)
+    with torch.no_grad(), tally:
+        with clock.stage("linear"):
+            linear(torch.randn(3, 7))
+        with clock.stage("lstm"):
+            lstm_direction(lstm, torch.randn(2, 9, 6), "")  # 2 sequences of 9 steps
+            lstm_direction(lstm, torch.randn(2, 9, 6), "_reverse")
+        torch.randn(4, 4) @ torch.randn(4, 3)  # outside every stage
+        torch.randn(8).exp()  # no product: not counted
+    assert tally.flops["linear"] == 2 * 3 * 7 * 5
+    # four gates of 4 units, each from 6 inputs and 4 recurrent units, 18 steps, 2 directions
+    assert tally.flops["lstm"] == 2 * (2 * 18 * 4 * 4 * (6 + 4))
+    assert tally.flops["other network work"] == 2 * 4 * 4 * 3
+    assert set(tally.flops) == {"linear", "lstm", "other network work"}
+
+
+def test_the_profile_counts_the_arithmetic_of_each_network_stage(model_dir, tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text("Kestrel beat Carrow 2-1 on Saturday. Piet Rauch scored twice for "
+                    "Kestrel.\n\nShares in Harwick Mining rose in Veldania on Monday.\n")
+    record = profile_tagging(model_dir, path)
+    stages = record["stages"]
+    for name in ("context Bi-LSTM", "Monte-Carlo passes", "cross-sentence module"):
+        assert stages[name]["flops_per_token"] > 0, name
+        assert stages[name]["of_matmul_rate"] > 0, name
+    for name in ("reading and tokenising", "graph building", "writing", "CRF decoding"):
+        assert stages[name]["gflop"] == 0, name
+    total = sum(v["gflop"] for v in stages.values())
+    assert abs(record["network"]["gflop"] - total) < 1e-9
+    assert record["network"]["flops_per_token"] * record["tokens"] / 1e9 == pytest.approx(total)
+    assert record["matmul_gflops_per_second"] > 0
+    assert "MFLOP/token" in format_profile(record)
+    assert "network" not in profile_tagging(model_dir, path, count_flops=False)

@@ -224,11 +224,11 @@ def _interruption() -> str:
 
 def _load_tagger(args: argparse.Namespace, checked: TaggingInputs) -> Tagger:
     """The model of a tagging command (the directory ``--model`` was found to stand for,
-    ``--device``) with its overrides (``--lm``, ``--threshold``); an override the model
-    cannot take is a usage error naming its flag."""
+    ``--device``) with its overrides (``--lm``, ``--threshold``, ``--precision``); an
+    override the model cannot take is a usage error naming its flag."""
     try:
         return Tagger.load(checked.model_dir, resolve_device(args.device), lm=args.lm,
-                           threshold=args.threshold,
+                           threshold=args.threshold, precision=args.precision,
                            max_doc_tokens=getattr(args, "max_doc_tokens", None))
     except OverrideError as err:
         flag = next((setting.flag for section in ("model", "")

@@ -207,12 +207,12 @@ def number(default: float | None, *, help: str, low: float | None = None,
                     metavar, marks=marks)
 
 
-def choice(default: str, choices: tuple[str, ...], *, help: str,
+def choice(default: str | None, choices: tuple[str, ...], *, help: str,
            flag: str | None = None, switches: Mapping[str, str] | None = None,
-           marks: Iterable[str] = ()) -> Any:
-    """A field holding one of ``choices``."""
-    return _declare(default, Rule(str, choices=tuple(choices)), help, flag, switches, None,
-                    marks=marks)
+           marks: Iterable[str] = (), optional: bool = False) -> Any:
+    """A field holding one of ``choices`` (or ``None`` when ``optional``)."""
+    return _declare(default, Rule(str, choices=tuple(choices), optional=optional), help, flag,
+                    switches, None, marks=marks)
 
 
 def switch(default: bool, *, help: str, switches: Mapping[str, bool] | None = None,

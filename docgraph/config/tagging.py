@@ -28,12 +28,15 @@ __all__ = [
     "BASELINE_MIN_TOKENS_PER_TAGGING_PROCESS",
     "DEFAULT_BATCH_TOKENS",
     "DEFAULT_MAX_DOC_TOKENS",
+    "DEFAULT_TAGGING_PRECISION",
     "DOCUMENT_SPLITS",
     "EVALUATE",
     "INPUT_FORMATS",
     "MAX_AUTO_TAGGING_PROCESSES",
     "MIN_TOKENS_PER_TAGGING_PROCESS",
+    "PRECISION_ENV",
     "PREDICT",
+    "TAGGING_PRECISIONS",
     "VISUALIZE",
     "TaggingConfig",
     "tagging_settings",
@@ -53,6 +56,15 @@ DOCUMENT_SPLITS = ("file", "paragraphs", "lines")
 
 INPUT_FORMATS = ("auto", "conll", "text", "jsonl", "spacy")
 """The values of ``predict.py --input-format``."""
+
+TAGGING_PRECISIONS = ("auto", "fp32", "bf16")
+"""The values of a tagging precision (:mod:`docgraph.runtime.precision`)."""
+
+DEFAULT_TAGGING_PRECISION = "auto"
+"""The tagging precision unless told otherwise."""
+
+PRECISION_ENV = "DOCGRAPH_TAGGING_PRECISION"
+"""The environment variable that sets the tagging precision."""
 
 MAX_AUTO_TAGGING_PROCESSES = 2
 """Most processes that automatic tagging (``--processes 0``) starts on a CPU."""
@@ -88,6 +100,8 @@ class TaggingConfig:
             ``[model] threshold``; ``None`` keeps the model's.
         mc_seed: Seed of the Monte-Carlo dropout masks that prune the document graph.
         lm: The directory a model's language model was moved to (``None``: where it was).
+        precision: The arithmetic of tagging (:mod:`docgraph.runtime.precision`; ``None``:
+            ``$DOCGRAPH_TAGGING_PRECISION``, else its default).
         processes: Tagging processes on a CPU; ``0`` chooses from the input's size.
         max_doc_tokens: Longest chunk of a document tagged at once; ``None`` takes the
             model's, else :data:`DEFAULT_MAX_DOC_TOKENS`.
@@ -115,6 +129,12 @@ class TaggingConfig:
         None, optional=True, flag="--lm", metavar="PATH", marks=_ALL_TOOLS,
         help="for a model trained with --lm whose language model was moved: its new directory "
              "(its files must be the same)")
+    precision: str | None = choice(
+        None, TAGGING_PRECISIONS, optional=True, flag="--precision", marks=_ALL_TOOLS,
+        help="arithmetic of tagging: fp32, bf16 (the matrix products in bfloat16: faster on a "
+             "CPU with bf16 instructions; a few tags in ten thousand change) or auto (bf16 on "
+             f"such a CPU, else as trained); default ${PRECISION_ENV}, else "
+             f"{DEFAULT_TAGGING_PRECISION}")
     processes: int = integer(
         0, low=0, flag="--processes", metavar="N", marks=(EVALUATE, PREDICT),
         help=f"tagging processes on a CPU, at most one per core (0: one per core, at most "

@@ -131,6 +131,9 @@ class ContextualEncoder:
             ``AutoModel``; nothing is downloaded.
         settings: Pooling, layers, context and lengths.
         device: Where the transformer runs.
+        precision: ``"bf16"`` runs the transformer under :func:`torch.autocast` in bfloat16
+            (tagging, :mod:`docgraph.runtime.precision`); the word vectors are float32 either
+            way. Features cached for training are float32 runs.
 
     Shapes:
         - :meth:`encode` of documents with :math:`T` tokens in all: :math:`(T, H)` float32,
@@ -142,11 +145,14 @@ class ContextualEncoder:
     """
 
     def __init__(self, model_dir: str | Path, settings: ContextualSettings | None = None,
-                 device: str = "cpu") -> None:
+                 device: str = "cpu", precision: str = "fp32") -> None:
         transformers = _require_transformers()
+        if precision not in ("fp32", "bf16"):
+            raise ValueError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
         self.model_dir = Path(model_dir)
         self.settings = settings or ContextualSettings()
         self.device = device
+        self.precision = precision
         if not self.model_dir.is_dir():
             raise LanguageModelError(f"{self.model_dir}: language-model directory not found")
         try:
@@ -199,10 +205,12 @@ class ContextualEncoder:
         self._hash: str | None = None
 
     @classmethod
-    def from_config(cls, config: LanguageModelOptions, device: str = "cpu") -> ContextualEncoder:
+    def from_config(cls, config: LanguageModelOptions, device: str = "cpu",
+                    precision: str = "fp32") -> ContextualEncoder:
         """The encoder a run configuration names: any object with the fields of
         :class:`LanguageModelOptions` (``lm``, ``lm_context``, ``lm_pooling``, ``lm_layers``,
-        ``lm_pack``), such as an :class:`~docgraph.config.ExperimentConfig`.
+        ``lm_pack``), such as an :class:`~docgraph.config.ExperimentConfig`, running in
+        ``precision`` (see :class:`ContextualEncoder`).
 
         Raises:
             ValueError: If ``config.lm`` is ``None``.
@@ -211,7 +219,7 @@ class ContextualEncoder:
             raise ValueError("the configuration names no language model (lm is None)")
         settings = ContextualSettings(context=config.lm_context, pooling=config.lm_pooling,
                                       layers=config.lm_layers, pack=config.lm_pack)
-        return cls(config.lm, settings, device)
+        return cls(config.lm, settings, device, precision)
 
     @property
     def dim(self) -> int:
@@ -226,7 +234,8 @@ class ContextualEncoder:
         return self._hash
 
     def cache_key(self, documents: Sequence[Document]) -> str:
-        """Hash of model files, settings, tokenizer version, effective length and corpus."""
+        """Hash of model files, settings, tokenizer version, effective length, corpus and (when
+        not float32) precision."""
         transformers = _require_transformers()
         parts = {
             "format": _FORMAT_VERSION,
@@ -236,6 +245,8 @@ class ContextualEncoder:
             "transformers": transformers.__version__,
             "corpus": corpus_hash(documents),
         }
+        if self.precision != "fp32":
+            parts["precision"] = self.precision
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
     # -- tokenisation
@@ -293,7 +304,9 @@ class ContextualEncoder:
         for row, x in enumerate(inputs):
             ids[row, :len(x)] = torch.tensor(x)
             mask[row, :len(x)] = 1
-        with torch.inference_mode():
+        with torch.inference_mode(), torch.autocast(torch.device(self.device).type,
+                                                    dtype=torch.bfloat16,
+                                                    enabled=self.precision == "bf16"):
             out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
                              output_hidden_states=True)
             hidden = out.hidden_states[-min(self.settings.layers, len(out.hidden_states)):]

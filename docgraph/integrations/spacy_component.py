@@ -325,6 +325,8 @@ class DocgraphNER(Pipe):
         threads: Torch intra-op threads while a Doc or batch is tagged, the caller's count
             restored afterwards (default: ``$DOCGRAPH_TAGGING_THREADS``, else one;
             ``0``: torch's setting as it is; :mod:`docgraph.runtime.threads`).
+        precision: ``"fp32"``, ``"bf16"`` or ``"auto"`` (``predict.py --precision``; default:
+            ``$DOCGRAPH_TAGGING_PRECISION``, else :mod:`docgraph.runtime.precision`'s).
 
     Raises:
         DocgraphSpacyError: The model directory is not ours, an argument is out of range, or
@@ -337,7 +339,7 @@ class DocgraphNER(Pipe):
                  mc_seed: int = _TAGGING.mc_seed, device: str = _TAGGING.device,
                  threshold: float | None = _TAGGING.threshold,
                  max_doc_tokens: int | None = _TAGGING.max_doc_tokens,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, precision: str | None = None) -> None:
         for key, value, least in (("batch_tokens", batch_tokens, 1), ("mc_seed", mc_seed, 0),
                                   ("max_doc_tokens", max_doc_tokens, 0)):
             if value is not None and value < least:
@@ -353,7 +355,8 @@ class DocgraphNER(Pipe):
         self.overwrite_ents = bool(overwrite_ents)
         self.mc_seed = int(mc_seed)
         self._options = {"batch_tokens": batch_tokens, "device": device,
-                         "threshold": threshold, "max_doc_tokens": max_doc_tokens}
+                         "threshold": threshold, "max_doc_tokens": max_doc_tokens,
+                         "precision": precision}
         self._said_sentences = self._said_empty = False
         self._pid = os.getpid()
         self._missing: DocgraphSpacyError | None = None
@@ -382,7 +385,7 @@ class DocgraphNER(Pipe):
             self.tagger: Tagger = Tagger.load(
                 model_path, resolve_device(options["device"]), threshold=options["threshold"],
                 threads=self.threads, max_doc_tokens=options["max_doc_tokens"],
-                batch_tokens=options["batch_tokens"])
+                batch_tokens=options["batch_tokens"], precision=options["precision"])
         except (CheckpointError, ValueError) as err:
             raise DocgraphSpacyError(f"docgraph_ner: cannot load {model_path}: {err}") from err
         self.model_path = model_path
@@ -632,7 +635,7 @@ def _files_differ(loaded: Path, copy: Path) -> bool:
     default_config={"overwrite_ents": False, "batch_tokens": None,
                     "mc_seed": _TAGGING.mc_seed, "device": _TAGGING.device,
                     "threshold": _TAGGING.threshold, "max_doc_tokens": _TAGGING.max_doc_tokens,
-                    "threads": None},
+                    "threads": None, "precision": None},
     assigns=["doc.ents", "token.ent_iob", "token.ent_type", "doc._.docgraph"],
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0,
                            "ents_per_type": None},
@@ -640,9 +643,10 @@ def _files_differ(loaded: Path, copy: Path) -> bool:
 def make_docgraph_ner(nlp: Language, name: str, model: str, overwrite_ents: bool,
                       batch_tokens: int | None, mc_seed: int, device: str,
                       threshold: float | None, max_doc_tokens: int | None,
-                      threads: int | None) -> DocgraphNER:
+                      threads: int | None, precision: str | None = None) -> DocgraphNER:
     """The ``docgraph_ner`` factory (:class:`DocgraphNER`), registered with spaCy on import
     and through the ``spacy_factories`` entry point of ``pip install docgraph[spacy]``."""
     return DocgraphNER(nlp, name, model=model, overwrite_ents=overwrite_ents,
                        batch_tokens=batch_tokens, mc_seed=mc_seed, device=device,
-                       threshold=threshold, max_doc_tokens=max_doc_tokens, threads=threads)
+                       threshold=threshold, max_doc_tokens=max_doc_tokens, threads=threads,
+                       precision=precision)

@@ -82,11 +82,21 @@ class ModelOverrides:
         open_vocabulary: Give words outside the saved vocabulary their pretrained vector
             (:mod:`docgraph.data.open_vocab`); off, they are ``<unk>`` as in training. A packed
             model (:mod:`docgraph.persistence.packing`) needs it.
+        precision: Tag in this arithmetic (``"fp32"`` or ``"bf16"``,
+            :mod:`docgraph.runtime.precision`) instead of the trained one; applied to the
+            configuration like ``threshold``.
     """
 
     lm: str | Path | None = None
     threshold: float | None = None
     open_vocabulary: bool = True
+    precision: str | None = None
+
+    @property
+    def lm_precision(self) -> str:
+        """The precision of a language model's features when tagging: ``"bf16"`` only when
+        tagging is told to run in it (features were float32 in training)."""
+        return "bf16" if self.precision == "bf16" else "fp32"
 
     def check(self, config: ExperimentConfig, files: ModelFiles) -> None:
         """Raise :class:`OverrideError` when the model of ``config``, in the model directory
@@ -101,14 +111,18 @@ class ModelOverrides:
                                 "vectors are their pretrained ones: it needs its open vocabulary")
 
     def apply(self, config: ExperimentConfig) -> ExperimentConfig:
-        """``config`` with the threshold override applied (checked by the rule of
-        ``[model] threshold``); the model is then built from it, so the configuration is the
-        one copy of every setting at run time. ``lm`` is applied by :func:`read_model_dir`,
-        once the language model's files are checked."""
-        if self.threshold is None:
+        """``config`` with the threshold and precision overrides applied (checked by the rules
+        of ``[model] threshold`` and ``precision``); the model is then built from it, so the
+        configuration is the one copy of every setting at run time. ``lm`` is applied by
+        :func:`read_model_dir`, once the language model's files are checked."""
+        changes: dict[str, object] = {}
+        if self.threshold is not None:
+            changes["threshold"] = float(self.threshold)
+        if self.precision is not None and self.precision != config.model.precision:
+            changes["precision"] = self.precision
+        if not changes:
             return config
-        return apply_overrides(config, {"model": {"threshold": float(self.threshold)}},
-                               where="tagging override")
+        return apply_overrides(config, {"model": changes}, where="tagging override")
 
 
 def build_model(

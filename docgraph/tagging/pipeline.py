@@ -177,7 +177,9 @@ def _load_worker(model_dir: str, overrides: ModelOverrides | None, threads: int)
     global _WORKER
     torch.set_num_threads(threads)
     model, vocabs, config = load_model_dir(model_dir, "cpu", overrides)
-    encoder = ContextualEncoder.from_config(config) if config.lm is not None else None
+    precision = (overrides or ModelOverrides()).lm_precision
+    encoder = (ContextualEncoder.from_config(config, precision=precision)
+               if config.lm is not None else None)
     _WORKER = _LoadedModel(model, vocabs, config, torch.device("cpu"), encoder,
                            batch_tokens(config))
 

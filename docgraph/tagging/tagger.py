@@ -38,6 +38,7 @@ from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.manifest import save_threshold
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
 from docgraph.persistence.shipped import MODEL_FILES, OPTIONAL_MODEL_FILES
+from docgraph.runtime.precision import tagging_precision
 from docgraph.runtime.processes import min_tagging_tokens, tagging_processes
 from docgraph.runtime.progress import Progress
 from docgraph.runtime.threads import bounded_threads, tagging_threads
@@ -154,12 +155,13 @@ class Tagger:
         self.config = config
         self.device = torch.device(device)
         self.path = Path(path) if path is not None else None
-        if lm_encoder is None and config.lm is not None:
-            lm_encoder = ContextualEncoder.from_config(config, device=str(self.device))
-        self.lm_encoder = lm_encoder
-        #: The overrides of :meth:`load` (language model, threshold), passed on to the tagging
-        #: processes; by default the language model of ``config``.
+        #: The overrides of :meth:`load` (language model, threshold, precision), passed on to
+        #: the tagging processes; by default the language model of ``config``.
         self.overrides = overrides or ModelOverrides(lm=config.lm)
+        if lm_encoder is None and config.lm is not None:
+            lm_encoder = ContextualEncoder.from_config(config, device=str(self.device),
+                                                       precision=self.overrides.lm_precision)
+        self.lm_encoder = lm_encoder
         #: Intra-op threads of tagging in this process (``0``: torch's setting as it is).
         self.threads = tagging_threads(threads)
         #: The most tokens tagged as one document (``None``: whole documents;
@@ -175,7 +177,8 @@ class Tagger:
     def load(cls, path: str | Path, device: str | torch.device = "cpu",
              lm: str | Path | None = None, threshold: float | None = None,
              open_vocabulary: bool = True, threads: int | None = None,
-             max_doc_tokens: int | None = None, batch_tokens: int | None = None) -> Tagger:
+             max_doc_tokens: int | None = None, batch_tokens: int | None = None,
+             precision: str | None = None) -> Tagger:
         """Load a model directory written by ``scripts/train.py`` or :meth:`save`, or a shipped
         model by name (``"conll03"``, ``"ontonotes"``: :mod:`docgraph.persistence.shipped`).
 
@@ -194,20 +197,27 @@ class Tagger:
                 default: :func:`~docgraph.tagging.pipeline.chunk_tokens`).
             batch_tokens: The token budget of a tagging batch in this process (default:
                 :func:`~docgraph.tagging.pipeline.batch_tokens`); the tags do not depend on it.
+            precision: ``"fp32"``, ``"bf16"`` or ``"auto"``
+                (:func:`~docgraph.runtime.precision.tagging_precision`; default:
+                ``$DOCGRAPH_TAGGING_PRECISION``, else
+                :data:`~docgraph.runtime.precision.DEFAULT_TAGGING_PRECISION`).
 
         Raises:
             CheckpointError: ``path`` is neither a model directory nor a shipped model's name,
                 or a file of it is missing or damaged.
             ValueError: ``threads`` (or ``$DOCGRAPH_TAGGING_THREADS``) is not an integer >= 0,
-                ``max_doc_tokens`` is negative or ``batch_tokens`` below 1.
+                ``max_doc_tokens`` is negative, ``batch_tokens`` below 1 or ``precision`` not
+                one of :data:`~docgraph.runtime.precision.TAGGING_PRECISIONS`.
         """
         threads = tagging_threads(threads)  # checked before the model loads
+        precision = tagging_precision(precision, device)
         if max_doc_tokens is not None and max_doc_tokens < 0:
             raise ValueError(f"max_doc_tokens must be >= 0 (0: whole documents), got "
                              f"{max_doc_tokens}")
         if batch_tokens is not None and batch_tokens < 1:
             raise ValueError(f"batch_tokens must be >= 1, got {batch_tokens}")
-        overrides = ModelOverrides(lm=lm, threshold=threshold, open_vocabulary=open_vocabulary)
+        overrides = ModelOverrides(lm=lm, threshold=threshold, open_vocabulary=open_vocabulary,
+                                   precision=precision)
         files = read_model_files(path)
         model, vocabs, config = load_model_dir(files, device, overrides)
         return cls(model, vocabs, config, device, path=files.directory, overrides=overrides,

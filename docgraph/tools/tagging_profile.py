@@ -20,6 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
 #: The network modules timed by forward hooks: attribute of the model -> stage name.
 MODULE_STAGES = {
     "char_encoder": "character encoder",
@@ -54,6 +57,10 @@ class StageClock:
         self.seconds[name] = self.seconds.get(name, 0.0) + spent - inner
         if self._stack:
             self._stack[-1][2] += spent
+
+    def current(self) -> str | None:
+        """The innermost stage running now (``None``: none)."""
+        return self._stack[-1][0] if self._stack else None
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -90,27 +97,83 @@ class StageClock:
         return timed
 
 
-def profile_tagging(model: str | Path, path: Path, output_format: str = "jsonl",
-                    mc_seed: int = 0) -> dict[str, Any]:
-    """Tag the raw text file ``path`` with ``model`` in this process, stage by stage.
+def _rnn_layer_flops(args: tuple[Any, ...]) -> int:
+    """``mkldnn_rnn_layer(input, weight_ih, weight_hh, ...)``: the input and recurrent products
+    of the four gates at every step of every sequence of the (padded) input."""
+    x, weight_ih, weight_hh = args[0], args[1], args[2]
+    steps = x.shape[0] * x.shape[1]
+    return 2 * steps * weight_ih.shape[0] * (weight_ih.shape[1] + weight_hh.shape[1])
 
-    Returns:
-        ``tokens``, ``seconds`` (total), ``tokens_per_second`` and ``stages``: stage ->
-        ``{"seconds", "share"}`` (share of the total, %), in the order of :data:`STAGES`.
-    """
-    import torch
 
-    from docgraph.tagging import inference, pipeline
-    from docgraph.tagging.prediction_io import (
-        ReadOptions,
-        chunk_document,
-        format_chunk,
-        read_chunks,
-    )
-    from docgraph.tagging.tagger import Tagger
+def _cpu_attention_flops(args: tuple[Any, ...]) -> int:
+    """``_scaled_dot_product_flash_attention_for_cpu(query, key, value, ...)``: the query-key
+    scores and their weighted sum of the values."""
+    query, key, value = args[0], args[1], args[2]
+    *batch, length, width = query.shape
+    heads = 1
+    for size in batch:
+        heads *= size
+    return 2 * heads * length * key.shape[-2] * (width + value.shape[-1])
 
-    tagger = Tagger.load(model)
-    clock = StageClock()
+
+def operation_flops(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> int:
+    """Floating-point operations of one ATen call: matrix products only (PyTorch's
+    :mod:`torch.utils.flop_counter` formulas, the CPU LSTM layer and CPU attention), ``0`` for
+    everything else."""
+    from torch.utils.flop_counter import flop_registry
+
+    packet = func._overloadpacket
+    if packet is torch.ops.aten.mkldnn_rnn_layer:
+        return _rnn_layer_flops(args)
+    if packet is torch.ops.aten._scaled_dot_product_flash_attention_for_cpu:
+        return _cpu_attention_flops(args)
+    if packet is torch.ops.aten.mv:
+        return 2 * args[0].shape[0] * args[0].shape[1]
+    formula = flop_registry.get(packet)
+    return int(formula(*args, **kwargs, out_val=out)) if formula is not None else 0
+
+
+class FlopTally(TorchDispatchMode):
+    """Counts the floating-point operations of the matrix products run inside it, per stage of
+    ``clock`` (the innermost one running; ``outside`` when none)."""
+
+    def __init__(self, clock: StageClock, outside: str = "other network work") -> None:
+        super().__init__()
+        self.clock = clock
+        self.outside = outside
+        self.flops: dict[str, int] = {}
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        count = operation_flops(func, args, kwargs, out)
+        if count:
+            stage = self.clock.current() or self.outside
+            self.flops[stage] = self.flops.get(stage, 0) + count
+        return out
+
+
+def matmul_rate(size: int = 1024, seconds: float = 1.0) -> float:
+    """The machine's rate for a ``size`` x ``size`` float32 matrix product with torch's
+    threads now, in GFLOP/s (best of repeated products over about ``seconds``)."""
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    torch.mm(a, b)
+    best, spent = float("inf"), 0.0
+    while spent < seconds:
+        start = time.perf_counter()
+        torch.mm(a, b)
+        took = time.perf_counter() - start
+        best, spent = min(best, took), spent + took
+    return 2 * size ** 3 / best / 1e9
+
+
+@contextmanager
+def _instrumented(tagger: Any, clock: StageClock) -> Iterator[None]:
+    """``tagger``'s modules, Monte-Carlo passes, CRF decoding, batching and language-model
+    features timed as stages of ``clock``; everything restored afterwards."""
+    from docgraph.tagging import inference
+
     gcdoc = tagger.model
     hooks = []
     for attribute, name in MODULE_STAGES.items():
@@ -128,26 +191,10 @@ def profile_tagging(model: str | Path, path: Path, output_format: str = "jsonl",
                                                    "Monte-Carlo passes")
         gcdoc.crf.decode = clock.wrap(gcdoc.crf.decode, "CRF decoding")
         inference._tagging_batches = clock.wrap_iterator(saved_batches, "batching")
-        start = time.perf_counter()
         if tagger.lm_encoder is not None:
             tagger.lm_encoder.encode = clock.wrap(tagger.lm_encoder.encode,
                                                   "language-model features")
-        with torch.no_grad():
-            with clock.stage("reading and tokenising"):
-                options = ReadOptions("text", False, "paragraphs",
-                                      tagger.max_doc_tokens or 10**9)
-                chunks = list(read_chunks(path, options))
-                documents = [chunk_document(c) for c in chunks]
-            with clock.stage("graph building"):
-                graphs = pipeline._graphs([d for d in documents if d.sentences], tagger)
-            with clock.stage("other network work"):
-                tags = inference.predict_graphs(gcdoc, graphs, tagger.vocabs,
-                                                tagger.batch_tokens, tagger.device, mc_seed)
-            with clock.stage("writing"):
-                it = iter(tags)
-                text = "".join(format_chunk(output_format, c, next(it) if d.sentences else [])
-                               for c, d in zip(chunks, documents))
-        total = time.perf_counter() - start
+        yield
     finally:
         for hook in hooks:
             hook.remove()
@@ -157,8 +204,59 @@ def profile_tagging(model: str | Path, path: Path, output_format: str = "jsonl",
         del gcdoc.crf.decode
         if tagger.lm_encoder is not None:
             del tagger.lm_encoder.encode
+
+
+def _tag_text(tagger: Any, path: Path, clock: StageClock, output_format: str, mc_seed: int
+              ) -> tuple[list[Any], str]:
+    """``predict.py``'s one-process work on ``path``, stage by stage: the documents read and
+    the text written."""
+    from docgraph.tagging import inference, pipeline
+    from docgraph.tagging.prediction_io import (
+        ReadOptions,
+        chunk_document,
+        format_chunk,
+        read_chunks,
+    )
+
+    with torch.no_grad():
+        with clock.stage("reading and tokenising"):
+            options = ReadOptions("text", False, "paragraphs", tagger.max_doc_tokens or 10**9)
+            chunks = list(read_chunks(path, options))
+            documents = [chunk_document(c) for c in chunks]
+        with clock.stage("graph building"):
+            graphs = pipeline._graphs([d for d in documents if d.sentences], tagger)
+        with clock.stage("other network work"):
+            tags = inference.predict_graphs(tagger.model, graphs, tagger.vocabs,
+                                            tagger.batch_tokens, tagger.device, mc_seed)
+        with clock.stage("writing"):
+            it = iter(tags)
+            text = "".join(format_chunk(output_format, c, next(it) if d.sentences else [])
+                           for c, d in zip(chunks, documents))
+    return documents, text
+
+
+def profile_tagging(model: str | Path, path: Path, output_format: str = "jsonl",
+                    mc_seed: int = 0, count_flops: bool = True) -> dict[str, Any]:
+    """Tag the raw text file ``path`` with ``model`` in this process, stage by stage.
+
+    Returns:
+        ``tokens``, ``seconds`` (total), ``tokens_per_second`` and ``stages``: stage ->
+        ``{"seconds", "share"}`` (share of the total, %), in the order of :data:`STAGES`.
+        With ``count_flops``, each stage also has ``gflop`` (its matrix products, counted on a
+        second pass), ``flops_per_token``, ``gflops_per_second`` (on the timed pass) and
+        ``of_matmul_rate`` (%, of ``matmul_gflops_per_second``, measured here); ``network``
+        sums the network stages.
+    """
+    from docgraph.tagging.tagger import Tagger
+
+    tagger = Tagger.load(model)
+    clock = StageClock()
+    with _instrumented(tagger, clock):
+        start = time.perf_counter()
+        documents, text = _tag_text(tagger, path, clock, output_format, mc_seed)
+        total = time.perf_counter() - start
     tokens = sum(d.num_tokens for d in documents)
-    return {
+    record: dict[str, Any] = {
         "model": str(model), "tokens": tokens, "documents": len(documents),
         "output_characters": len(text), "seconds": total,
         "tokens_per_second": tokens / total if total else 0.0,
@@ -166,16 +264,56 @@ def profile_tagging(model: str | Path, path: Path, output_format: str = "jsonl",
                           "share": 100.0 * clock.seconds.get(name, 0.0) / total if total else 0.0}
                    for name in STAGES},
     }
+    if count_flops:
+        counting = StageClock()
+        tally = FlopTally(counting)
+        with _instrumented(tagger, counting), tally:
+            _tag_text(tagger, path, counting, output_format, mc_seed)
+        record["matmul_gflops_per_second"] = rate = matmul_rate()
+        network = {"seconds": 0.0, "gflop": 0.0}
+        for name, values in record["stages"].items():
+            flops = tally.flops.get(name, 0)
+            _add_arithmetic(values, flops, tokens, rate)
+            if flops:
+                network["seconds"] += values["seconds"]
+                network["gflop"] += flops / 1e9
+        record["network"] = _add_arithmetic(network, int(network["gflop"] * 1e9), tokens, rate)
+    return record
+
+
+def _add_arithmetic(values: dict[str, Any], flops: int, tokens: int, rate: float
+                    ) -> dict[str, Any]:
+    """``values`` (a stage with its ``seconds``) with its arithmetic figures added."""
+    seconds = values["seconds"]
+    achieved = flops / seconds / 1e9 if seconds and flops else 0.0
+    values.update(gflop=flops / 1e9, flops_per_token=flops / tokens if tokens else 0.0,
+                  gflops_per_second=achieved, of_matmul_rate=100.0 * achieved / rate)
+    return values
 
 
 def format_profile(record: dict[str, Any]) -> str:
     """A table of one :func:`profile_tagging` record: stage, seconds, share."""
+    flops = "network" in record
     lines = [f"{record['model']}: {record['tokens']:,} tokens in {record['seconds']:.1f} s "
              f"({record['tokens_per_second']:,.0f} tokens/s, one process)",
-             f"{'stage':<48}{'seconds':>9}{'share':>8}"]
-    for name, values in record["stages"].items():
-        lines.append(f"{name:<48}{values['seconds']:>9.2f}{values['share']:>7.1f}%")
+             f"{'stage':<48}{'seconds':>9}{'share':>8}"
+             + (f"{'MFLOP/token':>13}{'GFLOP/s':>9}{'of matmul':>11}" if flops else "")]
+    rows = list(record["stages"].items())
+    if flops:
+        network = record["network"]
+        rows.append(("network (stages with products)",
+                     {**network, "share": 100.0 * network["seconds"] / record["seconds"]}))
+    for name, values in rows:
+        line = f"{name:<48}{values['seconds']:>9.2f}{values['share']:>7.1f}%"
+        if flops:
+            line += (f"{values['flops_per_token'] / 1e6:>13.2f}{values['gflops_per_second']:>9.2f}"
+                     f"{values['of_matmul_rate']:>10.1f}%")
+        lines.append(line)
+    if flops:
+        lines.append(f"matrix product rate of this machine: "
+                     f"{record['matmul_gflops_per_second']:.1f} GFLOP/s (1024 x 1024, float32)")
     return "\n".join(lines)
 
 
-__all__ = ["MODULE_STAGES", "STAGES", "StageClock", "format_profile", "profile_tagging"]
+__all__ = ["MODULE_STAGES", "STAGES", "FlopTally", "StageClock", "format_profile", "matmul_rate",
+           "operation_flops", "profile_tagging"]

@@ -1,0 +1,60 @@
+"""The arithmetic a trained model tags with.
+
+A model tags in the precision it was trained in (``[model] precision``, float32 unless trained
+with ``--precision bf16``) unless told otherwise: :class:`~docgraph.tagging.tagger.Tagger`,
+``predict.py``, ``evaluate.py``, ``visualize.py`` and the spaCy component take a tagging
+precision, else ``DOCGRAPH_TAGGING_PRECISION``, else :data:`DEFAULT_TAGGING_PRECISION`.
+
+* ``"fp32"``: float32 throughout.
+* ``"bf16"``: the matrix products (linear layers, LSTM layers, a language model's layers) run in
+  bfloat16 under :func:`torch.autocast`; emissions, the CRF and the Monte-Carlo masks stay
+  float32. Tags differ from float32's on a few tokens in ten thousand.
+* ``"auto"``: ``"bf16"`` on a CPU whose instructions multiply bfloat16 natively (AVX-512 BF16
+  or AMX, as oneDNN reports them), where it is faster; the trained precision elsewhere.
+
+Why and by how much: ``docs/experiments.md``, "Tagging in bfloat16".
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from docgraph.config.tagging import (
+    DEFAULT_TAGGING_PRECISION,
+    PRECISION_ENV,
+    TAGGING_PRECISIONS,
+)
+
+__all__ = ["DEFAULT_TAGGING_PRECISION", "PRECISION_ENV", "TAGGING_PRECISIONS", "native_bf16",
+           "tagging_precision"]
+
+
+def native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 matrices in its own instructions (oneDNN's check:
+    AVX-512 BF16 or AMX)."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def tagging_precision(precision: str | None, device: torch.device | str) -> str | None:
+    """The precision to tag in on ``device``: ``"fp32"`` or ``"bf16"``, or ``None`` for the
+    model's trained one. It is ``precision``, else ``$DOCGRAPH_TAGGING_PRECISION``, else
+    :data:`DEFAULT_TAGGING_PRECISION`, with ``"auto"`` resolved for ``device``.
+
+    Raises:
+        ValueError: ``precision`` (or the variable) is not one of :data:`TAGGING_PRECISIONS`.
+    """
+    where = "precision"
+    if precision is None:
+        precision = os.environ.get(PRECISION_ENV, "").strip() or DEFAULT_TAGGING_PRECISION
+        where = PRECISION_ENV
+    if precision not in TAGGING_PRECISIONS:
+        raise ValueError(f"{where} must be one of {', '.join(TAGGING_PRECISIONS)}, got "
+                         f"{precision!r}")
+    if precision != "auto":
+        return precision
+    return "bf16" if torch.device(device).type == "cpu" and native_bf16() else None
