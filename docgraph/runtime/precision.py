@@ -9,8 +9,11 @@ precision, else ``DOCGRAPH_TAGGING_PRECISION``, else :data:`DEFAULT_TAGGING_PREC
 * ``"bf16"``: the matrix products (linear layers, LSTM layers, a language model's layers) run in
   bfloat16 under :func:`torch.autocast`; emissions, the CRF and the Monte-Carlo masks stay
   float32. Tags differ from float32's on a few tokens in ten thousand.
-* ``"auto"``: ``"bf16"`` on a CPU whose instructions multiply bfloat16 natively (AVX-512 BF16
-  or AMX, as oneDNN reports them), where it is faster; the trained precision elsewhere.
+* ``"auto"``: on a CPU whose instructions multiply bfloat16 natively (AVX-512 BF16 or AMX, as
+  oneDNN reports them), a language model's layers in bfloat16 and the network too, unless the
+  model reads a language model's features (there the network is a small share of the time,
+  and in bfloat16 with its language model it moved the F1 more than the tags may move);
+  elsewhere the trained precision.
 
 Why and by how much: ``docs/experiments.md``, "Tagging in bfloat16".
 """
@@ -41,9 +44,11 @@ def native_bf16() -> bool:
 
 
 def tagging_precision(precision: str | None, device: torch.device | str) -> str | None:
-    """The precision to tag in on ``device``: ``"fp32"`` or ``"bf16"``, or ``None`` for the
-    model's trained one. It is ``precision``, else ``$DOCGRAPH_TAGGING_PRECISION``, else
-    :data:`DEFAULT_TAGGING_PRECISION`, with ``"auto"`` resolved for ``device``.
+    """The precision to tag in on ``device``, as
+    :attr:`ModelOverrides.precision <docgraph.persistence.model_dir.ModelOverrides>` takes it:
+    ``"fp32"``, ``"bf16"``, ``"auto"`` (this CPU multiplies bfloat16 natively) or ``None``
+    (as trained: ``"auto"`` elsewhere). It is ``precision``, else
+    ``$DOCGRAPH_TAGGING_PRECISION``, else :data:`DEFAULT_TAGGING_PRECISION`.
 
     Raises:
         ValueError: ``precision`` (or the variable) is not one of :data:`TAGGING_PRECISIONS`.
@@ -57,4 +62,4 @@ def tagging_precision(precision: str | None, device: torch.device | str) -> str 
                          f"{precision!r}")
     if precision != "auto":
         return precision
-    return "bf16" if torch.device(device).type == "cpu" and native_bf16() else None
+    return "auto" if torch.device(device).type == "cpu" and native_bf16() else None

@@ -236,8 +236,10 @@ def _tag_text(tagger: Any, path: Path, clock: StageClock, output_format: str, mc
 
 
 def profile_tagging(model: str | Path, path: Path, output_format: str = "jsonl",
-                    mc_seed: int = 0, count_flops: bool = True) -> dict[str, Any]:
-    """Tag the raw text file ``path`` with ``model`` in this process, stage by stage.
+                    mc_seed: int = 0, count_flops: bool = True, precision: str | None = None
+                    ) -> dict[str, Any]:
+    """Tag the raw text file ``path`` with ``model`` in this process, stage by stage, in
+    ``precision`` (:meth:`Tagger.load <docgraph.tagging.tagger.Tagger.load>`'s).
 
     Returns:
         ``tokens``, ``seconds`` (total), ``tokens_per_second`` and ``stages``: stage ->
@@ -249,7 +251,7 @@ def profile_tagging(model: str | Path, path: Path, output_format: str = "jsonl",
     """
     from docgraph.tagging.tagger import Tagger
 
-    tagger = Tagger.load(model)
+    tagger = Tagger.load(model, precision=precision)
     clock = StageClock()
     with _instrumented(tagger, clock):
         start = time.perf_counter()
@@ -257,7 +259,8 @@ def profile_tagging(model: str | Path, path: Path, output_format: str = "jsonl",
         total = time.perf_counter() - start
     tokens = sum(d.num_tokens for d in documents)
     record: dict[str, Any] = {
-        "model": str(model), "tokens": tokens, "documents": len(documents),
+        "model": str(model), "precision": tagger.model.config.precision, "tokens": tokens,
+        "documents": len(documents),
         "output_characters": len(text), "seconds": total,
         "tokens_per_second": tokens / total if total else 0.0,
         "stages": {name: {"seconds": clock.seconds.get(name, 0.0),
@@ -294,8 +297,9 @@ def _add_arithmetic(values: dict[str, Any], flops: int, tokens: int, rate: float
 def format_profile(record: dict[str, Any]) -> str:
     """A table of one :func:`profile_tagging` record: stage, seconds, share."""
     flops = "network" in record
-    lines = [f"{record['model']}: {record['tokens']:,} tokens in {record['seconds']:.1f} s "
-             f"({record['tokens_per_second']:,.0f} tokens/s, one process)",
+    lines = [f"{record['model']} ({record.get('precision', 'fp32')}): {record['tokens']:,} "
+             f"tokens in {record['seconds']:.1f} s ({record['tokens_per_second']:,.0f} tokens/s, "
+             "one process)",
              f"{'stage':<48}{'seconds':>9}{'share':>8}"
              + (f"{'MFLOP/token':>13}{'GFLOP/s':>9}{'of matmul':>11}" if flops else "")]
     rows = list(record["stages"].items())
