@@ -125,3 +125,18 @@ def test_save_round_trip_refusal_and_threshold(tagger, sample_splits, tmp_path):
     plain = Tagger(tagger.model, tagger.vocabs, tagger.config)
     with pytest.raises(ValueError, match="needs a tagger loaded from a model directory"):
         plain.save(tmp_path / "other")
+
+
+def test_tagging_caps_both_onednn_caches_unless_the_environment_sets_them(monkeypatch):
+    import os
+
+    from docgraph.tagging.pipeline import IDEEP_CACHE, ONEDNN_CACHE, bound_onednn_caches
+
+    monkeypatch.delenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", raising=False)
+    monkeypatch.setenv("LRU_CACHE_CAPACITY", "8")
+    bound_onednn_caches()
+    assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == ONEDNN_CACHE
+    assert os.environ["LRU_CACHE_CAPACITY"] == "8"  # the user's own setting stays
+    monkeypatch.delenv("LRU_CACHE_CAPACITY")
+    bound_onednn_caches()
+    assert os.environ["LRU_CACHE_CAPACITY"] == IDEEP_CACHE

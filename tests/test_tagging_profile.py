@@ -92,3 +92,22 @@ def test_the_profile_counts_the_arithmetic_of_each_network_stage(model_dir, tmp_
     assert record["matmul_gflops_per_second"] > 0
     assert "MFLOP/token" in format_profile(record)
     assert "network" not in profile_tagging(model_dir, path, count_flops=False)
+
+
+def test_flops_of_whole_linear_layers_and_attention_under_inference_mode():
+    import torch
+
+    from docgraph.tools.tagging_profile import FlopTally
+
+    clock = StageClock()
+    tally = FlopTally(clock)
+    linear = torch.nn.Linear(7, 5)
+    q, k, v = torch.randn(2, 3, 4, 8), torch.randn(2, 3, 6, 8), torch.randn(2, 3, 6, 5)
+    with torch.inference_mode(), tally:
+        with clock.stage("linear"):
+            linear(torch.randn(2, 3, 7))  # arrives as aten.linear
+        with clock.stage("attention"):
+            torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    assert tally.flops["linear"] == 2 * 6 * 7 * 5
+    # 2 x 3 heads: 4 queries against 6 keys of 8, then the weighted sum of 6 values of 5
+    assert tally.flops["attention"] == 2 * 6 * 4 * 6 * (8 + 5)

@@ -375,11 +375,11 @@ class DocgraphNER(Pipe):
         """Load the model directory ``model_path`` with the component's options."""
         from docgraph.persistence.checkpoint import CheckpointError
         from docgraph.runtime.machine import resolve_device
-        from docgraph.tagging.pipeline import ONEDNN_CACHE
+        from docgraph.tagging.pipeline import bound_onednn_caches
         from docgraph.tagging.tagger import Tagger
 
         # read by oneDNN when it first runs: bounded memory over many Docs, as predict.py
-        os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", ONEDNN_CACHE)
+        bound_onednn_caches()
         options = self._options
         try:
             self.tagger: Tagger = Tagger.load(

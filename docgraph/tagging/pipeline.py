@@ -73,6 +73,19 @@ ONEDNN_CACHE = "64"
 unless set): with its default, the cache keeps the primitives of every new batch shape of the
 LSTMs and a tagging process grows with the tokens it tags (docs/predict.md)."""
 
+IDEEP_CACHE = "64"
+"""The capacity of PyTorch's own cache of oneDNN computations when tagging (ideep's,
+``LRU_CACHE_CAPACITY``, unless set; its default is 1,024): in bfloat16 the matrix products keep
+one per new shape there, and a tagging process grew with the tokens it tags (docs/predict.md)."""
+
+
+def bound_onednn_caches() -> None:
+    """Cap oneDNN's caches (:data:`ONEDNN_CACHE`, :data:`IDEEP_CACHE`) unless the environment
+    sets them: read when oneDNN first runs, in this process or a tagging process it starts."""
+    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", ONEDNN_CACHE)
+    os.environ.setdefault("LRU_CACHE_CAPACITY", IDEEP_CACHE)
+
+
 Tags = list[list[str]]
 """IOB2 tags of a chunk: one list per sentence (piece)."""
 
@@ -238,8 +251,7 @@ def stream_tags(items: Iterable[T], document: Callable[[T], Document],
     if processes > 1 and tagger.path is None:
         raise ValueError("processes > 1 needs a tagger loaded from a model directory "
                          "(Tagger.load)")
-    # read by oneDNN when it first runs (in this process, or a tagging process it starts)
-    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", ONEDNN_CACHE)
+    bound_onednn_caches()
     model = tagger.config.model
     min_tokens = min_tagging_tokens(model.graph, model.cross_sentence)
     pairs = ((item, document(item)) for item in items)

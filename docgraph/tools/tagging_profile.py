@@ -116,16 +116,30 @@ def _cpu_attention_flops(args: tuple[Any, ...]) -> int:
     return 2 * heads * length * key.shape[-2] * (width + value.shape[-1])
 
 
+def _linear_flops(args: tuple[Any, ...]) -> int:
+    """``linear(input, weight, ...)`` (whole, as it arrives under :func:`torch.inference_mode`):
+    every row of the input times the weight."""
+    x, weight = args[0], args[1]
+    rows = 1
+    for size in x.shape[:-1]:
+        rows *= size
+    return 2 * rows * weight.shape[0] * weight.shape[1]
+
+
 def operation_flops(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> int:
     """Floating-point operations of one ATen call: matrix products only (PyTorch's
-    :mod:`torch.utils.flop_counter` formulas, the CPU LSTM layer and CPU attention), ``0`` for
-    everything else."""
+    :mod:`torch.utils.flop_counter` formulas, the CPU LSTM layer, linear layers and attention
+    as they arrive whole under :func:`torch.inference_mode`), ``0`` for everything else."""
     from torch.utils.flop_counter import flop_registry
 
     packet = func._overloadpacket
-    if packet is torch.ops.aten.mkldnn_rnn_layer:
+    aten = torch.ops.aten
+    if packet is aten.mkldnn_rnn_layer:
         return _rnn_layer_flops(args)
-    if packet is torch.ops.aten._scaled_dot_product_flash_attention_for_cpu:
+    if packet is aten.linear:
+        return _linear_flops(args)
+    if packet in (aten._scaled_dot_product_flash_attention_for_cpu,
+                  aten.scaled_dot_product_attention):
         return _cpu_attention_flops(args)
     if packet is torch.ops.aten.mv:
         return 2 * args[0].shape[0] * args[0].shape[1]
@@ -154,10 +168,11 @@ class FlopTally(TorchDispatchMode):
         return out
 
 
-def matmul_rate(size: int = 1024, seconds: float = 1.0) -> float:
-    """The machine's rate for a ``size`` x ``size`` float32 matrix product with torch's
+def matmul_rate(size: int = 1024, seconds: float = 1.0, dtype: torch.dtype = torch.float32
+                ) -> float:
+    """The machine's rate for a ``size`` x ``size`` matrix product of ``dtype`` with torch's
     threads now, in GFLOP/s (best of repeated products over about ``seconds``)."""
-    a, b = torch.randn(size, size), torch.randn(size, size)
+    a, b = torch.randn(size, size, dtype=dtype), torch.randn(size, size, dtype=dtype)
     torch.mm(a, b)
     best, spent = float("inf"), 0.0
     while spent < seconds:
@@ -246,8 +261,9 @@ def profile_tagging(model: str | Path, path: Path, output_format: str = "jsonl",
         ``{"seconds", "share"}`` (share of the total, %), in the order of :data:`STAGES`.
         With ``count_flops``, each stage also has ``gflop`` (its matrix products, counted on a
         second pass), ``flops_per_token``, ``gflops_per_second`` (on the timed pass) and
-        ``of_matmul_rate`` (%, of ``matmul_gflops_per_second``, measured here); ``network``
-        sums the network stages.
+        ``of_matmul_rate`` (%, of this machine's rate for a large matrix product, measured here
+        in the precision the stage ran in: ``matmul_gflops_per_second_by_precision``);
+        ``network`` sums the network's stages (a language model's features apart).
     """
     from docgraph.tagging.tagger import Tagger
 
@@ -272,15 +288,23 @@ def profile_tagging(model: str | Path, path: Path, output_format: str = "jsonl",
         tally = FlopTally(counting)
         with _instrumented(tagger, counting), tally:
             _tag_text(tagger, path, counting, output_format, mc_seed)
-        record["matmul_gflops_per_second"] = rate = matmul_rate()
+        lm_stage = "language-model features"
+        record["lm_precision"] = lm = (tagger.lm_encoder.precision if tagger.lm_encoder
+                                       is not None else None)
+        rates = {p: matmul_rate(dtype=torch.bfloat16 if p == "bf16" else torch.float32)
+                 for p in {record["precision"], lm or "fp32"}}
+        record["matmul_gflops_per_second"] = rates[record["precision"]]
+        record["matmul_gflops_per_second_by_precision"] = rates
         network = {"seconds": 0.0, "gflop": 0.0}
         for name, values in record["stages"].items():
             flops = tally.flops.get(name, 0)
+            rate = rates[lm] if name == lm_stage and lm else rates[record["precision"]]
             _add_arithmetic(values, flops, tokens, rate)
-            if flops:
+            if flops and name != lm_stage:
                 network["seconds"] += values["seconds"]
                 network["gflop"] += flops / 1e9
-        record["network"] = _add_arithmetic(network, int(network["gflop"] * 1e9), tokens, rate)
+        record["network"] = _add_arithmetic(network, int(network["gflop"] * 1e9), tokens,
+                                            rates[record["precision"]])
     return record
 
 
@@ -305,7 +329,7 @@ def format_profile(record: dict[str, Any]) -> str:
     rows = list(record["stages"].items())
     if flops:
         network = record["network"]
-        rows.append(("network (stages with products)",
+        rows.append(("network (its stages with products)",
                      {**network, "share": 100.0 * network["seconds"] / record["seconds"]}))
     for name, values in rows:
         line = f"{name:<48}{values['seconds']:>9.2f}{values['share']:>7.1f}%"
@@ -314,8 +338,14 @@ def format_profile(record: dict[str, Any]) -> str:
                      f"{values['of_matmul_rate']:>10.1f}%")
         lines.append(line)
     if flops:
-        lines.append(f"matrix product rate of this machine: "
-                     f"{record['matmul_gflops_per_second']:.1f} GFLOP/s (1024 x 1024, float32)")
+        rates = record.get("matmul_gflops_per_second_by_precision",
+                           {"fp32": record["matmul_gflops_per_second"]})
+        lines.append("matrix product rate of this machine (1024 x 1024): " + ", ".join(
+            f"{rate:.1f} GFLOP/s in {'bfloat16' if p == 'bf16' else 'float32'}"
+            for p, rate in sorted(rates.items())))
+        if record.get("lm_precision"):
+            lines.append(f"network in {record['precision']}, language model in "
+                         f"{record['lm_precision']}")
     return "\n".join(lines)
 
 
