@@ -132,7 +132,7 @@ class TaggingConfig:
     precision: str | None = choice(
         None, TAGGING_PRECISIONS, optional=True, flag="--precision", marks=_ALL_TOOLS,
         help="arithmetic of tagging: fp32, bf16 (the matrix products in bfloat16: faster on a "
-             "CPU with bf16 instructions; a few tags in ten thousand change) or auto (bf16 on "
+             "CPU with bf16 instructions; a few tags may change) or auto (bf16 on "
              f"such a CPU, else as trained); default ${PRECISION_ENV}, else "
              f"{DEFAULT_TAGGING_PRECISION}")
     processes: int = integer(

@@ -1,18 +1,17 @@
 """The arithmetic a trained model tags with.
 
-A model tags in the precision it was trained in (``[model] precision``, float32 unless trained
-with ``--precision bf16``) unless told otherwise: :class:`~docgraph.tagging.tagger.Tagger`,
-``predict.py``, ``evaluate.py``, ``visualize.py`` and the spaCy component take a tagging
-precision, else ``DOCGRAPH_TAGGING_PRECISION``, else :data:`DEFAULT_TAGGING_PRECISION`.
+:class:`~docgraph.tagging.tagger.Tagger`, ``predict.py``, ``evaluate.py``, ``visualize.py`` and
+the spaCy component take a tagging precision, else ``DOCGRAPH_TAGGING_PRECISION``, else
+:data:`DEFAULT_TAGGING_PRECISION`; where it resolves to none, the model tags in the precision
+it was trained in (``[model] precision``, float32 unless trained with ``--precision bf16``).
 
 * ``"fp32"``: float32 throughout.
 * ``"bf16"``: the matrix products (linear layers, LSTM layers, a language model's layers) run in
   bfloat16 under :func:`torch.autocast`; emissions, the CRF and the Monte-Carlo masks stay
-  float32. Tags differ from float32's on a few tokens in ten thousand.
+  float32. A few tags may differ from float32's.
 * ``"auto"``: on a CPU whose instructions multiply bfloat16 natively (AVX-512 BF16 or AMX, as
   oneDNN reports them), a language model's layers in bfloat16 and the network too, unless the
-  model reads a language model's features (there the network is a small share of the time,
-  and in bfloat16 with its language model it moved the F1 more than the tags may move);
+  model reads a language model's features (there the network is a small share of the time);
   elsewhere the trained precision.
 
 Why and by how much: ``docs/experiments.md``, "Tagging in bfloat16".
