@@ -99,3 +99,6 @@ def test_flops_per_token_sums_the_batches_before_dividing() -> None:
 
 def test_matmul_gflops_is_a_positive_rate() -> None:
     assert matmul_gflops(size=32, repeats=1) > 0
+    import torch
+
+    assert matmul_gflops(size=32, repeats=1, dtype=torch.bfloat16) > 0

@@ -153,10 +153,12 @@ def flops_per_token_by_component(model: GCDoc, batches: Sequence[Batch]) -> dict
     return {name: flops / tokens for name, flops in summed.items()}
 
 
-def matmul_gflops(size: int = 1024, repeats: int = 5) -> float:
-    """Measured dense float32 ``size x size`` matmul GFLOP/s on the current thread count."""
-    a = torch.randn(size, size)
-    b = torch.randn(size, size)
+def matmul_gflops(size: int = 1024, repeats: int = 5, dtype: torch.dtype = torch.float32
+                  ) -> float:
+    """Measured dense ``size x size`` matmul GFLOP/s of ``dtype`` (float32 unless given) on the
+    current thread count."""
+    a = torch.randn(size, size, dtype=dtype)
+    b = torch.randn(size, size, dtype=dtype)
     torch.mm(a, b)
     seconds = median_seconds(lambda: torch.mm(a, b), repeats)
     return 2 * size**3 / seconds / 1e9

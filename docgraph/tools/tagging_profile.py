@@ -14,6 +14,7 @@ concatenations, the host-side plan).
 from __future__ import annotations
 
 import functools
+import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,6 +23,8 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from docgraph.tools.flops import linear_flops, lstm_flops, matmul_gflops
 
 #: The network modules timed by forward hooks: attribute of the model -> stage name.
 MODULE_STAGES = {
@@ -98,11 +101,11 @@ class StageClock:
 
 
 def _rnn_layer_flops(args: tuple[Any, ...]) -> int:
-    """``mkldnn_rnn_layer(input, weight_ih, weight_hh, ...)``: the input and recurrent products
-    of the four gates at every step of every sequence of the (padded) input."""
+    """``mkldnn_rnn_layer(input, weight_ih, weight_hh, ...)``: one direction over every step of
+    every sequence of the (padded) input."""
     x, weight_ih, weight_hh = args[0], args[1], args[2]
-    steps = x.shape[0] * x.shape[1]
-    return 2 * steps * weight_ih.shape[0] * (weight_ih.shape[1] + weight_hh.shape[1])
+    return lstm_flops(weight_ih.shape[1], weight_hh.shape[1], x.shape[0] * x.shape[1],
+                      directions=1)
 
 
 def _cpu_attention_flops(args: tuple[Any, ...]) -> int:
@@ -110,20 +113,14 @@ def _cpu_attention_flops(args: tuple[Any, ...]) -> int:
     scores and their weighted sum of the values."""
     query, key, value = args[0], args[1], args[2]
     *batch, length, width = query.shape
-    heads = 1
-    for size in batch:
-        heads *= size
-    return 2 * heads * length * key.shape[-2] * (width + value.shape[-1])
+    return 2 * math.prod(batch) * length * key.shape[-2] * (width + value.shape[-1])
 
 
 def _linear_flops(args: tuple[Any, ...]) -> int:
     """``linear(input, weight, ...)`` (whole, as it arrives under :func:`torch.inference_mode`):
     every row of the input times the weight."""
     x, weight = args[0], args[1]
-    rows = 1
-    for size in x.shape[:-1]:
-        rows *= size
-    return 2 * rows * weight.shape[0] * weight.shape[1]
+    return linear_flops(weight.shape[1], weight.shape[0], math.prod(x.shape[:-1]))
 
 
 def operation_flops(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> int:
@@ -141,7 +138,7 @@ def operation_flops(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], ou
     if packet in (aten._scaled_dot_product_flash_attention_for_cpu,
                   aten.scaled_dot_product_attention):
         return _cpu_attention_flops(args)
-    if packet is torch.ops.aten.mv:
+    if packet is aten.mv:
         return 2 * args[0].shape[0] * args[0].shape[1]
     formula = flop_registry.get(packet)
     return int(formula(*args, **kwargs, out_val=out)) if formula is not None else 0
@@ -166,21 +163,6 @@ class FlopTally(TorchDispatchMode):
             stage = self.clock.current() or self.outside
             self.flops[stage] = self.flops.get(stage, 0) + count
         return out
-
-
-def matmul_rate(size: int = 1024, seconds: float = 1.0, dtype: torch.dtype = torch.float32
-                ) -> float:
-    """The machine's rate for a ``size`` x ``size`` matrix product of ``dtype`` with torch's
-    threads now, in GFLOP/s (best of repeated products over about ``seconds``)."""
-    a, b = torch.randn(size, size, dtype=dtype), torch.randn(size, size, dtype=dtype)
-    torch.mm(a, b)
-    best, spent = float("inf"), 0.0
-    while spent < seconds:
-        start = time.perf_counter()
-        torch.mm(a, b)
-        took = time.perf_counter() - start
-        best, spent = min(best, took), spent + took
-    return 2 * size ** 3 / best / 1e9
 
 
 @contextmanager
@@ -291,7 +273,7 @@ def profile_tagging(model: str | Path, path: Path, output_format: str = "jsonl",
         lm_stage = "language-model features"
         record["lm_precision"] = lm = (tagger.lm_encoder.precision if tagger.lm_encoder
                                        is not None else None)
-        rates = {p: matmul_rate(dtype=torch.bfloat16 if p == "bf16" else torch.float32)
+        rates = {p: matmul_gflops(dtype=torch.bfloat16 if p == "bf16" else torch.float32)
                  for p in {record["precision"], lm or "fp32"}}
         record["matmul_gflops_per_second"] = rates[record["precision"]]
         record["matmul_gflops_per_second_by_precision"] = rates
@@ -349,5 +331,5 @@ def format_profile(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["MODULE_STAGES", "STAGES", "FlopTally", "StageClock", "format_profile", "matmul_rate",
+__all__ = ["MODULE_STAGES", "STAGES", "FlopTally", "StageClock", "format_profile",
            "operation_flops", "profile_tagging"]
