@@ -115,3 +115,19 @@ def test_empty_file(tmp_path):
     with pytest.raises(CorpusFormatError, match="at least one") as info:
         read_ontonotes(path)
     assert str(path) in str(info.value)
+
+
+def test_slim_bundle_reads_the_same_documents(tmp_path):
+    """The GPU bundle's --slim OntoNotes keeps what the reader reads: the same documents."""
+    import importlib.util
+
+    script = Path(__file__).parents[1] / "benchmarks" / "gpu" / "prepare_offline_bundle.py"
+    spec = importlib.util.spec_from_file_location("prepare_offline_bundle", script)
+    bundle = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bundle)
+    full = write(tmp_path / "full", "train.gold_conll", GOOD)
+    slim_text = "".join(bundle.slim_lines(GOOD.splitlines(keepends=True)))
+    slim = write(tmp_path / "slim", "train.gold_conll", slim_text)
+    assert "Speaker#1" not in slim_text and "NNP" not in slim_text
+    assert len(slim_text) < len(GOOD)
+    assert read_ontonotes(slim, include_pt=True) == read_ontonotes(full, include_pt=True)

