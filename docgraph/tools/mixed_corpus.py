@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from docgraph.data.augment import case_variant
-from docgraph.data.conll import write_conll
 from docgraph.data.document import Document
 from docgraph.data.type_maps import ONTONOTES_TO_CONLL, map_document
+from docgraph.tools.adaptation import write_corpus
 
 __all__ = ["main", "mixed_splits"]
 
@@ -54,9 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     splits = mixed_splits(load_dataset("conll03", args.data_dir / "conll2003"),
                           load_dataset("ontonotes", args.data_dir / "ontonotes"))
-    args.out.mkdir(parents=True, exist_ok=True)
+    write_corpus(args.out, splits)
     for name, docs in splits.items():
-        write_conll(args.out / f"{name}.txt", docs)
         tokens = sum(d.num_tokens for d in docs)
         print(f"{args.out / name}.txt: {len(docs)} documents, {tokens:,} tokens")
     return 0
