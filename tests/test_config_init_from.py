@@ -4,6 +4,8 @@ refused naming where it was set; train.py's check of --init-from, before torch l
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from docgraph.cli.arguments import check_arguments, given_settings, train_parser
@@ -11,6 +13,7 @@ from docgraph.config import ConfigError, ExperimentConfig, GCDocConfig, UsageErr
 from docgraph.config.init_from import (
     ARCHITECTURE,
     TUNABLE,
+    adds_language_model,
     architecture_conflicts,
     init_from_config,
 )
@@ -58,6 +61,25 @@ def test_a_conflicting_setting_is_refused_naming_where(key, where, change, said)
     # the same value as the model's is no conflict
     same = init_from_config(_model(), _model(), {key: where}, "conll03")
     assert same.model == _model().model
+
+
+def test_a_language_model_may_be_given_to_a_model_without_one():
+    given = {"lm": "--lm", "lm_pack": "--lm-pack"}
+    run = ExperimentConfig(embeddings="glove-6b-50d", lm="/encoders/minilm", lm_pack=True)
+    merged = init_from_config(run, _model(), given, "conll03")
+    assert merged.lm == "/encoders/minilm" and merged.lm_pack  # the run's
+    assert merged.embeddings == "glove-6b-50d" and merged.model.hidden == 64  # the model's
+    assert adds_language_model(run, _model())
+    # a model that reads one keeps it: another is refused
+    with_lm = replace(_model(), lm="/encoders/bert", model=replace(_model().model, lm_dim=768))
+    assert not adds_language_model(run, with_lm)
+    with pytest.raises(ConfigError, match=r"^--lm = '/encoders/minilm': --init-from conll03 "
+                                          r"was trained with lm = '/encoders/bert'"):
+        init_from_config(run, with_lm, given, "conll03")
+    # the features' size grows from 0 without conflict, not from another size
+    assert architecture_conflicts(GCDocConfig(lm_dim=384), GCDocConfig()) == []
+    assert architecture_conflicts(GCDocConfig(lm_dim=384), GCDocConfig(lm_dim=768)) == [
+        "[model] lm_dim = 384 (the model's: 768)"]
 
 
 def test_architecture_conflicts_lists_each():

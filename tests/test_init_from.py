@@ -20,6 +20,7 @@ from docgraph.graph.build import documents_to_graphs
 from docgraph.model import bioes_transition_masks
 from docgraph.persistence.model_dir import load_model_dir
 from docgraph.training.init_from import (
+    LM_COLUMNS,
     InitFromError,
     grow_vocabularies,
     initial_model,
@@ -139,6 +140,29 @@ def test_the_first_forward_is_the_loaded_model_s_on_old_type_data(model_dir, sam
                 assert torch.equal(ours[:, columns], theirs)
 
 
+def test_an_added_language_model_starts_unread_and_learns(model_dir, sample_splits):
+    old_model, _, config = load_model_dir(model_dir, overrides=None)
+    init = load_init_model(model_dir)
+    assert init.config.model.lm_dim == 0
+    vocabs, rows, _ = grow_vocabularies(init, sample_splits, "none")
+    model = initial_model(init, replace(init.config.model, lm_dim=8), vocabs, rows).eval()
+    for key in LM_COLUMNS:
+        weight, old = model.state_dict()[key], init.state[key]
+        assert weight.shape == (old.size(0), old.size(1) + 8)
+        assert torch.equal(weight[:, :-8], old) and not weight[:, -8:].any()
+    batch = _batch(sample_splits["dev"][:3], vocabs, config)
+    batch.lm = torch.randn(batch.num_nodes, 8, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        ours, theirs = model(batch, mc_seed=0), old_model(batch, mc_seed=0)
+    assert torch.equal(ours.emissions, theirs.emissions) and torch.equal(ours.loss, theirs.loss)
+    assert torch.equal(model.predict(batch), old_model.predict(batch))
+    model.train()
+    model(batch, mc_seed=0).loss.backward()
+    assert model.context_encoder.lstm.weight_ih_l0.grad[:, -8:].abs().sum() > 0
+    with pytest.raises(InitFromError, match="hidden"):  # any other change stays refused
+        initial_model(init, replace(init.config.model, lm_dim=8, hidden=7), vocabs, rows)
+
+
 def test_new_words_and_characters_start_as_the_model_read_them(model_dir, sample_splits):
     """Words without a vector and unseen characters: the run's first scores are the loaded
     model's on a document full of them."""
@@ -229,6 +253,39 @@ def test_the_starting_model_s_dev_f1_is_the_model_s_own(model_dir, trained_run, 
     metrics = run_experiment(config)
     assert metrics["init_from"]["start_dev_f1"] == trained["dev"]["f1"]
     assert metrics["init_from"]["added_words"] == 0 and metrics["init_from"]["added_types"] == []
+
+
+@pytest.mark.slow
+def test_a_run_adds_a_language_model_and_starts_from_the_model_s_dev_f1(model_dir, trained_run,
+                                                                        tiny_lm, tmp_path):
+    import shutil
+
+    from docgraph.cli.arguments import check_arguments, given_settings, train_parser
+    from docgraph.training.experiment import run_experiment
+
+    lm = tmp_path / "lm"
+    shutil.copytree(tiny_lm, lm)
+    args = train_parser().parse_args([
+        "--init-from", str(model_dir), "--lm", str(lm), "--lm-pack", "--embeddings", "none",
+        "--epochs", "1",
+        "--processes", "1", "--threads", "1", "--device", "cpu", "--quiet",
+        "--output-dir", str(tmp_path / "run")])
+    config = check_arguments(args)
+    assert "lm" in given_settings(args) and config.lm == str(lm) and config.lm_pack
+    config = replace(config, lm_cache_dir=str(tmp_path / "cache"))
+    metrics = run_experiment(config)
+    _, trained = trained_run
+    assert metrics["init_from"]["start_dev_f1"] == trained["dev"]["f1"]  # unread at first
+    assert metrics["config"]["model"]["lm_dim"] == 16
+    assert (tmp_path / "run" / "lm.json").is_file()
+    model, _, saved = load_model_dir(tmp_path / "run", overrides=None)
+    assert saved.model.lm_dim == 16 and model.context_encoder.lstm.weight_ih_l0.size(1) == \
+        init_columns(model_dir) + 16
+
+
+def init_columns(model_dir) -> int:
+    """The input width of the context encoder of the model in ``model_dir``."""
+    return load_init_model(model_dir).state[LM_COLUMNS[0]].size(1)
 
 
 def test_a_missing_model_is_one_line_naming_the_argument(tmp_path):

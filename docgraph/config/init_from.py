@@ -8,6 +8,12 @@ weights (:data:`ARCHITECTURE`: the sizes and the module switches) must stay the 
 preset or a flag that sets one to another value is an error naming it. The others
 (:data:`TUNABLE`: dropout, the threshold, the loss weight, decoding, ...) are the model's unless
 the preset or a flag sets them.
+
+One architecture change is allowed: a model trained without a language model may be given one
+(``--lm PATH``, with its :data:`LM_SETTINGS`). The features are appended to the context
+encoder's input, whose new weight columns start at zero
+(:func:`docgraph.training.init_from.initial_state`), so the run's first forward pass is still
+the model's.
 """
 
 from __future__ import annotations
@@ -20,8 +26,8 @@ from docgraph.config.experiment import ExperimentConfig
 from docgraph.config.fields import SIZE, VARIANT, ConfigError, fields_marked, settings_of
 from docgraph.config.model import GCDocConfig
 
-__all__ = ["ARCHITECTURE", "FROM_MODEL", "TUNABLE", "architecture_conflicts",
-           "init_from_config"]
+__all__ = ["ARCHITECTURE", "FROM_MODEL", "LM_SETTINGS", "TUNABLE", "adds_language_model",
+           "architecture_conflicts", "init_from_config"]
 
 #: The ``[model]`` settings that decide the shapes and the parts of the weights.
 ARCHITECTURE: tuple[str, ...] = tuple(dict.fromkeys(
@@ -31,10 +37,12 @@ ARCHITECTURE: tuple[str, ...] = tuple(dict.fromkeys(
 TUNABLE: tuple[str, ...] = tuple(name for name, _ in settings_of(GCDocConfig)
                                  if name not in ARCHITECTURE)
 
+#: The top-level settings of the language model whose features a model reads.
+LM_SETTINGS: tuple[str, ...] = ("lm", "lm_context", "lm_pooling", "lm_layers", "lm_pack")
+
 #: The top-level settings that come from the model: the vectors of its word rows and the
 #: language model whose features it reads.
-FROM_MODEL: tuple[str, ...] = ("embeddings", "lm", "lm_context", "lm_pooling", "lm_layers",
-                               "lm_pack")
+FROM_MODEL: tuple[str, ...] = ("embeddings", *LM_SETTINGS)
 
 
 def _value(config: ExperimentConfig, key: str) -> Any:
@@ -63,13 +71,17 @@ def init_from_config(config: ExperimentConfig, model: ExperimentConfig,
 
     Returns:
         ``config`` with the model's ``[model]`` section (its :data:`TUNABLE` settings replaced
-        where ``given`` sets them) and the model's :data:`FROM_MODEL` settings.
+        where ``given`` sets them) and the model's :data:`FROM_MODEL` settings -- except the
+        run's :data:`LM_SETTINGS` where it gives a language model to a model without one
+        (:func:`adds_language_model`).
 
     Raises:
         ConfigError: A setting of :data:`ARCHITECTURE` or :data:`FROM_MODEL` is given a value
             other than the model's; the message names where it was set.
     """
-    for key in (*FROM_MODEL, *(f"model.{n}" for n in ARCHITECTURE)):
+    adding = adds_language_model(config, model)
+    kept = tuple(k for k in FROM_MODEL if not (adding and k in LM_SETTINGS))
+    for key in (*kept, *(f"model.{n}" for n in ARCHITECTURE)):
         if key in given and _value(config, key) != _value(model, key):
             shown = key.replace("model.", "[model] ")
             raise ConfigError(
@@ -78,12 +90,20 @@ def init_from_config(config: ExperimentConfig, model: ExperimentConfig,
                 "model's architecture, vectors and language model; drop the setting")
     tuned = {n: getattr(config.model, n) for n in TUNABLE if f"model.{n}" in given}
     return replace(config, model=replace(model.model, **tuned),
-                   **{key: getattr(model, key) for key in FROM_MODEL})
+                   **{key: getattr(model, key) for key in kept})
+
+
+def adds_language_model(config: ExperimentConfig, model: ExperimentConfig) -> bool:
+    """Whether the run ``config`` gives a language model to the model ``model``, trained
+    without one."""
+    return config.lm is not None and model.lm is None and not model.model.lm_dim
 
 
 def architecture_conflicts(config: GCDocConfig, model: GCDocConfig) -> list[str]:
     """The :data:`ARCHITECTURE` settings in which ``config`` differs from ``model``, as
-    ``"[model] hidden = 100 (the model's: 200)"``; empty when none does."""
+    ``"[model] hidden = 100 (the model's: 200)"``; empty when none does. Features of a language
+    model given to a model without them (``lm_dim`` from 0) are no conflict."""
     return [f"[model] {n} = {_toml(getattr(config, n))} (the model's: "
             f"{_toml(getattr(model, n))})"
-            for n in ARCHITECTURE if getattr(config, n) != getattr(model, n)]
+            for n in ARCHITECTURE if getattr(config, n) != getattr(model, n)
+            and not (n == "lm_dim" and model.lm_dim == 0)]

@@ -23,6 +23,11 @@ vocabularies grown by the new data, and output layers grown by the entity types 
 * **Types kept.** With ``new_types`` off (``--no-new-types``) a type the model lacks is an
   error naming the file, the line, the document and the span (:func:`check_types`), raised
   before any graph is built.
+* **A language model added.** A model trained without a language model may be given one
+  (``--lm``, :func:`docgraph.config.init_from.adds_language_model`): its features are the
+  last columns of the context encoder's input, and the input weights of that encoder
+  (:data:`LM_COLUMNS`) gain those columns as zeros. The features then change nothing until
+  training moves them, and the run's first forward pass is the model's.
 * **Everything else** is copied; a tensor whose shape differs is an error (the architecture
   settings come from the model, :mod:`docgraph.config.init_from`).
 
@@ -56,8 +61,8 @@ from docgraph.model import GCDoc
 from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.model_dir import build_model, load_model_weights, read_model_dir
 
-__all__ = ["DERIVED", "LABEL_ROWS", "Growth", "InitFromError", "InitModel", "check_types",
-           "grow_vocabularies", "initial_model", "initial_state", "label_map",
+__all__ = ["DERIVED", "LABEL_ROWS", "LM_COLUMNS", "Growth", "InitFromError", "InitModel",
+           "check_types", "grow_vocabularies", "initial_model", "initial_state", "label_map",
            "load_init_model"]
 
 log = logging.getLogger("docgraph")
@@ -75,6 +80,9 @@ LABEL_ROWS: Mapping[str, tuple[int, ...]] = {
 
 #: Buffers computed from the label vocabulary: the new model's are kept.
 DERIVED = ("label_to_type", "crf.allowed_transitions", "crf.allowed_start", "crf.allowed_end")
+
+#: The weights that read a language model's features, in their last columns.
+LM_COLUMNS = ("context_encoder.lstm.weight_ih_l0", "context_encoder.lstm.weight_ih_l0_reverse")
 
 #: Embedding tables that grow by rows appended to the model's.
 WORDS, CHARS = "word_embedding.weight", "char_encoder.embedding.weight"
@@ -303,7 +311,7 @@ def initial_state(old: Mapping[str, Tensor], fresh: Mapping[str, Tensor], old_la
     """The starting weights of a model whose freshly initialised state is ``fresh``: the
     model's weights ``old`` copied into it (see the module docstring), ``word_rows`` appended to
     its word embedding; the rows of new characters are the model's row ``char_unk`` (its
-    ``<unk>``) when given.
+    ``<unk>``) when given; the added columns of :data:`LM_COLUMNS` are zeros.
 
     Raises:
         InitFromError: A tensor of ``old`` has no place in ``fresh`` (naming ``where``).
@@ -332,6 +340,10 @@ def initial_state(old: Mapping[str, Tensor], fresh: Mapping[str, Tensor], old_la
             out[key][:weight.size(0)] = weight
             if char_unk is not None:  # a new character starts as the model reads it
                 out[key][weight.size(0):] = weight[char_unk]
+        elif key in LM_COLUMNS and weight.dim() == 2 and weight.size(0) == start.size(0) \
+                and weight.size(1) < start.size(1):
+            out[key] = torch.zeros_like(start)  # the added features start unread
+            out[key][:, :weight.size(1)] = weight
         elif key in LABEL_ROWS:
             out[key] = start.clone()
             if LABEL_ROWS[key] == (0, 1):
