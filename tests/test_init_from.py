@@ -267,8 +267,7 @@ def test_a_run_adds_a_language_model_and_starts_from_the_model_s_dev_f1(model_di
     shutil.copytree(tiny_lm, lm)
     args = train_parser().parse_args([
         "--init-from", str(model_dir), "--lm", str(lm), "--lm-pack", "--embeddings", "none",
-        "--epochs", "1",
-        "--processes", "1", "--threads", "1", "--device", "cpu", "--quiet",
+        "--epochs", "1", "--processes", "1", "--threads", "1", "--device", "cpu", "--quiet",
         "--output-dir", str(tmp_path / "run")])
     config = check_arguments(args)
     assert "lm" in given_settings(args) and config.lm == str(lm) and config.lm_pack
@@ -279,13 +278,9 @@ def test_a_run_adds_a_language_model_and_starts_from_the_model_s_dev_f1(model_di
     assert metrics["config"]["model"]["lm_dim"] == 16
     assert (tmp_path / "run" / "lm.json").is_file()
     model, _, saved = load_model_dir(tmp_path / "run", overrides=None)
-    assert saved.model.lm_dim == 16 and model.context_encoder.lstm.weight_ih_l0.size(1) == \
-        init_columns(model_dir) + 16
-
-
-def init_columns(model_dir) -> int:
-    """The input width of the context encoder of the model in ``model_dir``."""
-    return load_init_model(model_dir).state[LM_COLUMNS[0]].size(1)
+    old_width = load_init_model(model_dir).state[LM_COLUMNS[0]].size(1)
+    assert saved.model.lm_dim == 16
+    assert model.context_encoder.lstm.weight_ih_l0.size(1) == old_width + 16
 
 
 def test_a_missing_model_is_one_line_naming_the_argument(tmp_path):
