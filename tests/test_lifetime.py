@@ -94,6 +94,27 @@ def test_later_signals_and_signals_while_leaving_interrupt_nothing(_clean_state)
     assert received_signal() is None and _clean_state == []
 
 
+def test_an_interrupt_dropped_in_a_weakref_callback_still_stops_the_block(_clean_state, capsys):
+    import weakref
+
+    class Owner:
+        pass
+
+    def callback(_ref):  # the handler raises here, where Python prints and drops it
+        _signal_self(signal.SIGTERM)
+
+    owner = Owner()
+    watch = weakref.ref(owner, callback)
+    hook = sys.unraisablehook
+    with pytest.raises(KeyboardInterrupt), stop_on_signals():
+        del owner
+        for _ in range(1000):  # the signal sent again, after the callback
+            time.sleep(0.001)
+    assert watch() is None and received_signal() == signal.SIGTERM
+    assert "Exception ignored" not in capsys.readouterr().err
+    assert sys.unraisablehook is hook and _clean_state == []
+
+
 def test_ctrl_c_in_the_block_is_told_apart_from_sigterm():
     signal.signal(signal.SIGINT, signal.default_int_handler)
     with pytest.raises(KeyboardInterrupt), stop_on_signals():

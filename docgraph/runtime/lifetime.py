@@ -134,24 +134,54 @@ def restore_handlers(previous: dict[int, Any]) -> None:
             signal.signal(signum, handler)
 
 
+#: Seconds before a signal whose interrupt Python dropped is sent again (:func:`_send_again`).
+_RESEND_DELAY = 0.05
+
+
+def _send_again(signum: int) -> None:
+    """Send ``signum`` to the main thread again, once the callback that dropped its
+    interrupt has returned."""
+    time.sleep(_RESEND_DELAY)
+    with suppress(ProcessLookupError):
+        signal.pthread_kill(threading.main_thread().ident, signum)
+
+
 @contextmanager
 def stop_on_signals() -> Iterator[None]:
     """While the block runs, SIGTERM raises :class:`KeyboardInterrupt` in the main thread as
     Ctrl-C does (and so does SIGINT, unless it is ignored, as in a background job of a
     script); :func:`received_signal` tells them apart. Elsewhere than in the main thread the
-    block just runs."""
+    block just runs.
+
+    A signal that arrives while the main thread runs a finaliser or a weakref callback raises
+    there, where Python prints the exception and drops it: such an interrupt is sent again
+    (silently, from a short-lived thread) so that it still stops the block."""
     global _received, _leaving
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     _received, _leaving = None, False
     previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    previous_hook = sys.unraisablehook
+
+    def interrupt_again(unraisable: Any) -> None:
+        global _received
+        signum = _received
+        if signum is None or _leaving or not issubclass(unraisable.exc_type, KeyboardInterrupt):
+            previous_hook(unraisable)
+            return
+        _received = None  # so that the signal sent again raises
+        threading.Thread(target=_send_again, args=(signum,), daemon=True,
+                         name="docgraph signal again").start()
+
     signal.signal(signal.SIGTERM, _interrupt)
     if previous[signal.SIGINT] is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)
+    sys.unraisablehook = interrupt_again
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         restore_handlers(previous)
 
 
