@@ -225,6 +225,29 @@ def test_scores_come_with_the_tags_of_tag(tagger, sample_splits):
     assert [e.score for d in warm for e in d.entities] != scores
 
 
+def test_the_temperature_given_to_scoring_is_the_one_used(tagger, sample_splits):
+    """The temperature passed to scoring, not the model's stored one, divides the CRF scores:
+    two temperatures give two sets of scores, the stored one gives the scores of tagging,
+    and no temperature changes a tag. Fails on the planted bug where the entity scores
+    ignore the temperature argument (always the stored one), under which the calibration
+    fit would find every temperature equal."""
+    from docgraph.tagging.pipeline import score_in_process
+
+    docs = sample_splits["test"][:3]
+    stored = tagger.model.config.score_temperature
+    cold, hot, same = score_in_process(docs, tagger, [stored / 2, stored * 3, stored])
+    tagged = list(tagger.tag_documents(docs))
+    assert [t.tags for t in same] == [t.tags for t in cold] == [t.tags for t in hot]
+    assert [t.tags for t in same] == [d.tags for d in tagged]
+
+    def flat(taggings):
+        return [s for t in taggings for sentence in t.scores for s in sentence]
+
+    assert flat(same) == pytest.approx([e.score for d in tagged for e in d.entities], rel=1e-5)
+    assert len(flat(cold)) > 3
+    assert all(c != pytest.approx(h, rel=1e-3) for c, h in zip(flat(cold), flat(hot)))
+
+
 def test_min_score_keeps_the_sure_entities(tagger, sample_splits):
     docs = sample_splits["test"][:3]
     every = [e for d in tagger.predict(docs) for e in d]
