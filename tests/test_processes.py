@@ -317,6 +317,36 @@ def test_a_process_dead_while_it_writes_a_result_is_noticed():
     assert time.monotonic() - start < 60
 
 
+_LEAVE_A_POOL_WHOSE_PROCESS_DIED_WRITING = """
+import sys
+from concurrent.futures.process import BrokenProcessPool
+sys.path.insert(0, sys.argv[1])
+from test_processes import _die_while_writing_a_result, _pid
+from docgraph.runtime.processes import pool_result, process_pool
+
+try:
+    with process_pool(1) as pool:
+        pool_result(pool, pool.submit(_pid, 0))
+        pool_result(pool, pool.submit(_die_while_writing_a_result), poll=0.1)
+except BrokenProcessPool:
+    print("left")
+"""
+
+
+@pytest.mark.timeout(180)
+def test_a_pool_left_after_a_death_mid_result_is_shut_down_in_time():
+    """Leaving the pool's block after a process died in the middle of writing a result ends
+    within a minute: the pool's result pipe is closed when the pool is killed, so its reader
+    sees the end instead of waiting for the rest of the frame. Run in a child process with a
+    time limit, so that a hang is this test's failure, not the suite's. Fails on the planted
+    bug where ``_kill_pool`` no longer closes the result pipe (the child then hangs in the
+    pool's shutdown)."""
+    res = subprocess.run([sys.executable, "-c", _LEAVE_A_POOL_WHOSE_PROCESS_DIED_WRITING,
+                          str(Path(__file__).parent)], capture_output=True, text=True,
+                         timeout=90, env=script_env(), cwd=ROOT)
+    assert res.returncode == 0 and res.stdout == "left\n", res.stderr[-3000:]
+
+
 def test_records_of_a_killed_launcher_are_removed(tmp_path):
     from docgraph.runtime.processes import remove_stale_records
 
