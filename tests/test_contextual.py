@@ -149,6 +149,7 @@ def test_cli_flags_set_the_lm_fields():
 
 
 @needs_transformers
+@pytest.mark.timeout(900)  # its commands may each take minutes on a loaded machine
 @pytest.mark.slow
 def test_two_process_run_computes_the_features_once(tiny_lm, tmp_path):
     # The first process computes and caches the features of each split; the second waits and

@@ -99,6 +99,7 @@ def test_run_experiment_runs_its_steps_with_the_switch_and_records_it(tmp_path):
     assert not any(kernel_settings().values())
 
 
+@pytest.mark.timeout(2400)  # its commands may each take minutes on a loaded machine
 @pytest.mark.slow
 def test_the_flag_a_preset_and_a_resumed_run_reach_the_training_steps(tmp_path):
     """train.py's doors: ``--deterministic``, ``deterministic = true`` in a TOML preset, and a

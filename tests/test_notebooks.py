@@ -56,6 +56,7 @@ def test_notebooks_are_committed_without_outputs():
     assert set(MIN_FIGURES) == set(NOTEBOOKS)
 
 
+@pytest.mark.timeout(1200)  # its commands may each take minutes on a loaded machine
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs(name, monkeypatch, tmp_path):

@@ -58,6 +58,7 @@ def test_torchrun_two_processes(tmp_path):
 TIMES = {"epoch_seconds", "tokens_per_s", "wall_seconds", "peak_rss_mb"}
 
 
+@pytest.mark.timeout(1200)  # its commands may each take minutes on a loaded machine
 @pytest.mark.slow
 def test_two_process_run_resumes_exactly(tmp_path):
     # The default CPU training runs two processes, each drawing its own dropout and

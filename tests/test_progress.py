@@ -150,6 +150,7 @@ def _interrupt_when(proc: subprocess.Popen, path: Path, timeout: float = 180) ->
     return proc.communicate(timeout=120)
 
 
+@pytest.mark.timeout(900)  # its commands may each take minutes on a loaded machine
 @pytest.mark.slow
 def test_training_in_two_processes_logs_progress_once(tmp_path):
     # stderr is a pipe: progress comes as lines, here one per step, from the first process only
