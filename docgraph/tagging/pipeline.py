@@ -185,8 +185,10 @@ class _LoadedModel:
 _WORKER: _LoadedModel | None = None
 
 
-def _load_worker(model_dir: str, overrides: ModelOverrides | None, threads: int) -> None:
-    """Initialise a pool process: ``threads`` intra-op threads, the model loaded once."""
+def _load_worker(model_dir: str, overrides: ModelOverrides | None, threads: int,
+                 budget: int | None = None) -> None:
+    """Initialise a pool process: ``threads`` intra-op threads, the model loaded once, tagging
+    in batches of ``budget`` tokens (default: :func:`batch_tokens`)."""
     global _WORKER
     torch.set_num_threads(threads)
     model, vocabs, config = load_model_dir(model_dir, "cpu", overrides)
@@ -194,7 +196,7 @@ def _load_worker(model_dir: str, overrides: ModelOverrides | None, threads: int)
     encoder = (ContextualEncoder.from_config(config, precision=precision)
                if config.lm is not None else None)
     _WORKER = _LoadedModel(model, vocabs, config, torch.device("cpu"), encoder,
-                           batch_tokens(config))
+                           budget or batch_tokens(config))
 
 
 def _tag_in_worker(documents: list[Document], mc_seed: int, scores: bool) -> list[Tagging]:
@@ -289,7 +291,7 @@ def stream_tags(items: Iterable[T], document: Callable[[T], Document],
             yield from _spread(group, tags, scores)
     else:
         yield from _tag_in_pool(groups, str(tagger.path), tagger.overrides, workers, mc_seed,
-                                scores)
+                                scores, tagger.batch_tokens)
 
 
 def _tagged(group: Sequence[tuple[T, Document]]) -> list[Document]:
@@ -314,12 +316,12 @@ def _drain(ahead: deque[T], rest: Iterator[T]) -> Iterator[T]:
 
 
 def _tag_in_pool(groups: Iterator[list[tuple[T, Document]]], model_dir: str,
-                 overrides: ModelOverrides | None, workers: int, mc_seed: int, scores: bool
-                 ) -> Iterator[tuple[T, Tagging]]:
+                 overrides: ModelOverrides | None, workers: int, mc_seed: int, scores: bool,
+                 budget: int | None = None) -> Iterator[tuple[T, Tagging]]:
     """Tag groups in ``workers`` processes that load the model once, at most two groups per
     process in flight, results in input order."""
     pending: deque[tuple[list[tuple[T, Document]], Future]] = deque()
-    with process_pool(workers, _load_worker, (model_dir, overrides, 1)) as pool:
+    with process_pool(workers, _load_worker, (model_dir, overrides, 1, budget)) as pool:
         try:
             for group in groups:
                 pending.append((group, pool.submit(_tag_in_worker, _tagged(group), mc_seed,

@@ -14,12 +14,13 @@ This module does not import torch.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
 from docgraph.data.tags import spans
 
-__all__ = ["Entity", "EntitySpan", "GraphEdge", "TaggedDocument", "TaggedSentence", "Tagging"]
+__all__ = ["Entity", "EntitySpan", "GraphEdge", "TaggedDocument", "TaggedSentence", "Tagging",
+           "entity_records"]
 
 
 @dataclass(frozen=True)
@@ -177,3 +178,34 @@ class TaggedDocument:
         """IOB2 tags, one list per sentence."""
         return [list(s.tags) for s in self.sentences]
 
+
+
+def entity_records(tagged: TaggedDocument, *, scores: bool = True,
+                   min_score: float | None = None,
+                   types: Collection[str] | None = None) -> list[dict]:
+    """The entities of a tagged document as ``predict.py`` writes them, one JSON lines record
+    each (:meth:`Entity.to_dict`): the one serialiser of entities.
+
+    Args:
+        tagged: A tagged document (:meth:`Tagger.pipe <docgraph.tagging.tagger.Tagger.pipe>`).
+        scores: Keep each record's ``"score"`` (there when the entities were scored).
+        min_score: Keep only the entities scored at least this.
+        types: Keep only the entities of these types (``None``: all).
+
+    Raises:
+        ValueError: ``min_score`` for entities that were not scored.
+    """
+    records = []
+    for entity in tagged.entities:
+        if min_score is not None:
+            if entity.score is None:
+                raise ValueError("min_score needs entities with scores (scores=True)")
+            if entity.score < min_score:
+                continue
+        if types is not None and entity.type not in types:
+            continue
+        record = entity.to_dict()
+        if not scores:
+            record.pop("score", None)
+        records.append(record)
+    return records

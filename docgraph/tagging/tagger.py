@@ -13,6 +13,8 @@ Example::
 
 from __future__ import annotations
 
+import copy
+import itertools
 import os
 import shutil
 import sys
@@ -525,32 +527,63 @@ class Tagger:
                       processes: int = 1, mc_seed: int = 0, scores: bool = True,
                       min_score: float | None = None, inspect: bool = False
                       ) -> Iterator[TaggedDocument]:
-        """Each document tagged, as a :class:`~docgraph.tagging.result.TaggedDocument`: its
-        tokens with their character spans in a raw string (none for token lists and
-        Documents), its sentences and its entities with their text as it stands in the input
-        and, with ``scores``, their probability. Read lazily, tagged through
-        :meth:`tag_chunks` (the tags of :meth:`tag`).
+        """:meth:`pipe` with the entities scored by default."""
+        return self.pipe(documents, tokenized=tokenized, processes=processes, mc_seed=mc_seed,
+                         scores=scores, min_score=min_score, inspect=inspect)
+
+    def pipe(self, documents: Iterable[DocumentInput], *, tokenized: bool = False,
+             scores: bool = False, inspect: bool = False, min_score: float | None = None,
+             batch_tokens: int | None = None, processes: int = 1, mc_seed: int = 0,
+             doc_ids: Iterable[str] | None = None) -> Iterator[TaggedDocument]:
+        """Tag a stream of documents: the one way in of tagging.
+
+        Each document comes out as a :class:`~docgraph.tagging.result.TaggedDocument` (its
+        tokens with their character spans in a raw string, none for token lists and
+        Documents; its sentences; its entities with their text as it stands in the input),
+        in input order, as soon as it is tagged. The input is read lazily and a few groups of
+        :data:`~docgraph.tagging.pipeline.GROUP_TOKENS` tokens are held at a time; a document
+        longer than :attr:`max_doc_tokens` is tagged in chunks and comes out whole.
 
         Args:
-            documents: Raw strings, token lists (sentences) or :class:`Document` objects
-                (ids ``doc-0``, ``doc-1``, ... unless a Document has its own).
+            documents: Raw strings, token lists (sentences) or :class:`Document` objects.
             tokenized: Raw strings are one sentence per line, tokens split on whitespace.
-            processes: CPU processes, as for :meth:`tag`.
-            mc_seed: The tagging seed of the Monte-Carlo masks (see :meth:`tag`).
             scores: Score every entity (its probability under the model).
+            inspect: Add each token's Monte-Carlo uncertainty and pruning and the document
+                graph's edges with their learnt weights, from the same pass.
             min_score: Keep only the entities scored at least this (needs ``scores``).
-            inspect: Add what :meth:`inspect` shows, from the same pass: each token's
-                Monte-Carlo uncertainty and pruning and the document graph's edges with their
-                learnt weights (tagged in this process, a group of chunks at a time).
+            batch_tokens: The token budget of a tagging batch (default: :attr:`batch_tokens`);
+                the tags do not depend on it.
+            processes: CPU processes, each loading the model from :attr:`path` (``0``:
+                automatic, on the tokens read so far); a document's tags are the same in any
+                number.
+            mc_seed: The tagging seed of the Monte-Carlo dropout masks that prune the
+                document graph.
+            doc_ids: One id per input, in order, for raw strings and token lists (default:
+                ``doc-0``, ``doc-1``, ...); a :class:`Document` keeps its own.
 
         Raises:
-            ValueError: ``min_score`` without ``scores``.
+            ValueError: ``min_score`` without ``scores``, ``batch_tokens`` below 1, or a bad
+                number of processes.
         """
         if min_score is not None and not scores:
             raise ValueError("min_score needs scores=True")
+        if batch_tokens is not None and batch_tokens < 1:
+            raise ValueError(f"batch_tokens must be >= 1, got {batch_tokens}")
+        tagger = self
+        if batch_tokens is not None and batch_tokens != self.batch_tokens:
+            tagger = copy.copy(self)
+            tagger.batch_tokens = batch_tokens
+        return tagger._pipe(documents, tokenized, scores, inspect, min_score, processes,
+                            mc_seed, doc_ids)
+
+    def _pipe(self, documents: Iterable[DocumentInput], tokenized: bool, scores: bool,
+              inspect: bool, min_score: float | None, processes: int, mc_seed: int,
+              doc_ids: Iterable[str] | None) -> Iterator[TaggedDocument]:
+        """:meth:`pipe` once its arguments are checked."""
         options = ReadOptions("text", tokenized, "file", self.max_doc_tokens or sys.maxsize)
-        chunks = (chunk for i, item in enumerate(documents)
-                  for chunk in input_chunks(item, f"doc-{i}", options))
+        ids = iter(doc_ids) if doc_ids is not None else (f"doc-{i}" for i in itertools.count())
+        chunks = (chunk for item in documents
+                  for chunk in input_chunks(item, next(ids), options))
         if not inspect:
             tagged = self.tag_chunks(chunks, chunk_document, processes, mc_seed, scores)
             yield from tagged_documents(tagged, min_score)
