@@ -276,7 +276,10 @@ def test_a_resumed_run_takes_its_saved_configuration_and_the_flags():
     assert config.output_dir == "runs/x"
 
 
-def test_check_arguments_names_the_flag_or_the_file(tmp_path):
+def test_check_arguments_names_the_flag_or_the_file(tmp_path, monkeypatch):
+    # the default --output-dir (runs/sample) is read from a working directory of the test's
+    # own: the checkout's may hold the run of the README's quick start
+    monkeypatch.chdir(tmp_path)
     check_arguments(train_parser().parse_args(["--hidden", "16"]))
     with pytest.raises(ConfigError, match="^--window = -2: expected an integer >= 0"):
         check_arguments(train_parser().parse_args(["--window", "-2"]))
