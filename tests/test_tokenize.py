@@ -12,9 +12,11 @@ import pytest
 from docgraph.data.tokenize import (
     ABBREVIATIONS,
     CONTROL_CHARACTERS,
+    HEADLINE_LINE,
     NUMBER_ABBREVIATIONS,
     SHORT_LINE,
     is_blank,
+    is_headline,
     paragraph_spans,
     sentence_spans,
     split_sentences,
@@ -255,6 +257,54 @@ def test_headings_list_items_and_chat_lines_end_sentences() -> None:
     assert split_sentences(f"{long}\n-5 degrees") == [f"{long} -5 degrees"]  # no marker
     spans = list(sentence_spans("Agenda\r\n  Kestrel"))
     assert spans == [(0, 6), (10, 17)]
+
+
+def test_a_short_line_after_a_long_line_ends_a_sentence() -> None:
+    """The length of a line is counted from where that line starts, not from where its
+    paragraph starts. Fails on the planted bug where the splitter stops tracking the line
+    start (every line after a long one then looks long)."""
+    long = "The board of Harwick Mining met in Veldania on Monday morning"
+    other = "and the members agreed on a dividend for the shareholders"
+    assert len(long) >= SHORT_LINE and len(other) >= SHORT_LINE
+    assert split_sentences(f"{long}\nand agreed on it\nKestrel results") == [
+        f"{long} and agreed on it", "Kestrel results"]
+    assert split_sentences(f"{long}\n{other}\nin Veldania\nKestrel results") == [
+        f"{long} {other} in Veldania", "Kestrel results"]
+    text = f"  {long}\r\n  Agenda\r\n  Kestrel"
+    assert [text[a:b] for a, b in sentence_spans(text)] == [f"{long}\r\n  Agenda", "Kestrel"]
+
+
+def test_headlines_in_capitals_or_title_case_end_at_their_line_breaks() -> None:
+    caps = ["BANK OF ENGLAND HOLDS RATES AS INFLATION EASES IN LONDON",
+            "ZELENSKY AND TRUMP MEET AT THE WHITE HOUSE OVER AID PACKAGE",
+            "MBAPPE SCORES TWICE AS REAL MADRID BEAT BARCELONA"]
+    titles = ["Bank of England Holds Rates as Inflation Eases in London",
+              "Zelensky and Trump Meet at the White House Over Aid Package",
+              "Mbappe's Two Goals Give Real Madrid the Win in Barcelona"]
+    assert all(len(line) >= SHORT_LINE for line in caps + titles)
+    assert split_sentences("\n".join(caps)) == caps
+    assert split_sentences("\n".join(titles)) == titles
+    assert split_sentences(f"{titles[0]}\nThe bank said it would wait and see") == [
+        titles[0], "The bank said it would wait and see"]
+    # lines of wrapped text are not headlines: lowercase words, or a line that ends as
+    # wrapped text may (a small word, a comma)
+    prose = "The Bank of England held its rates in London on Thursday as inflation"
+    assert split_sentences(f"{prose}\neased again") == [f"{prose} eased again"]
+    names = "Angela Merkel, Emmanuel Macron, Boris Johnson and"
+    assert split_sentences(f"{names}\nJustin Trudeau met") == [f"{names} Justin Trudeau met"]
+    caps_prose = "IN A STATEMENT ON THURSDAY THE BANK OF ENGLAND SAID IT WOULD WAIT FOR"
+    assert split_sentences(f"{caps_prose}\nMORE DATA") == [f"{caps_prose} MORE DATA"]
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("ZELENSKY MEETS TRUMP", True), ("G7 LEADERS MEET IN ROME", True),
+    ("Trump's Tariffs Hit Europe's Car Makers", True), ("3 Things to Know", True),
+    ("Stocks Rise: What It Means", True), ("NEWS", False), ("iPhone Sales Fall", False),
+    ("The bank held its rates", False), ("Talks With the", False),
+    ("SMITH, JONES,", False), ("A" * 10 + " B" * (HEADLINE_LINE // 2), False),
+])
+def test_is_headline(line: str, expected: bool) -> None:
+    assert is_headline(line) is expected
 
 
 def test_crlf_paragraph_break() -> None:

@@ -59,8 +59,11 @@ Sentence splitting (:func:`sentence_spans`, :func:`split_sentences`):
    separate paragraphs; a paragraph always ends a sentence.
 2. Inside a paragraph, a line break is ordinary whitespace (text wrapped at a width), unless
    it ends a line shorter than :data:`SHORT_LINE` characters (a heading, a list item, a line
-   of chat) or the next line starts with a list marker (``-``, ``*``, ``•``, ``–``, ``—``,
-   ``·``): then it ends a sentence. :func:`split_sentences` returns
+   of chat), a headline (:func:`is_headline`: a line of at most :data:`HEADLINE_LINE`
+   characters in capitals or in title case) or the next line starts with a list marker
+   (``-``, ``*``, ``•``, ``–``, ``—``, ``·``): then it ends a sentence. Text in capitals
+   wrapped at a width is therefore split at its line breaks, a known limitation of this
+   rule set. :func:`split_sentences` returns
    sentences with whitespace runs (control characters included) collapsed to one space,
    stripped; :func:`sentence_spans` returns their spans in the original text.
 3. A sentence ends after a whitespace-separated chunk that ends in ``.``, ``!`` or ``?``
@@ -200,6 +203,13 @@ _PARAGRAPH_RE = re.compile(rf"\n(?:(?:(?!\n){_SEP})*\n)+")
 #: A line break after a line of fewer characters ends a sentence (rule 2 of the module
 #: docstring): text wrapped at a width has longer lines, headings and list items shorter ones.
 SHORT_LINE = 40
+#: The longest line that :func:`is_headline` takes for a headline.
+HEADLINE_LINE = 120
+#: Words a title-case headline may write in lowercase (``Bank of England Holds Rates``).
+TITLE_SMALL_WORDS: frozenset[str] = frozenset(
+    {"a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "into", "nor", "of",
+     "off", "on", "onto", "or", "over", "per", "the", "to", "up", "upon", "via", "vs", "with"})
+_LETTERS_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _LIST_MARKERS = frozenset("-*•–—·")
 _CHUNK_RE = re.compile(rf"{_NONSEP}+")
 _SENTENCE_END_RE = re.compile(rf"^(.*?)([{_TERMINATORS}]+)[{re.escape(_CLOSING)}]*$")
@@ -384,7 +394,7 @@ def _paragraph_sentences(text: str, start: int, end: int) -> Iterator[Span]:
         new_line = previous is not None and "\n" in text[previous.end():chunk.start()]
         if previous is not None and (
                 _ends_sentence(previous.group(), chunk.group(), uncased)
-                or (new_line and _ends_line(previous.end() - line_start, chunk.group()))):
+                or (new_line and _ends_line(text[line_start:previous.end()], chunk.group()))):
             yield sentence_start, previous.end()  # type: ignore[misc]
             sentence_start = None
         if new_line:
@@ -401,11 +411,36 @@ def _paragraph_sentences(text: str, start: int, end: int) -> Iterator[Span]:
         yield sentence_start, previous.end()
 
 
-def _ends_line(line_length: int, next_chunk: str) -> bool:
-    """Whether the line break after a line of ``line_length`` characters, before
-    ``next_chunk``, ends a sentence: the line is shorter than :data:`SHORT_LINE`, or the next
-    one starts with a list marker."""
-    return line_length < SHORT_LINE or next_chunk in _LIST_MARKERS
+def _ends_line(line: str, next_chunk: str) -> bool:
+    """Whether the line break after ``line`` (from its first to its last non-whitespace
+    character), before ``next_chunk``, ends a sentence: the line is shorter than
+    :data:`SHORT_LINE` or a headline (:func:`is_headline`), or the next one starts with a
+    list marker."""
+    return len(line) < SHORT_LINE or next_chunk in _LIST_MARKERS or is_headline(line)
+
+
+def is_headline(line: str) -> bool:
+    """Whether a line of text is a headline: at most :data:`HEADLINE_LINE` characters, two
+    words or more, written in capitals (no lowercase letter) or in title case (every word
+    capitalised but the small words of :data:`TITLE_SMALL_WORDS` after the first), and not
+    ending as a line of wrapped text may (in a small word, a comma or a hyphen).
+
+    Example:
+        >>> is_headline("ZELENSKY AND SUNAK MEET IN LONDON AHEAD OF THE NATO SUMMIT")
+        True
+        >>> is_headline("Bank of England Holds Rates as Inflation Eases")
+        True
+        >>> is_headline("The bank held its rates on Thursday as inflation eased")
+        False
+    """
+    words = _LETTERS_RE.findall(line)
+    if (len(line) > HEADLINE_LINE or len(words) < 2 or line[-1] in ",-&"
+            or (line.endswith(words[-1]) and words[-1].lower() in TITLE_SMALL_WORDS)):
+        return False
+    if not any(c.islower() for c in line):
+        return any(c.isupper() for c in line)
+    return words[0][0].isupper() and all(
+        word[0].isupper() or word in TITLE_SMALL_WORDS for word in words[1:])
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[Span]:
