@@ -1,7 +1,7 @@
 """Where does a two-process (DDP, gloo) GCDoc training step lose its time on a 2-core CPU?
 
 Every batch of real CoNLL-2003 training documents (about 4000 tokens) is split in two by
-tokens (:func:`docgraph.tools.batches.split_batch`); each process trains on its share, one thread
+tokens (:func:`docgraph_dev.batches.split_batch`); each process trains on its share, one thread
 each. Four settings, each in fresh processes, time forward, backward and optimizer step:
 
 * ``alone``: one process on its share, the other core idle (the per-process ideal);
@@ -25,10 +25,14 @@ import contextlib
 import json
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's docgraph_dev
 
 SETTINGS = ("alone", "side by side", "ddp no_sync", "ddp")
 
@@ -39,7 +43,7 @@ def _shares(data_dir: str, rank: int, num_batches: int):
     from docgraph.data.registry import load_dataset
     from docgraph.data.vocab import Vocabularies
     from docgraph.graph import GraphConfig, documents_to_graphs
-    from docgraph.tools.batches import select_batch_indices, split_batch
+    from docgraph_dev.batches import select_batch_indices, split_batch
 
     docs = load_dataset("conll03", data_dir, splits=("train",))["train"]
     vocabs = Vocabularies.build(docs)

@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's docgraph_dev
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -38,7 +40,7 @@ def train(dataset: str, seed: int, processes: int, out: Path, extra: list[str]) 
 
 def welch_p(a: list[float], b: list[float]) -> float:
     """Two-sided p-value of Welch's t-test (as in ``scripts/report.py``)."""
-    from docgraph.tools.report import welch_t_test
+    from docgraph_dev.report import welch_t_test
 
     return welch_t_test(a, b)[2]
 

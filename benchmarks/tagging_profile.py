@@ -1,4 +1,4 @@
-"""Where tagging time goes, stage by stage (:mod:`docgraph.tools.tagging_profile`), for
+"""Where tagging time goes, stage by stage (:mod:`docgraph_dev.tagging_profile`), for
 shipped models on the raw text of OntoNotes test documents, one process:
 
     python benchmarks/tagging_profile.py --models conll03 ontonotes --data-dir DIR \\
@@ -11,6 +11,8 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's docgraph_dev
 
 
 def main() -> int:
@@ -31,8 +33,8 @@ def main() -> int:
     from docgraph.data.registry import load_dataset
     from docgraph.runtime.atomic import atomic_write_json
     from docgraph.runtime.machine import cpu_model
-    from docgraph.tools.peer_speed import split_text
-    from docgraph.tools.tagging_profile import format_profile, profile_tagging
+    from docgraph_dev.peer_speed import split_text
+    from docgraph_dev.tagging_profile import format_profile, profile_tagging
 
     torch.set_num_threads(args.threads)
     documents = load_dataset("ontonotes", args.data_dir, splits=("test",))["test"]

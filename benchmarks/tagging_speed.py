@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's docgraph_dev
+
 
 def _tree(spec: str) -> tuple[str, dict[str, str]]:
     """``DIR@NAME=VALUE@...`` -> ``(DIR, {NAME: VALUE})``."""
@@ -71,7 +73,7 @@ def worker(args: argparse.Namespace) -> None:
         from docgraph.tagging import pipeline
         from docgraph.tagging.inference import predict_graphs
         from docgraph.tagging.prediction_io import ReadOptions, chunk_document, read_chunks
-        from docgraph.tools.peer_speed import split_text
+        from docgraph_dev.peer_speed import split_text
 
         documents = load_dataset("ontonotes", args.data_dir, splits=("test",))["test"]
         text, _ = split_text(documents[:args.limit] if args.limit else documents)

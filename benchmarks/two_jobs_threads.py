@@ -15,7 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's docgraph_dev
 
 
 def _job(data_dir: str, model_name: str, threads: int, seconds: float, queue, go) -> None:
@@ -27,8 +31,8 @@ def _job(data_dir: str, model_name: str, threads: int, seconds: float, queue, go
     from docgraph.graph import GraphConfig, documents_to_graphs
     from docgraph.model import GCDocConfig
     from docgraph.persistence.model_dir import build_model
-    from docgraph.tools.batches import select_batch_indices
     from docgraph.training.loop import training_step
+    from docgraph_dev.batches import select_batch_indices
 
     torch.set_num_threads(threads)
     docs = load_dataset("conll03", data_dir, splits=("train",))["train"]

@@ -11,8 +11,11 @@ Usage::
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-from docgraph.tools.benchmark import main
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's docgraph_dev
+
+from docgraph_dev.benchmark import main
 
 if __name__ == "__main__":
     sys.exit(main())

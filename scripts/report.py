@@ -13,8 +13,11 @@ to make another report; a run that writes ``benchmarks/results/RESULTS.md`` reco
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-from docgraph.tools.report import main
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's docgraph_dev
+
+from docgraph_dev.report import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,4 +1,4 @@
-"""The adaptation curve (docgraph/tools/adaptation.py): nested seeded training sets of one
+"""The adaptation curve (docgraph_dev/adaptation.py): nested seeded training sets of one
 genre, types mapped (some kept), the train.py commands of each kind, the curve and its
 targets."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from docgraph.data.conll import read_conll
 from docgraph.data.document import make_document
-from docgraph.tools.adaptation import (
+from docgraph_dev.adaptation import (
     curve,
     markdown_table,
     parse_run,

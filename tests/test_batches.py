@@ -1,8 +1,8 @@
-"""Tests of the batches a measurement times (docgraph/tools/batches.py)."""
+"""Tests of the batches a measurement times (docgraph_dev/batches.py)."""
 
 from __future__ import annotations
 
-from docgraph.tools.batches import split_batch
+from docgraph_dev.batches import split_batch
 
 
 def test_split_batch_balances_tokens_and_keeps_order() -> None:

@@ -1,4 +1,4 @@
-"""Tests of the command line of ``scripts/benchmark.py`` (docgraph/tools/benchmark.py): where
+"""Tests of the command line of ``scripts/benchmark.py`` (docgraph_dev/benchmark.py): where
 its JSON goes and which measurement each mode runs."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-import docgraph.tools.benchmark as benchmark
-from docgraph.tools.benchmark import default_output
+import docgraph_dev.benchmark as benchmark
+from docgraph_dev.benchmark import default_output
 
 
 def test_default_output() -> None:

@@ -1,4 +1,4 @@
-"""Tests of the per-component breakdown of a GCDoc training step (docgraph/tools/breakdown.py)."""
+"""Tests of the per-component breakdown of a GCDoc training step (docgraph_dev/breakdown.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from conftest import HAND_COUNT_MODEL, three_sentence_batch
 
 from docgraph.model import GCDocConfig
 from docgraph.persistence.model_dir import build_model
-from docgraph.tools.breakdown import component_parts
+from docgraph_dev.breakdown import component_parts
 
 
 def test_component_parts_run() -> None:

@@ -1,5 +1,5 @@
 """Tests of :mod:`docgraph.tagging.calibration` (ECE, reliability bins, temperature, the
-precision-recall trade of a score threshold) and :mod:`docgraph.tools.calibration` (the
+precision-recall trade of a score threshold) and :mod:`docgraph_dev.calibration` (the
 study on a trained model)."""
 
 import json
@@ -76,7 +76,7 @@ def test_the_study_on_a_trained_model(model_dir, tmp_path, monkeypatch):
     import shutil
 
     from docgraph.tagging.tagger import Tagger
-    from docgraph.tools.calibration import main
+    from docgraph_dev.calibration import main
 
     model = tmp_path / "model"
     shutil.copytree(model_dir, model)

@@ -1,4 +1,4 @@
-"""Tests of the throughput per core setting (docgraph/tools/core_scaling.py): the speed-ups
+"""Tests of the throughput per core setting (docgraph_dev/core_scaling.py): the speed-ups
 over one thread, their table, the loss-scaled network of a DDP process without a share, and
 the measurement itself in fresh processes."""
 
@@ -12,7 +12,8 @@ from conftest import HAND_COUNT_MODEL, three_sentence_batch
 
 from docgraph.model import GCDocConfig
 from docgraph.persistence.model_dir import build_model
-from docgraph.tools.core_scaling import (
+from docgraph.training.loop import training_step
+from docgraph_dev.core_scaling import (
     SETTINGS,
     SPEEDUP_TARGET,
     LossScaled,
@@ -21,7 +22,6 @@ from docgraph.tools.core_scaling import (
     run_scaling,
     speedups,
 )
-from docgraph.training.loop import training_step
 
 
 def _fake(tokens: int, train: float, infer: float) -> dict:

@@ -233,7 +233,7 @@ def test_window_rows_and_sums_match_a_loop_over_sentences():
 def test_per_sentence_step_writes_nothing_at_indices():
     """The per-sentence windows run through gathers and host-planned layouts: no accumulating
     index write, nothing documented as non-deterministic, nothing read back."""
-    from docgraph.tools.operator_counts import count_operators
+    from docgraph_dev.operator_counts import count_operators
 
     x, sent_len, sentence_doc = _batch()
     enc = CrossSentenceEncoder(7, sent_channels=8, window=2, dropout=0.1,

@@ -1,4 +1,4 @@
-"""Tests of :mod:`docgraph.tools.edge_weights` (relation scores of a trained run), the study
+"""Tests of :mod:`docgraph_dev.edge_weights` (relation scores of a trained run), the study
 behind ``benchmarks/edge_weights.py``."""
 
 import json
@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from docgraph.tools import edge_weights
+from docgraph_dev import edge_weights
 
 
 def _brute_force_auc(pos: list[float], neg: list[float]) -> float:

@@ -89,7 +89,7 @@ def test_char_encoder_gradients():
 def test_pad_and_unpad_are_gathers_with_the_gradients_of_indexing():
     """pad_tokens / unpad_tokens differentiate like ``x[index]`` in float64 and run no
     accumulating index write (their backward is embedding's, not index_put's)."""
-    from docgraph.tools.operator_counts import count_operators
+    from docgraph_dev.operator_counts import count_operators
 
     sent_len = torch.tensor([3, 1, 4])
     x = torch.randn(8, 2, dtype=torch.float64, requires_grad=True)

@@ -91,7 +91,7 @@ def test_variants_are_the_ablation_switches():
 @pytest.mark.parametrize("name", ["epochs", "max_minutes", "threads", "processes",
                                   "eval_batch_tokens"])
 def test_the_training_fields_a_table_lets_differ(name):
-    from docgraph.tools.report.runs import _FREE_TRAIN_FIELDS
+    from docgraph_dev.report.runs import _FREE_TRAIN_FIELDS
 
     assert name in _FREE_TRAIN_FIELDS
     marks = setting_of(next(f for f in fields(TrainConfig) if f.name == name)).marks
@@ -99,7 +99,7 @@ def test_the_training_fields_a_table_lets_differ(name):
 
 
 def test_a_reproduce_command_drops_the_machine_flags_only():
-    from docgraph.tools.report.summary import _MACHINE_FLAGS
+    from docgraph_dev.report.summary import _MACHINE_FLAGS
 
     assert {"--threads", "--device", "--max-minutes", "--eval-batch-tokens"} <= set(
         _MACHINE_FLAGS)

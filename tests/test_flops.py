@@ -1,4 +1,4 @@
-"""Tests of the analytic FLOP counter and the matmul reference (docgraph/tools/flops.py)."""
+"""Tests of the analytic FLOP counter and the matmul reference (docgraph_dev/flops.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from torch_geometric.data import Batch
 
 from docgraph.model import GCDocConfig
 from docgraph.persistence.model_dir import build_model
-from docgraph.tools.flops import (
+from docgraph_dev.flops import (
     flops_per_token_by_component,
     linear_flops,
     lstm_flops,

@@ -90,7 +90,7 @@ def test_no_import_cycles(graph):
 #: The packages and top-level modules of ``docgraph``, lowest layer first (docs/design.md,
 #: "Code layout"): a module may import only from its own package and from layers below it.
 LAYERS = ("config", "runtime", "data", "metrics", "nn", "graph", "batching", "model",
-          "persistence", "viz", "tagging", "training", "cli", "integrations", "tools", "")
+          "persistence", "viz", "tagging", "training", "cli", "integrations", "")
 
 
 def layer_of(module: str) -> int:
@@ -148,10 +148,52 @@ def test_data_knows_no_model(graph):
     assert not outside, outside
 
 
-def test_the_library_never_imports_its_tools(graph):
-    upward = [(a, b) for a, b in graph.edges
-              if b.startswith("docgraph.tools") and not a.startswith("docgraph.tools")]
-    assert not upward, upward
+def test_the_library_never_imports_the_development_package():
+    """Importing every module of ``docgraph`` loads nothing of ``docgraph_dev`` (the
+    measurement and report code, which is not installed with the library), although the
+    development package is importable in that interpreter."""
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib, importlib.util, pkgutil, sys\n"
+        "import docgraph\n"
+        "assert importlib.util.find_spec('docgraph_dev') is not None\n"
+        "names = [m.name for m in pkgutil.walk_packages(docgraph.__path__, 'docgraph.')]\n"
+        "for name in names:\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except ImportError as error:\n"
+        "        if not (error.name or '').startswith(('spacy', 'transformers', 'torchvision')):\n"
+        "            raise\n"
+        "print(len(names), sorted(m for m in sys.modules if m.split('.')[0] == 'docgraph_dev'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=PACKAGE.parent, check=True)
+    count, loaded = out.stdout.strip().split(" ", 1)
+    modules = [f for f in PACKAGE.rglob("*.py") if f.name != "__init__.py" and all(
+        (PACKAGE / d / "__init__.py").exists() for d in f.relative_to(PACKAGE).parents)]
+    assert int(count) >= len(modules) > 50
+    assert loaded == "[]", out.stdout
+
+
+def test_the_wheel_holds_only_the_library():
+    """``pip install`` packages ``docgraph`` (and its shipped models), never ``docgraph_dev``."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    from fnmatch import fnmatchcase
+
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    include = config["tool"]["setuptools"]["packages"]["find"]["include"]
+    root = PACKAGE.parent
+    packages = [".".join(init.parent.relative_to(root).parts)
+                for init in root.glob("*/**/__init__.py") if ".venv" not in init.parts]
+    # setuptools' find: a package is taken when its dotted name matches an ``include`` pattern
+    found = [p for p in packages if any(fnmatchcase(p, pattern) for pattern in include)]
+    assert "docgraph" in found and "docgraph.tagging" in found
+    assert not [p for p in found if p.startswith("docgraph_dev")], found
 
 
 def test_argument_checking_stays_free_of_torch_modules(graph):
@@ -198,7 +240,8 @@ def test_every_module_has_a_test_file_of_its_name():
     """A maintainer finds a module's tests by its name: ``tests/test_<module>.py``, or
     ``tests/test_<package>_<module>.py`` where the package's name tells two apart."""
     tests = PACKAGE.parent / "tests"
-    missing = [str(path.relative_to(PACKAGE)) for path in sorted(PACKAGE.rglob("*.py"))
+    paths = sorted(PACKAGE.rglob("*.py")) + sorted((PACKAGE.parent / "docgraph_dev").rglob("*.py"))
+    missing = [str(path.relative_to(PACKAGE.parent)) for path in paths
                if path.name != "__init__.py"
                and not (tests / f"test_{path.stem}.py").exists()
                and not (tests / f"test_{path.parent.name}_{path.stem}.py").exists()]

@@ -1,11 +1,11 @@
-"""Tests of :mod:`docgraph.tools.inference_threshold` (F1 and consistency per pruning
+"""Tests of :mod:`docgraph_dev.inference_threshold` (F1 and consistency per pruning
 threshold), the study behind ``benchmarks/inference_threshold.py``."""
 
 import json
 
 import pytest
 
-from docgraph.tools import inference_threshold
+from docgraph_dev import inference_threshold
 
 
 def test_trained_threshold_reproduces_evaluate(model_dir):

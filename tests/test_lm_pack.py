@@ -1,4 +1,4 @@
-"""Tests of :mod:`docgraph.tools.lm_pack` (packed against per-sentence ``--lm`` windows), the
+"""Tests of :mod:`docgraph_dev.lm_pack` (packed against per-sentence ``--lm`` windows), the
 study behind ``benchmarks/lm_pack.py``, with the tiny language model."""
 
 import json
@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from docgraph.tools import lm_pack
+from docgraph_dev import lm_pack
 
 
 def test_lm_pack_benchmark_counts_the_work_and_compares_the_features(tiny_lm, tmp_path):

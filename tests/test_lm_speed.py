@@ -1,4 +1,4 @@
-"""Tests of :mod:`docgraph.tools.lm_speed` (the cost of ``--lm`` features in training and
+"""Tests of :mod:`docgraph_dev.lm_speed` (the cost of ``--lm`` features in training and
 tagging), the study behind ``benchmarks/lm_speed.py``, with the tiny language model."""
 
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 from conftest import needs_transformers
 
-from docgraph.tools import lm_speed
+from docgraph_dev import lm_speed
 
 
 @needs_transformers

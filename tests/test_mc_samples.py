@@ -1,11 +1,11 @@
-"""Tests of :mod:`docgraph.tools.mc_samples` (the Monte-Carlo passes study behind
+"""Tests of :mod:`docgraph_dev.mc_samples` (the Monte-Carlo passes study behind
 ``benchmarks/mc_samples.py``) on a tiny trained run."""
 
 import json
 
 import pytest
 
-from docgraph.tools import mc_samples
+from docgraph_dev import mc_samples
 
 
 def test_study_writes_one_row_per_sample_count(model_dir, tmp_path, capsys):

@@ -1,10 +1,10 @@
-"""The 4-type corpus of CoNLL-2003 and OntoNotes mapped (docgraph/tools/mixed_corpus.py)."""
+"""The 4-type corpus of CoNLL-2003 and OntoNotes mapped (docgraph_dev/mixed_corpus.py)."""
 
 from __future__ import annotations
 
 from docgraph.data.conll import read_conll
 from docgraph.data.document import make_document
-from docgraph.tools.mixed_corpus import main, mixed_splits
+from docgraph_dev.mixed_corpus import main, mixed_splits
 
 
 def conll_doc(doc_id: str, words: list[str], tags: list[str]):

@@ -12,7 +12,8 @@ from docgraph.config import TrainConfig
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.model import GCDocConfig
 from docgraph.persistence.model_dir import build_model
-from docgraph.tools.operator_counts import (
+from docgraph.training.loop import clip_groups, make_optimizer, training_step
+from docgraph_dev.operator_counts import (
     OperatorCountOptions,
     check_targets,
     count_operators,
@@ -20,7 +21,6 @@ from docgraph.tools.operator_counts import (
     run_operator_counts,
     train_modes,
 )
-from docgraph.training.loop import clip_groups, make_optimizer, training_step
 
 
 def test_probe_counts_top_level_operators_and_reads_back():
@@ -198,7 +198,7 @@ def test_benchmark_ops_writes_one_file_per_mode_and_fails_on_a_missed_target(
     target (e.g. one accumulating index write), 0 when every target is met."""
     import json
 
-    import docgraph.tools.benchmark as benchmark
+    import docgraph_dev.benchmark as benchmark
 
     counts = {"operators": 10, "synchronising": 0, "read_backs": 0, "cudnn_rnn_calls": 2,
               "accumulating_index_writes": 0, "nondeterministic": 0,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from docgraph.data.document import make_document
-from docgraph.tools.out_of_domain import conditions, evaluate_tagger, row
+from docgraph_dev.out_of_domain import conditions, evaluate_tagger, row
 
 
 def _corpora():
@@ -53,7 +53,7 @@ def test_row_counts_by_hand():
 
 
 def test_markdown_table_of_a_record():
-    from docgraph.tools.out_of_domain import markdown_table
+    from docgraph_dev.out_of_domain import markdown_table
 
     doc = make_document("d", [(["A", "B", "C"], ["B-PER", "O", "B-LOC"])])
     record = {"taggers": {"runs/x": {"rows": {"conll03 test, cased":

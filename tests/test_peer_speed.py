@@ -1,9 +1,9 @@
-"""The text and spans of the peer benchmark (docgraph/tools/peer_speed.py): gold entities are
+"""The text and spans of the peer benchmark (docgraph_dev/peer_speed.py): gold entities are
 the right characters of the text, paragraphs give their offsets, exact-span scores by hand."""
 
 from __future__ import annotations
 
-from docgraph.tools.peer_speed import paragraphs, scores, split_text
+from docgraph_dev.peer_speed import paragraphs, scores, split_text
 
 
 def test_gold_spans_are_the_entities_text(sample_splits):

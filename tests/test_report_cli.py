@@ -1,4 +1,4 @@
-"""Tests of the command line of the results report (:mod:`docgraph.tools.report.cli`):
+"""Tests of the command line of the results report (:mod:`docgraph_dev.report.cli`):
 ``RESULTS.md`` and the README's blocks written from run directories, ``--check``, ``--compare``
 and the recorded arguments. Each module of the report has its own tests
 (``tests/test_report_<module>.py``)."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from report_runs import ablation_run, best_dev_runs, model_section, write_runs
 
-from docgraph.tools.report import main
+from docgraph_dev.report import main
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_main_writes_markdown(runs_dir: Path, tmp_path: Path) -> None:
 
 
 def test_main_compare_names_unknown_groups(runs_dir: Path, tmp_path: Path, capsys) -> None:
-    from docgraph.tools.report import main
+    from docgraph_dev.report import main
 
     out = tmp_path / "R.md"
     assert main([str(runs_dir), "--out", str(out), "--compare", "conll03-baseline",
@@ -77,7 +77,7 @@ def test_main_compare_names_unknown_groups(runs_dir: Path, tmp_path: Path, capsy
 
 
 def test_summary_block_and_readme_check(tmp_path: Path, capsys) -> None:
-    from docgraph.tools.report import SUMMARY_END, SUMMARY_START, read_block
+    from docgraph_dev.report import SUMMARY_END, SUMMARY_START, read_block
 
     root = tmp_path / "runs"
     lucky = best_dev_runs(root)
@@ -110,7 +110,7 @@ def test_report_without_arguments_uses_the_recorded_ones_and_advises_them(
         tmp_path: Path, monkeypatch, capsys) -> None:
     # `python scripts/report.py` regenerates from benchmarks/results/report.args; a stale
     # --check advises exactly that command (never one that would drop inputs).
-    from docgraph.tools.report import ARGS_FILE, main
+    from docgraph_dev.report import ARGS_FILE, main
 
     root = tmp_path / "runs"
     ablation_run(root, "conll03-baseline", 1, 90.0, model=model_section(graph=False,

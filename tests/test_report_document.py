@@ -1,4 +1,4 @@
-"""Tests of :mod:`docgraph.tools.report.document`: ``RESULTS.md`` assembled section by section
+"""Tests of :mod:`docgraph_dev.report.document`: ``RESULTS.md`` assembled section by section
 (which sections appear for which runs, the regeneration command at its top)."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from report_runs import ablation_run, model_section, write_runs
 
-from docgraph.tools.report.document import ablation_sections, render
-from docgraph.tools.report.paper import PAPER_TABLES
-from docgraph.tools.report.regenerate import documented_command, regenerate_command
-from docgraph.tools.report.runs import find_runs
+from docgraph_dev.report.document import ablation_sections, render
+from docgraph_dev.report.paper import PAPER_TABLES
+from docgraph_dev.report.regenerate import documented_command, regenerate_command
+from docgraph_dev.report.runs import find_runs
 
 BASELINE = {"graph": False, "cross_sentence": False}
 

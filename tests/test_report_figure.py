@@ -1,4 +1,4 @@
-"""Tests of :mod:`docgraph.tools.report.figure`: Fig. 4 drawn as a PNG, ours beside the
+"""Tests of :mod:`docgraph_dev.report.figure`: Fig. 4 drawn as a PNG, ours beside the
 paper's."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from pathlib import Path
 
 from report_runs import ablation_run, model_section
 
-from docgraph.tools.report.figure import plot_window
-from docgraph.tools.report.runs import find_runs
-from docgraph.tools.report.selection import Selection, window_selection
+from docgraph_dev.report.figure import plot_window
+from docgraph_dev.report.runs import find_runs
+from docgraph_dev.report.selection import Selection, window_selection
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

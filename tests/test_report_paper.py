@@ -1,11 +1,11 @@
-"""Tests of :mod:`docgraph.tools.report.paper`: the paper's numbers hold together (every table
+"""Tests of :mod:`docgraph_dev.report.paper`: the paper's numbers hold together (every table
 agrees with the others where they report the same model) and cannot be changed by accident."""
 
 from __future__ import annotations
 
 import pytest
 
-from docgraph.tools.report.paper import (
+from docgraph_dev.report.paper import (
     BASELINE_ROW,
     CONLL_TYPES,
     GCDOC_ROW,
@@ -16,7 +16,7 @@ from docgraph.tools.report.paper import (
     PAPER_WITH_BERT,
     WINDOW_VARIANTS,
 )
-from docgraph.tools.report.runs import VARIANT_LABELS
+from docgraph_dev.report.runs import VARIANT_LABELS
 
 
 def test_the_tables_are_v_vi_vii_in_order():

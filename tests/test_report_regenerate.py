@@ -1,4 +1,4 @@
-"""Tests of :mod:`docgraph.tools.report.regenerate`: the command written at the top of
+"""Tests of :mod:`docgraph_dev.report.regenerate`: the command written at the top of
 ``RESULTS.md`` and the recorded arguments of ``python scripts/report.py``."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from docgraph.tools.report.regenerate import (
+from docgraph_dev.report.regenerate import (
     ARGS_FILE,
     DEFAULT_OUT,
     documented_command,
@@ -18,7 +18,7 @@ from docgraph.tools.report.regenerate import (
 
 
 def test_regenerate_command_round_trip() -> None:
-    from docgraph.tools.report import documented_command, parse_command, regenerate_command
+    from docgraph_dev.report import documented_command, parse_command, regenerate_command
 
     argv = ["a b", "--speed", "x/speed-*.json", "--out", "R.md", "--check"]
     command = regenerate_command(argv)

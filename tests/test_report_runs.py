@@ -1,4 +1,4 @@
-"""Tests of :mod:`docgraph.tools.report.runs`: run directories read and classified (name and
+"""Tests of :mod:`docgraph_dev.report.runs`: run directories read and classified (name and
 seed, model variant, setting, hardware, why the run stopped)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from report_runs import ablation_run, edit_metrics, model_section, write_run, write_runs
 
 from docgraph.config import ExperimentConfig
-from docgraph.tools.report.runs import (
+from docgraph_dev.report.runs import (
     Run,
     describe_setting,
     find_runs,
@@ -54,7 +54,7 @@ def test_find_runs_groups_by_configuration_and_sorts_by_seed(tmp_path: Path) -> 
 
 
 def test_run_stop_reason_recorded_or_derived() -> None:
-    from docgraph.tools.report import run_stop_reason
+    from docgraph_dev.report import run_stop_reason
 
     def m(epochs: int, best: int, max_minutes: float = 0.0, cap: int = 30, **extra) -> dict:
         return {"epochs": epochs, "best_epoch": best, **extra,
@@ -72,7 +72,7 @@ def test_run_stop_reason_recorded_or_derived() -> None:
 
 
 def test_model_variant_rows() -> None:
-    from docgraph.tools.report import model_variant
+    from docgraph_dev.report import model_variant
 
     def v(**changes) -> str:
         return model_variant({"model": model_section(**changes)})

@@ -1,4 +1,4 @@
-"""Tests of :mod:`docgraph.tools.report.selection`: which runs each table shows (one setting
+"""Tests of :mod:`docgraph_dev.report.selection`: which runs each table shows (one setting
 per ablation table, one run per seed) and the best configuration of each model on the summary
 (by dev F1, never by test F1)."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 from report_runs import ablation_run, best_dev_runs, edit_metrics, model_section
 
-from docgraph.tools.report.runs import Run, find_runs, group_runs
-from docgraph.tools.report.selection import (
+from docgraph_dev.report.runs import Run, find_runs, group_runs
+from docgraph_dev.report.selection import (
     SUMMARY_SEEDS,
     Selection,
     best_group,
@@ -18,7 +18,7 @@ from docgraph.tools.report.selection import (
     summary_choices,
     window_selection,
 )
-from docgraph.tools.report.tables import summary_rows
+from docgraph_dev.report.tables import summary_rows
 
 BASELINE = {"graph": False, "cross_sentence": False}
 
@@ -37,7 +37,7 @@ def test_summary_picks_the_best_dev_configuration_of_each_model(tmp_path: Path) 
 
 
 def test_summary_prefers_replicated_configurations(tmp_path: Path) -> None:
-    from docgraph.tools.report import summary_rows
+    from docgraph_dev.report import summary_rows
 
     root = tmp_path / "runs"
     for seed, f1 in ((1, 90.0), (2, 91.0), (3, 92.0)):
@@ -57,7 +57,7 @@ def test_summary_prefers_replicated_configurations(tmp_path: Path) -> None:
 
 def test_cpu_threads_and_processes_share_a_table(tmp_path: Path) -> None:
     """A two-process DDP run and a one-thread run of another variant fill one Table VII."""
-    from docgraph.tools.report import PAPER_TABLES, paper_table_rows, select_runs, setting_key
+    from docgraph_dev.report import PAPER_TABLES, paper_table_rows, select_runs, setting_key
 
     ddp = ablation_run(tmp_path, "full-ddp", 1, 92.0, model=model_section())
     metrics = json.loads((ddp / "metrics.json").read_text())
@@ -79,7 +79,7 @@ def test_cpu_threads_and_processes_share_a_table(tmp_path: Path) -> None:
 
 def test_best_group_ranks_by_dev_never_by_test() -> None:
     # Same seed counts; "dev-best" has the higher dev F1 and the lower test F1 of the two.
-    from docgraph.tools.report import Run, best_group
+    from docgraph_dev.report import Run, best_group
 
     def run(group: str, seed: int, dev: float, test: float) -> Run:
         metrics = {"dev": {"f1": dev}, "test": {"f1": test},

@@ -1,4 +1,4 @@
-"""Tests of :mod:`docgraph.tools.report.stats`: mean and sample standard deviation, the
+"""Tests of :mod:`docgraph_dev.report.stats`: mean and sample standard deviation, the
 regularised incomplete beta function and Welch's t-test, against closed forms, hand
 computation and SciPy where it is installed."""
 
@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from docgraph.tools.report.stats import mean_std, regularized_beta, welch_t_test
+from docgraph_dev.report.stats import mean_std, regularized_beta, welch_t_test
 
 
 def test_mean_std_is_the_sample_std():

@@ -1,4 +1,4 @@
-"""Tests of :mod:`docgraph.tools.report.summary`: the README's summary and reproduce blocks and
+"""Tests of :mod:`docgraph_dev.report.summary`: the README's summary and reproduce blocks and
 the markers around them."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 from report_runs import ablation_run, edit_metrics, model_section
 
 from docgraph.persistence.shipped import MANIFEST, SHIPPED_DIR, shipped_models
-from docgraph.tools.report.runs import Run, find_runs
-from docgraph.tools.report.selection import SummaryChoice
-from docgraph.tools.report.stats import welch_t_test
-from docgraph.tools.report.summary import (
+from docgraph_dev.report.runs import Run, find_runs
+from docgraph_dev.report.selection import SummaryChoice
+from docgraph_dev.report.stats import welch_t_test
+from docgraph_dev.report.summary import (
     REPRODUCE_END,
     REPRODUCE_START,
     SUMMARY_END,

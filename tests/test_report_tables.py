@@ -1,4 +1,4 @@
-"""Tests of :mod:`docgraph.tools.report.tables`: every table's rows, cell by cell, from
+"""Tests of :mod:`docgraph_dev.report.tables`: every table's rows, cell by cell, from
 hand-made runs whose scores give each cell by hand."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from report_runs import ablation_run, model_section, write_runs
 
-from docgraph.tools.report.runs import Run, find_runs, group_runs
-from docgraph.tools.report.selection import Selection
-from docgraph.tools.report.stats import welch_t_test
-from docgraph.tools.report.tables import (
+from docgraph_dev.report.runs import Run, find_runs, group_runs
+from docgraph_dev.report.selection import Selection
+from docgraph_dev.report.stats import welch_t_test
+from docgraph_dev.report.tables import (
     OVERALL_HEADER,
     SCALING_HEADER,
     SPEED_HEADER,
@@ -129,7 +129,7 @@ def test_significance_rows_extra_comparisons(runs_dir: Path) -> None:
 
 
 def test_embeddings_note_names_glove_subsets_as_glove() -> None:
-    from docgraph.tools.report import embeddings_note
+    from docgraph_dev.report import embeddings_note
 
     class _Run:
         def __init__(self, embeddings: str) -> None:
@@ -142,7 +142,7 @@ def test_embeddings_note_names_glove_subsets_as_glove() -> None:
 
 
 def test_paper_tables_classify_restrict_and_mark_budget(tmp_path: Path) -> None:
-    from docgraph.tools.report import PAPER_TABLES, paper_table_rows, select_runs
+    from docgraph_dev.report import PAPER_TABLES, paper_table_rows, select_runs
 
     root = tmp_path / "runs"
     base = dict(model=model_section(graph=False, cross_sentence=False))
@@ -181,7 +181,7 @@ def test_paper_tables_classify_restrict_and_mark_budget(tmp_path: Path) -> None:
 
 
 def test_table6_current_sentence_only_row(tmp_path: Path) -> None:
-    from docgraph.tools.report import PAPER_TABLES, paper_table_rows, select_runs
+    from docgraph_dev.report import PAPER_TABLES, paper_table_rows, select_runs
 
     ablation_run(tmp_path, "cur", 1, 91.0, model=model_section(use_previous=False, use_next=False))
     ablation_run(tmp_path, "prev", 1, 91.2, model=model_section(use_next=False))
@@ -195,7 +195,7 @@ def test_table6_current_sentence_only_row(tmp_path: Path) -> None:
 
 
 def test_window_rows_one_per_window_size(tmp_path: Path) -> None:
-    from docgraph.tools.report import window_rows, window_selection
+    from docgraph_dev.report import window_rows, window_selection
 
     for k, f1 in ((1, 91.0), (2, 92.0), (4, 91.5)):
         ablation_run(tmp_path / "runs", f"k{k}", 1, f1, model=model_section(window=k))
@@ -207,7 +207,7 @@ def test_window_rows_one_per_window_size(tmp_path: Path) -> None:
 
 
 def test_model_notes_name_departures_from_the_paper(tmp_path: Path) -> None:
-    from docgraph.tools.report import model_notes
+    from docgraph_dev.report import model_notes
 
     plain = ablation_run(tmp_path, "a", 1, 90.0, model=model_section())
     frozen = ablation_run(tmp_path, "b", 1, 90.0, model=model_section(freeze_embeddings=True,
@@ -226,7 +226,7 @@ def _consistency(recurrent_f1: float, singleton_f1: float, pred_consistency: flo
 
 
 def test_consistency_rows_average_seeds_and_skip_runs_without_them() -> None:
-    from docgraph.tools.report import Run, consistency_rows
+    from docgraph_dev.report import Run, consistency_rows
 
     def run(group: str, seed: int, f1: float, consistency: dict | None) -> Run:
         metrics = {"test": {"f1": f1}, "epochs": 10, "best_epoch": 4, "stop_reason":
@@ -250,7 +250,7 @@ def test_consistency_rows_average_seeds_and_skip_runs_without_them() -> None:
 
 
 def test_lm_runs_get_their_own_summary_rows(tmp_path: Path) -> None:
-    from docgraph.tools.report import summary_rows
+    from docgraph_dev.report import summary_rows
 
     root = tmp_path / "runs"
     baseline = model_section(graph=False, cross_sentence=False)
@@ -359,7 +359,7 @@ def test_summary_consistency_rows_of_the_best_baseline_and_gcdoc(tmp_path: Path)
 
 
 def test_consistency_rows_read_n_a_without_groups() -> None:
-    from docgraph.tools.report import Run, consistency_rows
+    from docgraph_dev.report import Run, consistency_rows
 
     def run(seed: int, groups: int, gold_groups: int) -> Run:
         consistency = {"recurrent": {"f1": 0.0, "support": 0, "predicted": 0},

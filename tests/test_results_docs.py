@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from docgraph.tools.report import (
+from docgraph_dev.report import (
     REPRODUCE_END,
     REPRODUCE_START,
     documented_command,
@@ -38,13 +38,13 @@ def test_documented_command_covers_readme_and_figure(argv: list[str]) -> None:
 
 
 def test_results_md_is_regenerated_byte_for_byte(argv: list[str], capsys) -> None:
-    from docgraph.tools.report import main
+    from docgraph_dev.report import main
 
     assert main([*argv, "--check"]) == 0, capsys.readouterr().err
 
 
 def test_results_md_and_readme_block_equal_the_generated(argv: list[str]) -> None:
-    from docgraph.tools.report import generate
+    from docgraph_dev.report import generate
 
     made = generate(argv)
     assert len(made.runs) >= 40 and made.speed_files
@@ -64,7 +64,7 @@ def test_every_summary_row_has_its_reproduce_command() -> None:
     # its seeds and every model flag its runs were trained with.
     import shlex
 
-    from docgraph.tools.report import summary_choices
+    from docgraph_dev.report import summary_choices
 
     runs = find_runs([ROOT / "benchmarks" / "results" / "runs"])
     block = read_block(README.read_text(encoding="utf-8"), REPRODUCE_START, REPRODUCE_END)

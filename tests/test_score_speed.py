@@ -1,4 +1,4 @@
-"""Tests of :mod:`docgraph.tools.score_speed` (the cost of entity scores), its ``predict.py``
+"""Tests of :mod:`docgraph_dev.score_speed` (the cost of entity scores), its ``predict.py``
 runs replaced by canned ones."""
 
 import json
@@ -9,7 +9,7 @@ import pytest
 @pytest.mark.parametrize("changed", [False, True])
 def test_rates_ratio_and_same_entities(tmp_path, monkeypatch, changed):
     from docgraph.data.registry import load_dataset
-    from docgraph.tools import score_speed
+    from docgraph_dev import score_speed
 
     sample = load_dataset("sample", None, splits=("test",))
     monkeypatch.setattr("docgraph.data.registry.load_dataset",

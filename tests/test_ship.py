@@ -1,4 +1,4 @@
-"""Tests of the pure helpers of :mod:`docgraph.tools.ship`: its command line and the tagging
+"""Tests of the pure helpers of :mod:`docgraph_dev.ship`: its command line and the tagging
 threshold written into a packed model (packing and tagging are
 ``tests/test_packing.py``'s and ``tests/test_shipped.py``'s)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from docgraph.tools.ship import parser
+from docgraph_dev.ship import parser
 
 
 def test_the_command_line_defaults():

@@ -1,4 +1,4 @@
-"""Tests of the speed comparison of GCDoc and the baseline (docgraph/tools/speed.py): a tiny
+"""Tests of the speed comparison of GCDoc and the baseline (docgraph_dev/speed.py): a tiny
 quick run on the sample corpus and the epoch estimate."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 from conftest import HAND_COUNT_MODEL
 
-from docgraph.tools.speed import SpeedOptions, epoch_minutes, format_speed_table, measure_speed
+from docgraph_dev.speed import SpeedOptions, epoch_minutes, format_speed_table, measure_speed
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,8 @@
-"""Tests of the training-step and tagging speed on a device (docgraph/tools/step_speed.py)."""
+"""Tests of the training-step and tagging speed on a device (docgraph_dev/step_speed.py)."""
 
 from __future__ import annotations
 
-from docgraph.tools.step_speed import format_step_speed
+from docgraph_dev.step_speed import format_step_speed
 
 
 def test_format_step_speed_lists_rows_tagging_and_profiles() -> None:

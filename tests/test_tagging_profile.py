@@ -1,4 +1,4 @@
-"""The tagging profile (docgraph/tools/tagging_profile.py): a stage's time is its own, by hand;
+"""The tagging profile (docgraph_dev/tagging_profile.py): a stage's time is its own, by hand;
 every stage of a real model's tagging is timed and the shares add up."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from docgraph.tools.tagging_profile import STAGES, StageClock, format_profile, profile_tagging
+from docgraph_dev.tagging_profile import STAGES, StageClock, format_profile, profile_tagging
 
 
 def test_inner_stages_are_taken_out_of_the_outer_one():
@@ -54,7 +54,7 @@ def test_flops_of_linear_layers_and_lstm_layers_by_hand():
     import torch
 
     from docgraph.nn.layout import lstm_direction
-    from docgraph.tools.tagging_profile import FlopTally
+    from docgraph_dev.tagging_profile import FlopTally
 
     clock = StageClock()
     tally = FlopTally(clock)
@@ -97,7 +97,7 @@ def test_the_profile_counts_the_arithmetic_of_each_network_stage(model_dir, tmp_
 def test_flops_of_whole_linear_layers_and_attention_under_inference_mode():
     import torch
 
-    from docgraph.tools.tagging_profile import FlopTally
+    from docgraph_dev.tagging_profile import FlopTally
 
     clock = StageClock()
     tally = FlopTally(clock)

@@ -1,5 +1,5 @@
 """Tests of graph-construction, training and inference throughput and the cost ratios
-(docgraph/tools/throughput.py)."""
+(docgraph_dev/throughput.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from docgraph.data.vocab import Vocabularies
 from docgraph.graph import GraphConfig
 from docgraph.model import GCDocConfig
 from docgraph.persistence.model_dir import build_model
-from docgraph.tools.flops import model_flops, train_step_flops
-from docgraph.tools.throughput import (
+from docgraph_dev.flops import model_flops, train_step_flops
+from docgraph_dev.throughput import (
     cost_ratios,
     throughput_record,
     time_graph_build,

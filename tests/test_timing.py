@@ -1,4 +1,4 @@
-"""Tests of the timing of closures (docgraph/tools/timing.py), on a clock the test drives."""
+"""Tests of the timing of closures (docgraph_dev/timing.py), on a clock the test drives."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-import docgraph.tools.timing as timing
-from docgraph.tools.timing import median_seconds, time_interleaved, timed
+import docgraph_dev.timing as timing
+from docgraph_dev.timing import median_seconds, time_interleaved, timed
 
 
 @pytest.fixture

@@ -3,7 +3,9 @@
 ``pip install`` puts ``docgraph`` on the ``PATH`` (``[project.scripts]`` in
 ``pyproject.toml``); ``docgraph train --dataset conll03`` is ``python scripts/train.py
 --dataset conll03``, and so on for every command below. Nothing here imports torch: each
-command's own parser answers ``--help`` and bad arguments before the work starts.
+command's own parser answers ``--help`` and bad arguments before the work starts. The
+measurement and report commands (``scripts/benchmark.py``, ``scripts/report.py``) belong to
+the repository's development package ``docgraph_dev``, not to the installed library.
 """
 
 from __future__ import annotations
@@ -22,8 +24,6 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "visualize": ("docgraph.cli", "visualize_main",
                   "HTML view, graph drawing or noisiest edges of a trained model"),
     "stats": ("docgraph.cli", "stats_main", "corpus and document-graph statistics"),
-    "benchmark": ("docgraph.tools.benchmark", "main", "speed, operator counts, profiles"),
-    "report": ("docgraph.tools.report", "main", "results tables and the README's blocks"),
 }
 
 

@@ -10,14 +10,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from docgraph.tools.report.paper import WINDOW_VARIANTS
-from docgraph.tools.report.runs import Run, describe_setting, group_runs, score_values, setting_key
+from docgraph_dev.report.paper import WINDOW_VARIANTS
+from docgraph_dev.report.runs import Run, describe_setting, group_runs, score_values, setting_key
 
 
 @dataclass(frozen=True)
 class Selection:
     """The runs one ablation table shows: those of one setting
-    (:func:`~docgraph.tools.report.runs.setting_key`)."""
+    (:func:`~docgraph_dev.report.runs.setting_key`)."""
 
     dataset: str
     key: str | None
@@ -46,7 +46,7 @@ class Selection:
 def select_runs(runs: Iterable[Run], dataset: str, variants: Iterable[str]) -> Selection:
     """Runs of ``dataset`` whose variant is one of ``variants``, restricted to one setting.
 
-    Among the settings (:func:`~docgraph.tools.report.runs.setting_key`: same training
+    Among the settings (:func:`~docgraph_dev.report.runs.setting_key`: same training
     settings, hardware, embeddings and fixed model fields) the one that fills the most rows is
     chosen, then the one with the most seeds, the most converged runs, the latest run, and last
     the greatest key (so the choice never depends on file order). A seed counts once per row

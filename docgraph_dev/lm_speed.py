@@ -44,10 +44,10 @@ from docgraph.persistence.model_dir import build_model
 from docgraph.runtime.atomic import atomic_write_json
 from docgraph.runtime.machine import cpu_model, peak_rss_mib
 from docgraph.tagging.tagger import Tagger
-from docgraph.tools.batches import select_batches
-from docgraph.tools.flops import matmul_gflops
-from docgraph.tools.throughput import inference_pass, training_pass
-from docgraph.tools.timing import time_interleaved
+from docgraph_dev.batches import select_batches
+from docgraph_dev.flops import matmul_gflops
+from docgraph_dev.throughput import inference_pass, training_pass
+from docgraph_dev.timing import time_interleaved
 
 
 def _rates(tokens: int, timing: tuple[float, float]) -> dict[str, float]:

@@ -38,8 +38,8 @@ from docgraph.model import GCDocConfig, GCDocOutput
 from docgraph.persistence.model_dir import build_model
 from docgraph.runtime.machine import peak_rss_mib
 from docgraph.runtime.processes import spawn
-from docgraph.tools.batches import select_batch_indices, split_batch
 from docgraph.training.loop import training_step
+from docgraph_dev.batches import select_batch_indices, split_batch
 
 SPEEDUP_TARGET = 1.8
 

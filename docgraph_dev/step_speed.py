@@ -27,9 +27,9 @@ from docgraph.persistence.model_dir import build_model
 from docgraph.runtime.determinism import set_deterministic
 from docgraph.runtime.machine import cpu_model, resolve_device
 from docgraph.tagging.inference import predict_graphs
-from docgraph.tools.batches import select_batch_indices
-from docgraph.tools.breakdown import component_parts
 from docgraph.training.loop import clip_groups, make_optimizer, training_step
+from docgraph_dev.batches import select_batch_indices
+from docgraph_dev.breakdown import component_parts
 
 
 def profile_step(model: GCDoc, optimizer: torch.optim.Optimizer, groups: list, batch: Batch,
@@ -40,7 +40,7 @@ def profile_step(model: GCDoc, optimizer: torch.optim.Optimizer, groups: list, b
     steps, so warm): on CUDA the kernels it launched, their summed device time against the
     step's wall time (the fraction of the step the GPU is busy) and the ``top`` kernels by
     time; on a CPU the ``top`` operators by self CPU time. Then each component's forward +
-    backward alone (:func:`~docgraph.tools.breakdown.component_parts`), synchronised, mean of
+    backward alone (:func:`~docgraph_dev.breakdown.component_parts`), synchronised, mean of
     three calls.
     """
     cuda = device.type == "cuda"

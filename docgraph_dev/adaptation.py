@@ -43,7 +43,7 @@ from docgraph.runtime.atomic import atomic_write_json
 __all__ = ["RUN_KINDS", "curve", "main", "markdown_table", "parse_run", "run_order",
            "select_documents", "train_command", "type_map", "write_corpus"]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 #: The kinds of a run: the model as it is, trained from scratch, fine-tuned from the model.
 RUN_KINDS = ("zero-shot", "scratch", "finetune")

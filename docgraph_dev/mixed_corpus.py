@@ -26,7 +26,7 @@ from pathlib import Path
 from docgraph.data.augment import case_variant
 from docgraph.data.document import Document
 from docgraph.data.type_maps import ONTONOTES_TO_CONLL, map_document
-from docgraph.tools.adaptation import write_corpus
+from docgraph_dev.adaptation import write_corpus
 
 __all__ = ["main", "mixed_splits"]
 

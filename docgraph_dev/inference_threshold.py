@@ -43,7 +43,7 @@ from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.model_dir import ModelOverrides, load_model_weights, read_model_dir
 from docgraph.runtime.atomic import atomic_write_json
 from docgraph.tagging.inference import evaluate, split_consistency
-from docgraph.tools.report.stats import mean_std, welch_t_test
+from docgraph_dev.report.stats import mean_std, welch_t_test
 
 
 @dataclass

@@ -1,12 +1,12 @@
 """The command line of ``scripts/benchmark.py``: runs the chosen measurements, writes their JSON.
 
 * by default, the speed of GCDoc against the BiLSTM-CRF baseline
-  (:func:`~docgraph.tools.speed.measure_speed`) and the throughput per core setting
-  (:func:`~docgraph.tools.core_scaling.run_scaling`);
+  (:func:`~docgraph_dev.speed.measure_speed`) and the throughput per core setting
+  (:func:`~docgraph_dev.core_scaling.run_scaling`);
 * ``--ops``: the operators of one training and one tagging step per training mode
-  (:func:`~docgraph.tools.operator_counts.run_operator_counts`);
+  (:func:`~docgraph_dev.operator_counts.run_operator_counts`);
 * ``--step-speed``: training-step and tagging speed on a device
-  (:func:`~docgraph.tools.step_speed.run_step_speed`).
+  (:func:`~docgraph_dev.step_speed.run_step_speed`).
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ from docgraph.cli.arguments import SWITCHES
 from docgraph.data.errors import CorpusFormatError
 from docgraph.data.registry import load_dataset
 from docgraph.runtime.atomic import atomic_write_json
-from docgraph.tools.core_scaling import SETTINGS, ScalingOptions, run_scaling
-from docgraph.tools.operator_counts import (
+from docgraph_dev.core_scaling import SETTINGS, ScalingOptions, run_scaling
+from docgraph_dev.operator_counts import (
     OperatorCountOptions,
     format_counts,
     run_operator_counts,
 )
-from docgraph.tools.speed import SpeedOptions, epoch_minutes, format_speed_table, measure_speed
-from docgraph.tools.step_speed import format_step_speed, run_step_speed
+from docgraph_dev.speed import SpeedOptions, epoch_minutes, format_speed_table, measure_speed
+from docgraph_dev.step_speed import format_step_speed, run_step_speed
 
 MEASUREMENTS = Path("benchmarks/results/measurements")
 """Where the measurements of ``scripts/benchmark.py`` go by default: ``benchmark-speed/``,

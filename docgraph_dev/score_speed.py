@@ -1,7 +1,7 @@
 """What entity scores cost: ``predict.py`` with and without ``--scores`` on the raw text of
 OntoNotes test documents, side by side.
 
-The text is that of :func:`docgraph.tools.peer_speed.split_text` (a paragraph per document, a
+The text is that of :func:`docgraph_dev.peer_speed.split_text` (a paragraph per document, a
 line per sentence); each model runs ``predict.py --documents paragraphs --quiet`` with its
 defaults, alternating with and without ``--scores`` for ``--rounds`` rounds; a round's
 tagging seconds are its wall time less that of the same command on a one-sentence file. The
@@ -27,7 +27,7 @@ from typing import Any
 
 from docgraph.runtime.atomic import atomic_write_json
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _seconds(command: list[str]) -> tuple[float, str]:
@@ -47,7 +47,7 @@ def measure(models: Sequence[str], data_dir: str | None, rounds: int, limit: int
             ) -> dict[str, Any]:
     """The record of one run (see the module docstring)."""
     from docgraph.data.registry import load_dataset
-    from docgraph.tools.peer_speed import split_text
+    from docgraph_dev.peer_speed import split_text
 
     documents = load_dataset("ontonotes", data_dir, splits=("test",))["test"][:limit or None]
     text, _ = split_text(documents)

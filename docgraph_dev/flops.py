@@ -16,7 +16,7 @@ from torch_geometric.data import Batch
 
 from docgraph.model import GCDoc
 from docgraph.nn.cross_sentence import sentence_windows
-from docgraph.tools.timing import median_seconds
+from docgraph_dev.timing import median_seconds
 
 #: FLOPs of a backward pass per FLOP of its forward pass.
 BACKWARD_FACTOR = 2.0

@@ -1,28 +1,28 @@
 """Markdown results tables and figures generated from run directories (never typed by hand).
 
-``python scripts/report.py`` (:func:`~docgraph.tools.report.cli.main`) writes
+``python scripts/report.py`` (:func:`~docgraph_dev.report.cli.main`) writes
 ``benchmarks/results/RESULTS.md``, the README's generated blocks and Fig. 4. One job per
 module:
 
-* :mod:`~docgraph.tools.report.paper`: the paper's numbers;
-* :mod:`~docgraph.tools.report.runs`: run directories read and classified (configuration
+* :mod:`~docgraph_dev.report.paper`: the paper's numbers;
+* :mod:`~docgraph_dev.report.runs`: run directories read and classified (configuration
   name and seed, model variant, setting, hardware, why the run stopped);
-* :mod:`~docgraph.tools.report.selection`: which runs each table shows;
-* :mod:`~docgraph.tools.report.stats`: mean ± std and Welch's t-test;
-* :mod:`~docgraph.tools.report.tables`: the rows of every table;
-* :mod:`~docgraph.tools.report.summary`: the README's summary and reproduce blocks;
-* :mod:`~docgraph.tools.report.figure`: Fig. 4 as a PNG;
-* :mod:`~docgraph.tools.report.document`: the whole ``RESULTS.md``, section by section;
-* :mod:`~docgraph.tools.report.regenerate`: the recorded command that regenerates it;
-* :mod:`~docgraph.tools.report.cli`: the command line.
+* :mod:`~docgraph_dev.report.selection`: which runs each table shows;
+* :mod:`~docgraph_dev.report.stats`: mean ± std and Welch's t-test;
+* :mod:`~docgraph_dev.report.tables`: the rows of every table;
+* :mod:`~docgraph_dev.report.summary`: the README's summary and reproduce blocks;
+* :mod:`~docgraph_dev.report.figure`: Fig. 4 as a PNG;
+* :mod:`~docgraph_dev.report.document`: the whole ``RESULTS.md``, section by section;
+* :mod:`~docgraph_dev.report.regenerate`: the recorded command that regenerates it;
+* :mod:`~docgraph_dev.report.cli`: the command line.
 
 The names below are re-exported here for the scripts and tests.
 """
 
-from docgraph.tools.report.cli import Generated, generate, main
-from docgraph.tools.report.document import render
-from docgraph.tools.report.figure import plot_window
-from docgraph.tools.report.paper import (
+from docgraph_dev.report.cli import Generated, generate, main
+from docgraph_dev.report.document import render
+from docgraph_dev.report.figure import plot_window
+from docgraph_dev.report.paper import (
     PAPER_OVERALL,
     PAPER_RECALL,
     PAPER_TABLES,
@@ -30,7 +30,7 @@ from docgraph.tools.report.paper import (
     PAPER_WITH_BERT,
     PaperTable,
 )
-from docgraph.tools.report.regenerate import (
+from docgraph_dev.report.regenerate import (
     ARGS_FILE,
     DEFAULT_OUT,
     documented_command,
@@ -38,7 +38,7 @@ from docgraph.tools.report.regenerate import (
     recorded_arguments,
     regenerate_command,
 )
-from docgraph.tools.report.runs import (
+from docgraph_dev.report.runs import (
     Run,
     find_runs,
     group_runs,
@@ -51,7 +51,7 @@ from docgraph.tools.report.runs import (
     setting_key,
     split_run_name,
 )
-from docgraph.tools.report.selection import (
+from docgraph_dev.report.selection import (
     Selection,
     SummaryChoice,
     best_group,
@@ -59,8 +59,8 @@ from docgraph.tools.report.selection import (
     summary_choices,
     window_selection,
 )
-from docgraph.tools.report.stats import mean_std, regularized_beta, welch_t_test
-from docgraph.tools.report.summary import (
+from docgraph_dev.report.stats import mean_std, regularized_beta, welch_t_test
+from docgraph_dev.report.summary import (
     REPRODUCE_END,
     REPRODUCE_START,
     SUMMARY_END,
@@ -70,7 +70,7 @@ from docgraph.tools.report.summary import (
     reproduce_markdown,
     summary_markdown,
 )
-from docgraph.tools.report.tables import (
+from docgraph_dev.report.tables import (
     OVERALL_HEADER,
     consistency_rows,
     embeddings_note,

@@ -2,7 +2,7 @@
 
 Training runs :func:`~docgraph.training.loop.training_step` (forward, backward, Adam);
 inference runs :meth:`~docgraph.model.GCDoc.predict`, GCDoc's ``T`` Monte-Carlo passes
-included. The passes of both models are timed interleaved (:func:`~docgraph.tools.timing.
+included. The passes of both models are timed interleaved (:func:`~docgraph_dev.timing.
 time_interleaved`), so their ratios hold on a shared machine.
 """
 
@@ -18,9 +18,9 @@ from docgraph.data.document import Document
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph import DocumentGraph, GraphConfig, documents_to_graphs
 from docgraph.model import GCDoc
-from docgraph.tools.flops import model_flops, train_step_flops
-from docgraph.tools.timing import median_seconds
 from docgraph.training.loop import training_step
+from docgraph_dev.flops import model_flops, train_step_flops
+from docgraph_dev.timing import median_seconds
 
 #: How the times of a speed record are taken (its ``timing_note``).
 TIMING_NOTE = (

@@ -1,6 +1,6 @@
 """Where a GCDoc training step's time goes: each component's forward + backward, timed alone.
 
-The components are those of :func:`~docgraph.tools.flops.model_flops` (character encoder,
+The components are those of :func:`~docgraph_dev.flops.model_flops` (character encoder,
 cross-sentence encoder, context BiLSTM, uncertainty tagger, relation graph, emissions + CRF),
 each run on a batch's real inputs.
 """
@@ -17,7 +17,7 @@ from torch_geometric.data import Batch
 from docgraph.model import GCDoc
 from docgraph.nn.gather import gather_rows
 from docgraph.nn.relation import relation_loss
-from docgraph.tools.timing import median_seconds
+from docgraph_dev.timing import median_seconds
 
 
 def _fwd_bwd(fn: Callable[[], Tensor]) -> Callable[[], None]:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from docgraph.tools.report.paper import PAPER_TABLES, PAPER_WINDOW
-from docgraph.tools.report.regenerate import ARGS_FILE
-from docgraph.tools.report.runs import ROW_FIELDS, Run, group_runs
-from docgraph.tools.report.selection import select_runs, window_selection
-from docgraph.tools.report.summary import summary_markdown
-from docgraph.tools.report.tables import (
+from docgraph_dev.report.paper import PAPER_TABLES, PAPER_WINDOW
+from docgraph_dev.report.regenerate import ARGS_FILE
+from docgraph_dev.report.runs import ROW_FIELDS, Run, group_runs
+from docgraph_dev.report.selection import select_runs, window_selection
+from docgraph_dev.report.summary import summary_markdown
+from docgraph_dev.report.tables import (
     ABLATION_HEADER,
     CONSISTENCY_HEADER,
     NOT_CONVERGED_MARK,
@@ -79,9 +79,9 @@ def render(runs: Sequence[Run], speed: Sequence[tuple[str, dict[str, Any]]] = ()
     """The whole markdown report.
 
     Args:
-        runs: The runs (see :func:`~docgraph.tools.report.runs.find_runs`).
+        runs: The runs (see :func:`~docgraph_dev.report.runs.find_runs`).
         speed: ``(file name, result)`` of benchmark JSON files.
-        compare: Extra pairs for :func:`~docgraph.tools.report.tables.significance_rows`.
+        compare: Extra pairs for :func:`~docgraph_dev.report.tables.significance_rows`.
         command: The command that regenerates the report, shown at its top.
         figure: Link (relative to the report) to the Fig. 4 PNG, if one is written.
     """

@@ -31,7 +31,7 @@ from typing import Any
 from docgraph.config import ExperimentConfig, GCDocConfig, TrainConfig
 from docgraph.config.fields import CAP, MACHINE, SHARDING, VARIANT, fields_marked
 from docgraph.runtime.integrity import read_json_file
-from docgraph.tools.report.paper import BASELINE_ROW, GCDOC_ROW
+from docgraph_dev.report.paper import BASELINE_ROW, GCDOC_ROW
 
 _SEED_SUFFIX = re.compile(r"^(?P<name>.+?)-(?:s|seed-?)(?P<seed>\d+)$")
 _SEED_DIR = re.compile(r"^seed-?(?P<seed>\d+)$")

@@ -14,17 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from docgraph.runtime.atomic import atomic_write_text
-from docgraph.tools.report.document import ablation_sections, render
-from docgraph.tools.report.figure import plot_window
-from docgraph.tools.report.regenerate import (
+from docgraph_dev.report.document import ablation_sections, render
+from docgraph_dev.report.figure import plot_window
+from docgraph_dev.report.regenerate import (
     ARGS_FILE,
     DEFAULT_OUT,
     recorded_arguments,
     regenerate_command,
 )
-from docgraph.tools.report.runs import Run, find_runs, group_runs
-from docgraph.tools.report.selection import window_selection
-from docgraph.tools.report.summary import (
+from docgraph_dev.report.runs import Run, find_runs, group_runs
+from docgraph_dev.report.selection import window_selection
+from docgraph_dev.report.summary import (
     REPRODUCE_END,
     REPRODUCE_START,
     SUMMARY_END,

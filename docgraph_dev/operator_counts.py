@@ -69,8 +69,8 @@ from docgraph.data.vocab import Vocabularies
 from docgraph.graph import GraphConfig, documents_to_graphs
 from docgraph.model import GCDocConfig
 from docgraph.persistence.model_dir import build_model
-from docgraph.tools.batches import select_batch_indices
 from docgraph.training.loop import clip_groups, make_optimizer, training_step
+from docgraph_dev.batches import select_batch_indices
 
 __all__ = [
     "ACCUMULATING_BACKWARDS",
@@ -500,7 +500,7 @@ def run_operator_counts(options: OperatorCountOptions, command: str = "") -> dic
     presets, after :meth:`~docgraph.model.GCDoc.set_epoch` of the first epoch; tagging is
     :meth:`~docgraph.model.GCDoc.predict`). The counted batch of each budget is the longest
     of the first 20 of the training sampler's shuffled epoch
-    (:func:`~docgraph.tools.batches.select_batch_indices`).
+    (:func:`~docgraph_dev.batches.select_batch_indices`).
 
     Returns:
         The common fields and ``modes``: for each mode its ``settings``, ``rows`` (one per

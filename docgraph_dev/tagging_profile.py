@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from docgraph.tools.flops import linear_flops, lstm_flops, matmul_gflops
+from docgraph_dev.flops import linear_flops, lstm_flops, matmul_gflops
 
 #: The network modules timed by forward hooks: attribute of the model -> stage name.
 MODULE_STAGES = {

@@ -1,6 +1,6 @@
 """The paper's numbers (Wang et al., GCDoc), as printed: the overall test scores, the per-type
 recall, the ablation Tables V, VI and VII, the points of Fig. 4 given in numbers and GCDoc
-with BERT-large features. Data only: :mod:`~docgraph.tools.report.tables` puts them beside
+with BERT-large features. Data only: :mod:`~docgraph_dev.report.tables` puts them beside
 ours.
 """
 

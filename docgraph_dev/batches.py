@@ -1,9 +1,9 @@
 """The batches a measurement times: the first batches of the training sampler's shuffled epoch,
 and the share of each data-parallel process in one of them.
 
-Every tool that times or counts steps (:mod:`docgraph.tools.speed`,
-:mod:`docgraph.tools.step_speed`, :mod:`docgraph.tools.core_scaling`,
-:mod:`docgraph.tools.operator_counts`, the studies under ``benchmarks/``) draws its batches
+Every tool that times or counts steps (:mod:`docgraph_dev.speed`,
+:mod:`docgraph_dev.step_speed`, :mod:`docgraph_dev.core_scaling`,
+:mod:`docgraph_dev.operator_counts`, the studies under ``benchmarks/``) draws its batches
 here, so they all measure the same documents.
 """
 

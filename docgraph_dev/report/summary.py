@@ -13,10 +13,10 @@ from docgraph.cli.arguments import value_flags
 from docgraph.config.fields import MACHINE
 from docgraph.persistence.shipped import MANIFEST, SHIPPED_DIR, shipped_models
 from docgraph.runtime.integrity import read_json_file
-from docgraph.tools.report.runs import VARIANT_LABELS, Run, score_values, stop_summary
-from docgraph.tools.report.selection import SummaryChoice, summary_choices
-from docgraph.tools.report.stats import welch_t_test
-from docgraph.tools.report.tables import (
+from docgraph_dev.report.runs import VARIANT_LABELS, Run, score_values, stop_summary
+from docgraph_dev.report.selection import SummaryChoice, summary_choices
+from docgraph_dev.report.stats import welch_t_test
+from docgraph_dev.report.tables import (
     CONSISTENCY_HEADER,
     SUMMARY_HEADER,
     SUMMARY_LABELS,

@@ -38,7 +38,7 @@ from typing import Any
 
 from docgraph.runtime.atomic import atomic_write_json
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 Span = tuple[int, int, str]
 
 
@@ -136,7 +136,10 @@ def _run(command: list[str]) -> tuple[float, float, subprocess.CompletedProcess]
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True)
+    # the repository root on the path, where ``-m docgraph_dev...`` is found from any directory
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    result = subprocess.run(command, capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": path})
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -191,7 +194,7 @@ def measure(models: Sequence[str], spacy_model: str, data_dir: str | None, round
                 else:
                     out = Path(tmp) / "spacy.json"
                     only = ["--entities-only"] if processes == "entities" else []
-                    wall, cpu, _ = _run([sys.executable, "-m", "docgraph.tools.peer_speed",
+                    wall, cpu, _ = _run([sys.executable, "-m", "docgraph_dev.peer_speed",
                                          "--spacy-worker", model, str(path), str(out), *only])
                     data = json.loads(out.read_text())
                     predicted[name] = {tuple(e) for e in data["entities"]}  # type: ignore[misc]

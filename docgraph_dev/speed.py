@@ -1,10 +1,10 @@
 """Speed of GCDoc against the BiLSTM-CRF baseline, every measurement on the same batches.
 
 One record holds the read and graph-construction times, both models' training and inference
-throughput (:mod:`docgraph.tools.throughput`) and cost ratios (targets: train <= 3x,
+throughput (:mod:`docgraph_dev.throughput`) and cost ratios (targets: train <= 3x,
 inference <= 4x), the per-component breakdown of GCDoc's training step
-(:mod:`docgraph.tools.breakdown`), and the analytic FLOPs, achieved GFLOP/s and the machine's
-matmul GFLOP/s on the same thread count (:mod:`docgraph.tools.flops`).
+(:mod:`docgraph_dev.breakdown`), and the analytic FLOPs, achieved GFLOP/s and the machine's
+matmul GFLOP/s on the same thread count (:mod:`docgraph_dev.flops`).
 """
 
 from __future__ import annotations
@@ -23,16 +23,16 @@ from docgraph.graph import GraphConfig
 from docgraph.model import GCDoc, GCDocConfig
 from docgraph.persistence.model_dir import build_model
 from docgraph.runtime.machine import cpu_model, peak_rss_mib
-from docgraph.tools.batches import select_batches
-from docgraph.tools.breakdown import time_components
-from docgraph.tools.core_scaling import format_scaling
-from docgraph.tools.flops import (
+from docgraph_dev.batches import select_batches
+from docgraph_dev.breakdown import time_components
+from docgraph_dev.core_scaling import format_scaling
+from docgraph_dev.flops import (
     FLOPS_NOTE,
     MATMUL_FRACTION_TARGET,
     flops_per_token_by_component,
     matmul_gflops,
 )
-from docgraph.tools.throughput import (
+from docgraph_dev.throughput import (
     TIMING_NOTE,
     cost_ratios,
     inference_pass,
@@ -40,7 +40,7 @@ from docgraph.tools.throughput import (
     time_graph_build,
     training_pass,
 )
-from docgraph.tools.timing import time_interleaved
+from docgraph_dev.timing import time_interleaved
 
 
 @dataclass

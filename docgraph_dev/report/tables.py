@@ -3,7 +3,7 @@ configuration, per-type recall, document consistency, significance, the paper's 
 tables, Fig. 4 as a table, the summary, the runs and the speed measurements.
 
 Each table says mean ± sample standard deviation over the seeds of a configuration, next to
-the paper's numbers (:mod:`~docgraph.tools.report.paper`).
+the paper's numbers (:mod:`~docgraph_dev.report.paper`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from docgraph.metrics import against_majority, bucket_f1, mixed_share
-from docgraph.tools.report.paper import (
+from docgraph_dev.report.paper import (
     BASELINE_ROW,
     CONLL_TYPES,
     GCDOC_ROW,
@@ -27,7 +27,7 @@ from docgraph.tools.report.paper import (
     WINDOW_VARIANTS,
     PaperTable,
 )
-from docgraph.tools.report.runs import (
+from docgraph_dev.report.runs import (
     VARIANT_LABELS,
     Run,
     pretty_embeddings,
@@ -35,8 +35,8 @@ from docgraph.tools.report.runs import (
     stop_label,
     stop_summary,
 )
-from docgraph.tools.report.selection import Selection, summary_choices
-from docgraph.tools.report.stats import mean_std, welch_t_test
+from docgraph_dev.report.selection import Selection, summary_choices
+from docgraph_dev.report.stats import mean_std, welch_t_test
 
 
 def format_mean_std(values: Sequence[float]) -> str:
@@ -199,7 +199,7 @@ SCALING_HEADER = ["File", "Setting", "Base train tok/s", "GCDoc train tok/s",
 
 
 def speed_rows(results: Iterable[tuple[str, dict[str, Any]]]) -> list[list[str]]:
-    """One row per speed JSON (see :mod:`docgraph.tools.speed`): the one-thread figures."""
+    """One row per speed JSON (see :mod:`docgraph_dev.speed`): the one-thread figures."""
     rows = []
     for name, s in results:
         b, g = s["baseline"], s["gcdoc"]
@@ -314,7 +314,7 @@ SUMMARY_LABELS: Mapping[str, str] = MappingProxyType({
     "cross_only": "GCDoc without the document graph (cross-sentence module only)",
     "graph_only": "GCDoc without the cross-sentence module (document graph only)"})
 """Names in the summary where they differ from
-:data:`~docgraph.tools.report.runs.VARIANT_LABELS`."""
+:data:`~docgraph_dev.report.runs.VARIANT_LABELS`."""
 
 SUMMARY_HEADER = ("Corpus", "Model", "Best configuration (by dev F1)", "Seeds", "Test F1",
                   "Stopped", "Hardware", "Paper F1")
@@ -344,7 +344,7 @@ def model_notes(run: Run) -> str:
 
 
 def summary_rows(runs: Sequence[Run]) -> list[list[str]]:
-    """The summary table: per :func:`~docgraph.tools.report.selection.summary_choices` row
+    """The summary table: per :func:`~docgraph_dev.report.selection.summary_choices` row
     its seeds, test F1, stop summary, hardware and the paper's F1."""
     rows = []
     for choice in summary_choices(runs):
@@ -370,7 +370,7 @@ def _paper_with_bert(dataset: str, variant: str) -> str:
 
 def summary_consistency_rows(runs: Sequence[Run]) -> list[list[str]]:
     """Document consistency (test) of the best BiLSTM-CRF and the best GCDoc of each corpus
-    (the :func:`~docgraph.tools.report.selection.summary_choices` of those variants), when
+    (the :func:`~docgraph_dev.report.selection.summary_choices` of those variants), when
     their runs recorded it."""
     return [[choice.dataset, *row] for choice in summary_choices(runs)
             if choice.variant in ("baseline", "full")

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 from docgraph.runtime.atomic import atomic_write_bytes
-from docgraph.tools.report.paper import PAPER_WINDOW, WINDOW_VARIANTS
-from docgraph.tools.report.runs import score_values
-from docgraph.tools.report.selection import Selection
-from docgraph.tools.report.stats import mean_std
+from docgraph_dev.report.paper import PAPER_WINDOW, WINDOW_VARIANTS
+from docgraph_dev.report.runs import score_values
+from docgraph_dev.report.selection import Selection
+from docgraph_dev.report.stats import mean_std
 
 
 def plot_window(selection: Selection, path: str | Path) -> None:
