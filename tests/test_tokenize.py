@@ -299,7 +299,8 @@ def test_headlines_in_capitals_or_title_case_end_at_their_line_breaks() -> None:
 @pytest.mark.parametrize(("line", "expected"), [
     ("ZELENSKY MEETS TRUMP", True), ("G7 LEADERS MEET IN ROME", True),
     ("Trump's Tariffs Hit Europe's Car Makers", True), ("3 Things to Know", True),
-    ("Stocks Rise: What It Means", True), ("NEWS", False), ("iPhone Sales Fall", False),
+    ("Stocks Rise: What It Means", True), ("NEWS", False), ("iPhone Sales Fall", True),
+    ("sales Fall Again", False), ("Meloni Meets Von der Leyen in Rome", True),
     ("The bank held its rates", False), ("Talks With the", False),
     ("SMITH, JONES,", False), ("A" * 10 + " B" * (HEADLINE_LINE // 2), False),
 ])

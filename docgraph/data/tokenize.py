@@ -205,10 +205,14 @@ _PARAGRAPH_RE = re.compile(rf"\n(?:(?:(?!\n){_SEP})*\n)+")
 SHORT_LINE = 40
 #: The longest line that :func:`is_headline` takes for a headline.
 HEADLINE_LINE = 120
-#: Words a title-case headline may write in lowercase (``Bank of England Holds Rates``).
+#: Words a title-case headline may write in lowercase (``Bank of England Holds Rates``,
+#: ``Von der Leyen``).
 TITLE_SMALL_WORDS: frozenset[str] = frozenset(
     {"a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "into", "nor", "of",
-     "off", "on", "onto", "or", "over", "per", "the", "to", "up", "upon", "via", "vs", "with"})
+     "off", "on", "onto", "or", "over", "per", "the", "to", "up", "upon", "via", "vs", "with",
+     # particles of names
+     "al", "bin", "da", "de", "del", "della", "den", "der", "di", "du", "la", "le", "van",
+     "von"})
 _LETTERS_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _LIST_MARKERS = frozenset("-*•–—·")
 _CHUNK_RE = re.compile(rf"{_NONSEP}+")
@@ -422,7 +426,8 @@ def _ends_line(line: str, next_chunk: str) -> bool:
 def is_headline(line: str) -> bool:
     """Whether a line of text is a headline: at most :data:`HEADLINE_LINE` characters, two
     words or more, written in capitals (no lowercase letter) or in title case (every word
-    capitalised but the small words of :data:`TITLE_SMALL_WORDS` after the first), and not
+    with a capital, ``iPhone`` too, but the small words of :data:`TITLE_SMALL_WORDS` after
+    the first), and not
     ending as a line of wrapped text may (in a small word, a comma or a hyphen).
 
     Example:
@@ -439,8 +444,8 @@ def is_headline(line: str) -> bool:
         return False
     if not any(c.islower() for c in line):
         return any(c.isupper() for c in line)
-    return words[0][0].isupper() and all(
-        word[0].isupper() or word in TITLE_SMALL_WORDS for word in words[1:])
+    return not words[0].islower() and all(
+        not word.islower() or word in TITLE_SMALL_WORDS for word in words[1:])
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[Span]:
