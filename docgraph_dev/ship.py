@@ -1,7 +1,7 @@
 """Make a trained run a shipped model, and measure what packing it changed.
 
 ``scripts/ship_model.py RUN_DIR --name NAME`` packs the run's model
-(:func:`~docgraph.persistence.packing.pack_model_dir`) into ``docgraph/models/NAME/`` and tags
+(:func:`~docgraph.persistence.packing.pack_model_dir`) into ``docgraph_models/NAME/`` and tags
 the run's test split with both: the run's float32 model and the packed one. It writes a JSON
 record (``--out``) with the share of test tokens whose tags are equal, both test F1 scores,
 what was left out and the sizes; it exits 1 when the packed model misses ``--min-agreement``
@@ -47,7 +47,7 @@ def parser() -> argparse.ArgumentParser:
                    help="tagging threshold stored in the packed model (default: the trained)")
     p.add_argument("--data-dir", default=None, help="corpus directory of the test split")
     p.add_argument("--target", default=None,
-                   help="where to write the packed model (default: docgraph/models/NAME)")
+                   help="where to write the packed model (default: docgraph_models/NAME)")
     p.add_argument("--out", default=None, help="the JSON record (default: print only)")
     p.add_argument("--min-agreement", type=float, default=99.9,
                    help="least share of test tokens (%%) with equal tags")

@@ -194,6 +194,10 @@ def test_the_wheel_holds_only_the_library():
     found = [p for p in packages if any(fnmatchcase(p, pattern) for pattern in include)]
     assert "docgraph" in found and "docgraph.tagging" in found
     assert not [p for p in found if p.startswith("docgraph_dev")], found
+    # the weights apart from the code, in the same distribution
+    assert "docgraph_models" in found
+    assert config["tool"]["setuptools"]["package-data"]["docgraph_models"] == ["*/*"]
+    assert not list(PACKAGE.rglob("model.pt"))
 
 
 def test_argument_checking_stays_free_of_torch_modules(graph):

@@ -1,4 +1,4 @@
-"""Shipped models (docgraph/persistence/shipped.py, docgraph/models/): a name resolves to its
+"""Shipped models (docgraph/persistence/shipped.py, docgraph_models/): a name resolves to its
 packed directory everywhere a model is loaded, an unknown name is a one-line error listing the
 shipped ones, and each shipped model tags a fixed paragraph to the committed entities (a
 change that alters a shipped model's output fails here)."""

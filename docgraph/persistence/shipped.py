@@ -2,19 +2,32 @@
 model directory (torch-free: the command-line tools check it before torch loads).
 
 A shipped model is a packed model directory (:mod:`docgraph.persistence.packing`) under
-``docgraph/models/<name>/``; ``Tagger.load("conll03")``, ``predict.py --model conll03`` and
+``docgraph_models/<name>/``, the data package installed beside the library (the weights apart
+from the code); ``Tagger.load("conll03")``, ``predict.py --model conll03`` and
 ``nlp.add_pipe("docgraph_ner", config={"model": "conll03"})`` load it by name. Its card is
 ``docs/models.md``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 from docgraph.config.errors import DocgraphError
 
-#: Where the shipped models are (inside the package, so that an install carries them).
-SHIPPED_DIR = Path(__file__).resolve().parent.parent / "models"
+
+def _models_package() -> Path:
+    """The directory of the data package ``docgraph_models``, found by name without importing
+    it; where it is not installed, where it would be beside ``docgraph`` (no model ships)."""
+    spec = importlib.util.find_spec("docgraph_models")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations))).resolve()
+    return Path(__file__).resolve().parents[2] / "docgraph_models"
+
+
+#: Where the shipped models are: the data package ``docgraph_models``, installed with the
+#: library by the same ``pip install``.
+SHIPPED_DIR = _models_package()
 
 #: The files every model directory has (``train.py`` writes them; a packed one too).
 MODEL_FILES = ("config.json", "vocab.json", "model.pt")
