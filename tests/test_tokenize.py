@@ -18,6 +18,7 @@ from docgraph.data.tokenize import (
     is_blank,
     is_headline,
     paragraph_spans,
+    same_line_runs,
     sentence_spans,
     split_sentences,
     text_to_sentence_spans,
@@ -306,6 +307,15 @@ def test_headlines_in_capitals_or_title_case_end_at_their_line_breaks() -> None:
 ])
 def test_is_headline(line: str, expected: bool) -> None:
     assert is_headline(line) is expected
+
+
+def test_same_line_runs_cut_at_every_kind_of_line_break() -> None:
+    text = "Morgan\r\nStanley  and\u2028Goldman Sachs\x0cInc"
+    spans = token_spans(text)
+    assert [[text[a:b] for a, b in spans[f:s]] for f, s in same_line_runs(text, spans)] == [
+        ["Morgan"], ["Stanley", "and"], ["Goldman", "Sachs"], ["Inc"]]
+    assert same_line_runs(text, spans[3:5]) == [(0, 2)]
+    assert same_line_runs(text, []) == []
 
 
 def test_crlf_paragraph_break() -> None:

@@ -84,7 +84,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 ABBREVIATIONS: frozenset[str] = frozenset(
     {
@@ -446,6 +446,30 @@ def is_headline(line: str) -> bool:
         return any(c.isupper() for c in line)
     return not words[0].islower() and all(
         not word.islower() or word in TITLE_SMALL_WORDS for word in words[1:])
+
+
+_LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def same_line_runs(text: str, spans: Sequence[Span]) -> list[tuple[int, int]]:
+    """The runs of consecutive tokens of ``text`` (``spans``, in order) that no line break
+    separates, as ``(first, stop)`` indices into ``spans``: where an entity found over tokens
+    of several lines is cut, so that no entity spans a line break (the line breaks of
+    :meth:`str.splitlines`).
+
+    Example:
+        >>> text = "LONDON\nBANK OF ENGLAND"
+        >>> same_line_runs(text, token_spans(text))
+        [(0, 1), (1, 4)]
+    """
+    runs, first = [], 0
+    for k in range(1, len(spans)):
+        if not _LINE_BREAKS.isdisjoint(text[spans[k - 1][1]:spans[k][0]]):
+            runs.append((first, k))
+            first = k
+    if spans:
+        runs.append((first, len(spans)))
+    return runs
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[Span]:
