@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 Entity = tuple[int, str, int, int]
@@ -552,3 +552,66 @@ def document_consistency(
         for b in (True, False)
     )
     return DocumentConsistency(recurrent, singleton, gold_consistency, pred_consistency)
+
+
+@dataclass
+class NameGroups:
+    """How the gold mentions of each repeated name of a document were tagged.
+
+    A *group* is the gold mentions of a document that share one string (:func:`mention_string`)
+    and one gold type, at least two of them. Each mention counts as found with the type of the
+    predicted mention of exactly its span, or as missed. A group is ``one_type`` when every
+    mention is found with a single type (the gold type or not), ``mixed`` when its found
+    mentions carry more than one type, ``partly_missed`` when some but not all are found (with
+    one type), and ``missed`` when none is.
+    """
+
+    groups: int = 0
+    one_type: int = 0
+    correct: int = 0
+    mixed: int = 0
+    partly_missed: int = 0
+    missed: int = 0
+
+    @property
+    def inconsistent(self) -> int:
+        """The groups with more than one type or partly missed."""
+        return self.mixed + self.partly_missed
+
+    def to_dict(self) -> dict[str, Any]:
+        """The counts and the shares of all groups, in percent."""
+        counts = {f.name: getattr(self, f.name) for f in fields(self)}
+        shares = {f"{name}_share": _safe_percent(value, self.groups)
+                  for name, value in (*counts.items(), ("inconsistent", self.inconsistent))
+                  if name != "groups"}
+        return {**counts, "inconsistent": self.inconsistent, **shares}
+
+
+def name_groups(documents_tokens: Sequence[Sequence[Sequence[str]]],
+                gold: Sequence[Sequence[Sequence[str]]], pred: Sequence[Sequence[Sequence[str]]],
+                lowercase: bool = True) -> NameGroups:
+    """:class:`NameGroups` of predicted against gold tags (same shapes as
+    :func:`document_consistency`), summed over documents; ``correct`` counts the ``one_type``
+    groups whose type is the gold one."""
+    out = NameGroups()
+    for sentences, gold_doc, pred_doc in zip(documents_tokens, gold, pred, strict=True):
+        predicted = {(s, start, end): type_ for s, type_, start, end in extract_entities(pred_doc)}
+        groups: dict[tuple[str, str], list[str | None]] = {}
+        for s, type_, start, end in sorted(extract_entities(gold_doc)):
+            key = (mention_string(sentences[s], start, end, lowercase), type_)
+            groups.setdefault(key, []).append(predicted.get((s, start, end)))
+        for (_, type_), found in groups.items():
+            if len(found) < 2:
+                continue
+            out.groups += 1
+            types = {t for t in found if t is not None}
+            if len(types) > 1:
+                out.mixed += 1
+            elif not types:
+                out.missed += 1
+            elif None in found:
+                out.partly_missed += 1
+            else:
+                out.one_type += 1
+                out.correct += types == {type_}
+    return out

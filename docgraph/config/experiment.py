@@ -137,6 +137,9 @@ class ExperimentConfig:
 
     def __post_init__(self) -> None:
         check_config(self, "")
+        if self.lm is not None and self.train.novel_name_share > 0:
+            raise ConfigError("[train] novel_name_share with a language model (--lm): the "
+                              "features of the invented names are not computed; drop one")
 
     @property
     def file_splits(self) -> tuple[str, ...]:

@@ -74,6 +74,17 @@ class TrainConfig:
             every epoch from the seed.
         uppercase_share: The share seen uppercased (drawn apart from the lowercased ones; the
             two shares sum to at most 1).
+        novel_name_share: Names never seen (:mod:`docgraph.data.novel_names`): the share of
+            the training documents seen each epoch with every entity word replaced by an
+            invented word, consistently within the document (drawn apart from the case shares;
+            the three sum to at most 1).
+        novel_name_variants: The number of invented-name versions of the training split; a
+            document drawn in epoch ``e`` is seen in version ``e mod novel_name_variants``.
+        word_dropout: The probability that a training token's word id is replaced by the
+            unknown word in a step (its characters kept; :mod:`docgraph.graph.masking`).
+        mention_masking: The probability that a token of an entity mention that repeats an
+            earlier token of its document loses its word and its characters in a step, so that
+            only its context and the document graph tell its type.
         deterministic: Ask PyTorch, cuBLAS and cuDNN for deterministic kernels
             (:func:`~docgraph.runtime.determinism.set_deterministic`), so that two CUDA runs with
             one
@@ -122,15 +133,27 @@ class TrainConfig:
     uppercase_share: float = number(0.0, low=0.0, high=1.0, flag="--uppercase-share",
                                     help="case augmentation: share of the training documents "
                                          "seen uppercased each epoch")
+    novel_name_share: float = number(0.0, low=0.0, high=1.0, flag="--novel-name-share",
+                                     help="share of the training documents seen each epoch "
+                                          "with invented names")
+    novel_name_variants: int = integer(3, low=1, high=64, flag="--novel-name-variants",
+                                       help="invented-name versions of the training split")
+    word_dropout: float = number(0.0, low=0.0, high=1.0, high_open=True, flag="--word-dropout",
+                                 help="probability that a training token's word becomes the "
+                                      "unknown word")
+    mention_masking: float = number(0.0, low=0.0, high=1.0, flag="--mention-masking",
+                                    help="probability that a repeated mention token loses its "
+                                         "word and characters")
     deterministic: bool = switch(False, help="deterministic kernels on CUDA",
                                  switches={"--deterministic": True})
 
     def __post_init__(self) -> None:
         check_config(self, "train")
-        if self.lowercase_share + self.uppercase_share > 1:
-            raise ConfigError(f"[train] lowercase_share + uppercase_share = "
-                              f"{self.lowercase_share} + {self.uppercase_share}: expected a "
-                              "sum of at most 1")
+        shares = self.lowercase_share + self.uppercase_share + self.novel_name_share
+        if shares > 1:
+            raise ConfigError(f"[train] lowercase_share + uppercase_share + novel_name_share = "
+                              f"{self.lowercase_share} + {self.uppercase_share} + "
+                              f"{self.novel_name_share}: expected a sum of at most 1")
 
 
 #: The ``[train]`` settings of a small corpus (fewer training tokens than

@@ -37,25 +37,29 @@ def case_variant(document: Document, case: str) -> Document:
 
 
 def epoch_cases(num_documents: int, lowercase_share: float, uppercase_share: float,
-                seed: int, epoch: int) -> list[str]:
-    """The case in which each of ``num_documents`` training documents is seen in ``epoch``.
+                seed: int, epoch: int, novel_share: float = 0.0) -> list[str]:
+    """The form in which each of ``num_documents`` training documents is seen in ``epoch``.
 
-    ``round(share * num_documents)`` documents are lowercased and as many uppercased, drawn
-    without overlap by a generator seeded with ``(seed, epoch)`` alone, so every process of a
-    data-parallel run, and a resumed run, draws the same.
+    ``round(share * num_documents)`` documents are lowercased, as many uppercased and as many
+    seen with invented names (``"novel"``, :mod:`docgraph.data.novel_names`), drawn without
+    overlap by a generator seeded with ``(seed, epoch)`` alone, so every process of a
+    data-parallel run, and a resumed run, draws the same. Without ``novel_share`` the draw is
+    the case augmentation's alone.
     """
-    if lowercase_share < 0 or uppercase_share < 0 or lowercase_share + uppercase_share > 1:
-        raise ValueError(f"case shares {lowercase_share} and {uppercase_share}: expected "
-                         "two shares >= 0 whose sum is at most 1")
+    if min(lowercase_share, uppercase_share, novel_share) < 0 or \
+            lowercase_share + uppercase_share + novel_share > 1:
+        raise ValueError(f"shares {lowercase_share}, {uppercase_share} and {novel_share}: "
+                         "expected shares >= 0 whose sum is at most 1")
     order = list(range(num_documents))
     random.Random(f"case-augmentation:{seed}:{epoch}").shuffle(order)
-    lower = round(lowercase_share * num_documents)
-    upper = min(round(uppercase_share * num_documents), num_documents - lower)
     cases = ["cased"] * num_documents
-    for i in order[:lower]:
-        cases[i] = "lower"
-    for i in order[lower:lower + upper]:
-        cases[i] = "upper"
+    taken = 0
+    for form, share in (("lower", lowercase_share), ("upper", uppercase_share),
+                        ("novel", novel_share)):
+        count = min(round(share * num_documents), num_documents - taken)
+        for i in order[taken:taken + count]:
+            cases[i] = form
+        taken += count
     return cases
 
 

@@ -27,6 +27,8 @@ from docgraph.config.train import small_corpus_line
 from docgraph.data.augment import case_variant, variants_needed
 from docgraph.data.contextual import ContextualEncoder, cached_features
 from docgraph.data.document import Document
+from docgraph.data.embeddings import load_embeddings
+from docgraph.data.novel_names import novel_name_seed, novel_names
 from docgraph.data.registry import dataset_files, load_corpus, located_corpus, split_off_dev
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit, build_vocabularies, prepare_split
@@ -177,6 +179,22 @@ def remove_unfinished_run(output_dir: Path) -> bool:
     return True
 
 
+def _novel_name_variants(config: ExperimentConfig, train: list[Document], vocabs: Vocabularies,
+                         features: Any, progress: bool) -> dict[str, PreparedSplit]:
+    """The invented-name versions of the training split (``"novel-0"``, ...), none without
+    ``[train] novel_name_share``. Invented words avoid the pretrained table's words and the
+    vocabulary's, so each is an unknown word to the model."""
+    tc = config.train
+    if tc.novel_name_share == 0:
+        return {}
+    table = load_embeddings(config.embeddings)
+    avoid = {w.lower() for w in (*vocabs.words.tokens, *(table[0] if table else ()))}
+    return {f"novel-{v}": prepare_in_parts(
+        [novel_names(d, novel_name_seed(config.seed, v), avoid) for d in train], vocabs,
+        config, features, f"building graphs (train, invented names {v})" if progress else None)
+        for v in range(tc.novel_name_variants)}
+
+
 def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Path,
          stages: Stages) -> dict[str, Any]:
     """:func:`run_experiment` once its run directory and log are set up."""
@@ -240,6 +258,8 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
                                            f"building graphs (train, {case})" if progress
                                            else None)
                     for case in cases if case != "cased"}
+        variants |= _novel_name_variants(config, splits["train"], vocabs,
+                                         lm_features.get("train"), progress)
     device = resolve_device(config.device)
     world = dist.get_world_size() if dist.is_initialized() else 1
     with stages("building the model"):

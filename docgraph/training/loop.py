@@ -10,6 +10,7 @@ builds everything a run needs and calls it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -35,6 +36,7 @@ from docgraph.config.errors import DocgraphError
 from docgraph.data.augment import epoch_cases
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.build import DocumentGraph
+from docgraph.graph.masking import mask_tokens, mention_mask, word_dropout_mask
 from docgraph.graph.splits import PreparedSplit
 from docgraph.model import GCDoc
 from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -382,15 +384,32 @@ class Trainer:
         return ckpt["rng"]
 
     def epoch_graphs(self, epoch: int) -> list[DocumentGraph]:
-        """The training graphs of ``epoch``: each document in the case the epoch draws for it
-        (all as they are without case augmentation)."""
+        """The training graphs of ``epoch``: each document in the form the epoch draws for it
+        (:func:`~docgraph.data.augment.epoch_cases`; all as they are without augmentation),
+        with the word dropout and mention masking of ``[train]`` drawn for the epoch."""
         tc = self.config.train
-        if not self.train_variants:
-            return self.train.graphs
-        cases = epoch_cases(len(self.train.graphs), tc.lowercase_share, tc.uppercase_share,
-                            self.config.seed, epoch)
-        return [graph if case == "cased" else self.train_variants[case].graphs[i]
-                for i, (case, graph) in enumerate(zip(cases, self.train.graphs))]
+        graphs = self.train.graphs
+        if self.train_variants:
+            cases = epoch_cases(len(graphs), tc.lowercase_share, tc.uppercase_share,
+                                self.config.seed, epoch, tc.novel_name_share)
+            version = f"novel-{epoch % tc.novel_name_variants}"
+            graphs = [graph if case == "cased" else
+                      self.train_variants[version if case == "novel" else case].graphs[i]
+                      for i, (case, graph) in enumerate(zip(cases, graphs))]
+        if tc.word_dropout == 0 and tc.mention_masking == 0:
+            return graphs
+        # one generator per epoch and seed: every process and a resumed run draw the same
+        generator = torch.Generator().manual_seed(
+            int.from_bytes(hashlib.sha256(f"masking:{self.config.seed}:{epoch}".encode())
+                           .digest()[:8], "little") >> 1)
+        words, chars = self.vocabs.words.unk_index, self.vocabs.chars.unk_index
+        outside = self.vocabs.labels.index("O")
+        masked = []
+        for graph in graphs:
+            mentions = mention_mask(graph, tc.mention_masking, generator, outside)
+            dropped = word_dropout_mask(graph, tc.word_dropout, generator) | mentions
+            masked.append(mask_tokens(graph, dropped, mentions, words, chars))
+        return masked
 
     # -- loop
     def _train_epoch(self, epoch: int) -> tuple[float, int, float]:

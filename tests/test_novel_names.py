@@ -1,0 +1,138 @@
+"""Invented names, training-time masking and the name-group figures (names never seen)."""
+
+import pytest
+import torch
+
+from docgraph.config import TrainConfig
+from docgraph.config.fields import ConfigError
+from docgraph.data.augment import epoch_cases
+from docgraph.data.document import Document, Sentence
+from docgraph.data.novel_names import NameGenerator, case_shape, novel_name_seed, novel_names
+from docgraph.graph.build import DocumentGraph
+from docgraph.graph.masking import mask_tokens, mention_mask, word_dropout_mask
+from docgraph.metrics import name_groups
+
+
+def _doc(doc_id: str = "d1") -> Document:
+    sentences = [
+        (["Marisol", "Quenby", "joined", "Halvorsen", "Optics", "in", "1994", "."],
+         ["B-PER", "I-PER", "O", "B-ORG", "I-ORG", "O", "O", "O"]),
+        (["QUENBY", "left", "HALVORSEN", "and", "quenby", "returned", "."],
+         ["B-PER", "O", "B-ORG", "O", "B-PER", "O", "O"]),
+        (["Quenby", "Prize", "winners", "met", "in", "St.", "Louis", "."],
+         ["B-MISC", "I-MISC", "O", "O", "O", "B-LOC", "I-LOC", "O"]),
+    ]
+    return Document(doc_id, tuple(Sentence(tuple(t), tuple(g), doc_id, i)
+                                  for i, (t, g) in enumerate(sentences)))
+
+
+def test_case_shape():
+    assert [case_shape(w) for w in ("NASA", "Paris", "McDonald", "ebay", "eBay", "1996", "A")] \
+        == ["upper", "title", "title", "lower", "other", "other", "title"]
+
+
+def test_entity_words_are_replaced_consistently_and_the_rest_is_kept():
+    doc = _doc()
+    new = novel_names(doc, seed=3)
+    assert [s.tags for s in new.sentences] == [s.tags for s in doc.sentences]
+    old_tokens, new_tokens = doc.tokens, new.tokens
+    tags = doc.tags
+    invented: dict[str, str] = {}
+    for old, token, tag in zip(old_tokens, new_tokens, tags):
+        if tag == "O" or not any(c.isalpha() for c in old):
+            assert token == old
+            continue
+        assert token.lower() != old.lower()
+        assert case_shape(token) == ("title" if case_shape(old) == "other" else case_shape(old))
+        # one invented word per original word, case-insensitively, in this document
+        assert invented.setdefault(old.lower(), token.lower()) == token.lower()
+    assert len(set(invented.values())) == len(invented)  # different words stay different
+
+
+def test_invented_names_depend_on_the_seed_and_document_alone():
+    assert novel_names(_doc(), seed=3) == novel_names(_doc(), seed=3)
+    assert novel_names(_doc(), seed=3).tokens != novel_names(_doc(), seed=4).tokens
+    assert novel_names(_doc("d1"), seed=3).tokens != novel_names(_doc("d2"), seed=3).tokens
+    assert novel_name_seed(1, 0) != novel_name_seed(0, 1) and novel_name_seed(0, 0) >= 1_000
+
+
+def test_the_generator_avoids_given_words_and_its_own():
+    first = NameGenerator(7, "k").word("Quenby")
+    avoided = NameGenerator(7, "k", avoid={first}).word("Quenby")
+    assert avoided != first
+    generator = NameGenerator(1)
+    words = [generator.word("Ab") for _ in range(300)]
+    assert len(set(words)) == 300 and all(w.isalpha() and w.islower() for w in words)
+
+
+def test_epoch_draw_keeps_the_case_draw_and_adds_invented_names_without_overlap():
+    plain = epoch_cases(20, 0.3, 0.2, seed=1, epoch=4)
+    with_novel = epoch_cases(20, 0.3, 0.2, seed=1, epoch=4, novel_share=0.25)
+    assert [c for c in with_novel if c != "novel"] != [] and with_novel.count("novel") == 5
+    assert all(a == b for a, b in zip(plain, with_novel) if a != "cased")  # same case draws
+    assert with_novel.count("lower") == 6 and with_novel.count("upper") == 4
+    with pytest.raises(ValueError, match="at most 1"):
+        epoch_cases(10, 0.5, 0.3, seed=1, epoch=0, novel_share=0.3)
+
+
+def test_train_config_refuses_shares_over_one():
+    with pytest.raises(ConfigError, match="novel_name_share"):
+        TrainConfig(lowercase_share=0.5, uppercase_share=0.3, novel_name_share=0.3)
+
+
+def _graph() -> DocumentGraph:
+    # tokens 0..5: "Quenby(PER) said Quenby(PER) and Quenby(PER) ." ; edges between the repeats
+    repeats = [0, 2, 4]
+    edges = [(j, i) for i in repeats for j in repeats if i != j]
+    return DocumentGraph(word=torch.tensor([10, 11, 10, 12, 10, 13]),
+                         chars=torch.arange(1, 25).view(6, 4),
+                         char_len=torch.tensor([4, 3, 4, 2, 4, 1]),
+                         y=torch.tensor([4, 0, 4, 0, 4, 0]),
+                         edge_index=torch.tensor(edges).t(), num_nodes=6)
+
+
+def test_mention_mask_draws_only_later_repeats_of_mentions():
+    graph = _graph()
+    always = mention_mask(graph, 1.0, torch.Generator().manual_seed(0))
+    assert always.tolist() == [False, False, True, False, True, False]
+    assert not mention_mask(graph, 0.0, torch.Generator().manual_seed(0)).any()
+    half = torch.stack([mention_mask(graph, 0.5, torch.Generator().manual_seed(s))
+                        for s in range(200)]).float().mean(0)
+    assert 0.35 < half[2] < 0.65 and half[0] == 0
+
+
+def test_word_dropout_rate():
+    graph = _graph()
+    drawn = torch.stack([word_dropout_mask(graph, 0.3, torch.Generator().manual_seed(s))
+                         for s in range(300)]).float().mean()
+    assert 0.25 < drawn < 0.35
+
+
+def test_mask_tokens_replaces_words_and_kept_characters_and_leaves_the_graph():
+    graph = _graph()
+    words = torch.tensor([False, True, False, False, True, False])
+    chars = torch.tensor([False, False, False, True, True, False])
+    masked = mask_tokens(graph, words, chars, unknown_word=1, unknown_char=99)
+    assert masked.word.tolist() == [10, 1, 10, 12, 1, 13]
+    assert masked.chars[3].tolist() == [99, 99, 15, 16]  # two characters kept: both masked
+    assert masked.chars[4].tolist() == [99, 99, 99, 99]
+    assert torch.equal(masked.chars[:3], graph.chars[:3])
+    assert masked.edge_index is graph.edge_index and torch.equal(masked.y, graph.y)
+    assert graph.word.tolist() == [10, 11, 10, 12, 10, 13]  # the original is untouched
+
+
+def test_name_groups_counts_each_way_a_repeated_name_can_be_tagged():
+    tokens = [[["Quenby", "met", "Halvorsen", "."], ["Quenby", "and", "Halvorsen", "."],
+               ["Brack", "Brack", "Oslo", "Oslo"]]]
+    gold = [[["B-PER", "O", "B-ORG", "O"], ["B-PER", "O", "B-ORG", "O"],
+             ["B-LOC", "B-LOC", "B-LOC", "B-LOC"]]]
+    pred = [[["B-PER", "O", "B-PER", "O"], ["B-PER", "O", "B-ORG", "O"],
+             ["B-LOC", "O", "O", "O"]]]
+    groups = name_groups(tokens, gold, pred)
+    # Quenby: one type (correct); Halvorsen: two types; Brack: partly missed; Oslo: missed
+    assert (groups.groups, groups.one_type, groups.correct, groups.mixed,
+            groups.partly_missed, groups.missed) == (4, 1, 1, 1, 1, 1)
+    assert groups.inconsistent == 2 and groups.to_dict()["inconsistent_share"] == 50.0
+    wrong = name_groups(tokens, gold, [[["B-ORG", "O", "O", "O"], ["B-ORG", "O", "O", "O"],
+                                        ["O"] * 4]])
+    assert (wrong.one_type, wrong.correct) == (1, 0)
