@@ -4,11 +4,15 @@ Each tagger is scored on gold tokens, whole documents, on:
 
 * its own corpus's test split as it is, every word lowercased, and every word uppercased
   (:func:`~docgraph.data.augment.case_variant`);
+* its own corpus's test split with every entity word replaced by an invented one,
+  consistently within a document (:func:`~docgraph.data.novel_names.novel_names`, seed
+  :data:`NOVEL_NAMES_SEED`, avoiding every word of GloVe 6B): names no model has seen;
 * the other corpus's test split, the types of both sides taken to CoNLL-2003's four by
   :data:`~docgraph.data.type_maps.ONTONOTES_TO_CONLL` (OntoNotes also by genre).
 
-A row holds F1 overall and per type and the document-consistency figures
-(:func:`~docgraph.metrics.document_consistency`). spaCy tags one sentence at a time (its
+A row holds F1 overall and per type, the document-consistency figures
+(:func:`~docgraph.metrics.document_consistency`) and how each repeated name was tagged
+(:func:`~docgraph.metrics.name_groups`). spaCy tags one sentence at a time (its
 tokens given, ``tok2vec`` and ``ner`` only); its OntoNotes labels are mapped to CoNLL-2003's on
 the CoNLL-2003 rows.
 
@@ -28,15 +32,18 @@ from typing import Any
 
 from docgraph.data.augment import case_variant
 from docgraph.data.document import Document
+from docgraph.data.novel_names import novel_names
 from docgraph.data.registry import load_dataset
 from docgraph.data.type_maps import ONTONOTES_TO_CONLL, genre, map_document, map_tags
-from docgraph.metrics import document_consistency, score
+from docgraph.metrics import document_consistency, name_groups, score
 from docgraph.runtime.atomic import atomic_write_json
 
 Tags = list[list[str]]
 #: The corpora of the benchmark and the type set each one's gold tags are in.
 CORPORA = ("conll03", "ontonotes")
 CASES = ("cased", "lower", "upper")
+#: The seed of the invented names of the novel-names rows.
+NOVEL_NAMES_SEED = 0
 #: CoNLL-2003's types, in the order of the tables.
 CONLL_TYPES = ("PER", "LOC", "ORG", "MISC")
 
@@ -67,7 +74,9 @@ def row(documents: Sequence[Document], predictions: Sequence[Tags],
     scores = score([s for d in gold for s in d], [s for d in predictions for s in d])
     consistency = document_consistency([[list(s.tokens) for s in d.sentences]
                                         for d in documents], gold, list(predictions))
-    out: dict[str, Any] = {"scores": scores.to_dict(), "consistency": consistency.to_dict()}
+    tokens = [[list(s.tokens) for s in d.sentences] for d in documents]
+    out: dict[str, Any] = {"scores": scores.to_dict(), "consistency": consistency.to_dict(),
+                           "name_groups": name_groups(tokens, gold, list(predictions)).to_dict()}
     if by_genre:
         genres: dict[str, list[int]] = {}
         for i, d in enumerate(documents):
@@ -87,14 +96,28 @@ def _map_predictions(predictions: Sequence[Tags], mapping: Mapping[str, str | No
     return [[map_tags(s, mapping) for s in doc] for doc in predictions]
 
 
-def conditions(model_corpus: str, corpora: Mapping[str, list[Document]], split: str = "test"
+def invented_names(documents: Sequence[Document]) -> list[Document]:
+    """``documents`` with the novel-names rows' invented names (:data:`NOVEL_NAMES_SEED`),
+    none of which is a word of GloVe 6B (lowercased)."""
+    from docgraph.data.embeddings import load_glove_6b_50d
+
+    avoid = {w.lower() for w in load_glove_6b_50d()[0]}
+    return [novel_names(d, NOVEL_NAMES_SEED, avoid) for d in documents]
+
+
+def conditions(model_corpus: str, corpora: Mapping[str, list[Document]], split: str = "test",
+               novel: Mapping[str, list[Document]] | None = None
                ) -> list[tuple[str, list[Document], Mapping[str, str | None] | None, bool]]:
     """``(name, gold documents, map of the predictions, by genre)`` of each row for a tagger
     trained on ``model_corpus`` (``"conll03"``: CoNLL-2003's types; ``"ontonotes"``: its 18),
-    on the documents of ``split`` in ``corpora``."""
+    on the documents of ``split`` in ``corpora``: the three cases, then (given ``novel``, the
+    corpora with :func:`invented_names`) the novel-names row, then the other corpus."""
     own = corpora[model_corpus]
     rows = [(f"{model_corpus} {split}, {case}", [case_variant(d, case) for d in own], None,
              model_corpus == "ontonotes") for case in CASES]
+    if novel is not None and model_corpus in novel:
+        rows.append((f"{model_corpus} {split}, novel names", novel[model_corpus], None,
+                     model_corpus == "ontonotes"))
     if model_corpus == "conll03" and "ontonotes" in corpora:
         rows.append((f"ontonotes {split}, cased, types mapped to conll03",
                      [map_document(d, ONTONOTES_TO_CONLL) for d in corpora["ontonotes"]],
@@ -107,10 +130,12 @@ def conditions(model_corpus: str, corpora: Mapping[str, list[Document]], split: 
 
 def evaluate_tagger(name: str, model_corpus: str, tag: Callable[[list[Document]], list[Tags]],
                     corpora: Mapping[str, list[Document]], log: Callable[[str], None] = print,
-                    split: str = "test") -> dict[str, Any]:
+                    split: str = "test", novel: Mapping[str, list[Document]] | None = None
+                    ) -> dict[str, Any]:
     """Every row of :func:`conditions` for one tagger (``tag``: documents -> IOB2 tags)."""
     rows: dict[str, Any] = {}
-    for row_name, documents, mapping, by_genre in conditions(model_corpus, corpora, split):
+    for row_name, documents, mapping, by_genre in conditions(model_corpus, corpora, split,
+                                                              novel):
         start = time.perf_counter()
         predictions = _map_predictions(tag(documents), mapping)
         rows[row_name] = row(documents, predictions, by_genre)
@@ -166,8 +191,9 @@ def markdown_table(records: Sequence[Mapping[str, Any]], names: Mapping[str, str
     row, F1 overall and per type, and F1 on mentions with a recurring word and on once-seen
     ones. ``names`` renames taggers (a record's model path to what it is)."""
     names = names or {}
-    lines = ["| tagger | text | F1 | PER | LOC | ORG | MISC | recurring | once-seen |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| tagger | text | F1 | PER | LOC | ORG | MISC | recurring | once-seen | "
+             "repeated names mixed or partly missed |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for record in records:
         for tagger, entry in record["taggers"].items():
             for text, result in entry["rows"].items():
@@ -176,10 +202,13 @@ def markdown_table(records: Sequence[Mapping[str, Any]], names: Mapping[str, str
                 cells = [f"{per_type[t]['f1']:.2f}" if four and t in per_type else "–"
                          for t in CONLL_TYPES]
                 consistency = result["consistency"]
+                groups = result.get("name_groups")
+                mixed = (f"{groups['inconsistent']}/{groups['groups']} "
+                         f"({groups['inconsistent_share']:.1f} %)" if groups else "–")
                 lines.append(f"| {names.get(tagger, tagger)} | {text} | **{scores['f1']:.2f}** | "
                              + " | ".join(cells)
                              + f" | {consistency['recurrent']['f1']:.2f} | "
-                               f"{consistency['singleton']['f1']:.2f} |")
+                               f"{consistency['singleton']['f1']:.2f} | {mixed} |")
     return "\n".join(lines)
 
 
@@ -210,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         corpora[corpus] = docs[:args.limit] if args.limit else docs
     if not args.out:
         parser().error("--out is required (or --table)")
+    novel = {corpus: invented_names(docs) for corpus, docs in corpora.items()}
     record: dict[str, Any] = {
         "command": "python benchmarks/out_of_domain.py " + " ".join(argv or __import__(
             "sys").argv[1:]),
@@ -220,12 +250,13 @@ def main(argv: list[str] | None = None) -> int:
         corpus, tag = docgraph_tagger(model, args.processes)
         record["taggers"][model] = {"corpus": corpus,
                                     "rows": evaluate_tagger(model, corpus, tag, corpora,
-                                                            split=args.split)}
+                                                            split=args.split, novel=novel)}
     if args.spacy_model:
         tag = spacy_tagger(args.spacy_model)
         rows = {}
         for corpus in CORPORA:  # native on OntoNotes, mapped on CoNLL-2003
-            for row_name, documents, _, by_genre in conditions(corpus, corpora, args.split)[:3]:
+            for row_name, documents, _, by_genre in conditions(corpus, corpora, args.split,
+                                                               novel)[:4]:
                 mapping = ONTONOTES_TO_CONLL if corpus == "conll03" else None
                 start = time.perf_counter()
                 rows[row_name] = row(documents, _map_predictions(tag(documents), mapping),

@@ -62,3 +62,18 @@ def test_markdown_table_of_a_record():
     assert lines[0].startswith("| tagger | text | F1 | PER | LOC | ORG | MISC |")
     assert lines[2].startswith("| conll03 | conll03 test, cased | **50.00** | 100.00 | 0.00 | "
                                "0.00 | – |")
+
+
+def test_the_novel_names_row_follows_the_cases_and_keeps_the_gold_tags():
+    from docgraph.data.novel_names import novel_names
+
+    corpora = _corpora()
+    novel = {name: [novel_names(d, 0) for d in docs] for name, docs in corpora.items()}
+    rows = conditions("conll03", corpora, novel=novel)
+    assert [r[0] for r in rows][3:] == ["conll03 test, novel names",
+                                        "ontonotes test, cased, types mapped to conll03"]
+    invented = rows[3][1][0]
+    assert invented.tags == corpora["conll03"][0].tags
+    assert invented.tokens[1::2] == ["met", "in"] and "Merkel" not in invented.tokens
+    out = row(rows[3][1], [[list(s.tags) for s in d.sentences] for d in rows[3][1]])
+    assert out["scores"]["f1"] == 100.0 and out["name_groups"]["groups"] == 0
