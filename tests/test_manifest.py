@@ -53,13 +53,13 @@ def test_save_threshold_writes_the_config_and_its_checksum_sealed(tmp_path):
     import hashlib
 
     from docgraph.persistence.manifest import save_threshold
-    from docgraph.runtime.integrity import DIGEST_KEY, read_json_file
+    from docgraph.runtime.integrity import DIGEST_KEY, read_json_file, write_sealed_json
 
     config = {"dataset": "conll03", "model": {"threshold": 0.5, "hidden": 200}}
-    (tmp_path / "config.json").write_text(json.dumps(config))
+    write_sealed_json(tmp_path / "config.json", config)
     manifest = {"format": "docgraph-packed-model", "version": 1,
                 "files": {"config.json": "old", "model.pt": "kept"}}
-    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
+    write_sealed_json(tmp_path / MANIFEST, manifest)
     assert save_threshold(tmp_path, 1.5) == 0.5  # the threshold it replaced
     assert read_json_file(tmp_path / "config.json") == {
         "dataset": "conll03", "model": {"threshold": 1.5, "hidden": 200}}
@@ -73,9 +73,9 @@ def test_save_threshold_writes_the_config_and_its_checksum_sealed(tmp_path):
 
 def test_save_score_temperature_of_a_directory_saved_without_one(tmp_path):
     from docgraph.persistence.manifest import save_score_temperature
-    from docgraph.runtime.integrity import read_json_file
+    from docgraph.runtime.integrity import read_json_file, write_sealed_json
 
-    (tmp_path / "config.json").write_text(json.dumps({"model": {"threshold": 0.5}}))
+    write_sealed_json(tmp_path / "config.json", {"model": {"threshold": 0.5}})
     assert save_score_temperature(tmp_path, 1.3) == 1.0  # none saved: the default
     assert read_json_file(tmp_path / "config.json")["model"] == {"threshold": 0.5,
                                                                 "score_temperature": 1.3}

@@ -25,10 +25,15 @@ def test_corrupt_model_directory(model_dir, tmp_path):
     config = json.loads((copy / "config.json").read_text())
     config["model"]["hidden"] = 32
     (copy / "config.json").write_text(json.dumps(config))  # its seal no longer fits
-    with pytest.raises(CheckpointError, match=r"copy/config.json: damaged .* delete its "
-                                              r"'sha256' entry\)$"):
+    with pytest.raises(CheckpointError, match=r"copy/config.json: damaged .* set its "
+                                              r"'sha256' entry to 'edited'\)$"):
         load_model_dir(copy)
-    del config["sha256"]  # edited on purpose: read as it is, and checked against the weights
+    del config["sha256"]  # no seal: refused
+    (copy / "config.json").write_text(json.dumps(config))
+    with pytest.raises(CheckpointError, match=r"copy/config.json: damaged or not written by "
+                                              r"docgraph \(a JSON object without the 'sha256'"):
+        load_model_dir(copy)
+    config["sha256"] = "edited"  # edited on purpose: read as it is, checked against the weights
     (copy / "config.json").write_text(json.dumps(config))
     with pytest.raises(CheckpointError, match="weights do not fit"):
         load_model_dir(copy)

@@ -337,7 +337,8 @@ def load_run(metrics_path: Path) -> Run:
     directory = metrics_path.parent
     metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
     if "config" not in metrics and (directory / "config.json").is_file():
-        metrics["config"] = read_json_file(directory / "config.json")
+        # a run's record: runs written before docgraph sealed its files carry no seal
+        metrics["config"] = read_json_file(directory / "config.json", sealed=False)
     command = metrics.get("command") or ""
     if not command and (directory / "command.txt").is_file():
         command = (directory / "command.txt").read_text(encoding="utf-8").strip()
