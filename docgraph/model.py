@@ -154,7 +154,8 @@ class GCDoc(nn.Module):
         self.num_labels = num_labels
         self.word_embedding = nn.Embedding(num_words, config.word_dim, padding_idx=0)
         self.word_embedding.weight.requires_grad_(not config.freeze_embeddings)
-        self.char_encoder = CharEncoder(num_chars, config.char_dim, config.char_hidden)
+        self.char_encoder = CharEncoder(num_chars, char_dim=config.char_dim,
+                                        hidden_channels=config.char_hidden)
         token_dim = config.word_dim + 2 * config.char_hidden
         self.dropout = nn.Dropout(config.dropout)
 
@@ -163,7 +164,7 @@ class GCDoc(nn.Module):
         if config.uses_cross_sentence:
             self.cross_sentence = CrossSentenceEncoder(
                 token_dim,
-                config.sent_dim,
+                sent_channels=config.sent_dim,
                 window=config.window,
                 use_previous=config.use_previous,
                 use_next=config.use_next,

@@ -439,3 +439,93 @@ def test_a_plan_made_beforehand_gives_what_the_module_plans_itself(sample_splits
     with pytest.raises(ValueError, match="segment_seeds for"):
         DocumentGraphPlan.build(batch.edge_index, batch.sent_len, batch=batch.batch,
                                 segment_seeds=[1])
+
+
+#: Runs in a fresh interpreter where ``docgraph.config`` cannot be imported: builds both layers
+#: with their literal defaults on the hand-made graph of :func:`graph` and prints their outputs.
+_STANDALONE = """
+import importlib.abc, json, sys
+
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "docgraph.config" or name.startswith("docgraph.config."):
+            raise ImportError(f"{name} is unimportable here")
+        return None
+
+sys.meta_path.insert(0, Refuse())
+import torch
+from docgraph.nn import DocGraphConv, DocumentGraphModule
+
+torch.set_num_threads(1)  # as the tests run
+torch.manual_seed(0)
+h, token_x = torch.randn(6, 6), torch.randn(6, 5)
+pairs = [(0, 3), (0, 5), (3, 5), (1, 4)]
+edge_index = torch.tensor([[j for a, b in pairs for j in (a, b)],
+                           [i for a, b in pairs for i in (b, a)]])
+torch.manual_seed(1)
+conv = DocGraphConv(6)
+module = DocumentGraphModule(6, 5, 4).eval()
+with torch.no_grad():
+    conv_out = conv(h, edge_index)
+    out = module(h, edge_index, token_x, torch.tensor([3, 3]))
+loaded = sorted(m for m in sys.modules if m.startswith("docgraph.config"))
+print(json.dumps({"conv": conv_out.tolist(), "x": out.x.tolist(),
+                  "uncertainty": out.uncertainty.tolist(), "loaded": loaded}))
+"""
+
+
+def test_the_layers_stand_alone_without_the_configuration(graph):
+    """``DocGraphConv`` and ``DocumentGraphModule`` import and run where ``docgraph.config``
+    cannot be imported, and compute what they compute beside the whole library."""
+    import json
+    import subprocess
+    import sys
+
+    from docgraph.nn import DocGraphConv
+
+    result = subprocess.run([sys.executable, "-c", _STANDALONE], capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    alone = json.loads(result.stdout)
+    assert alone["loaded"] == []
+    h, token_x, sent_len, edge_index, _ = graph
+    torch.manual_seed(1)
+    conv, module = DocGraphConv(D), DocumentGraphModule(D, F_U, C).eval()
+    with torch.no_grad():
+        out = module(h, edge_index, token_x, sent_len)
+        assert torch.equal(torch.tensor(alone["conv"]), conv(h, edge_index))
+    assert torch.equal(torch.tensor(alone["x"]), out.x)
+    assert torch.equal(torch.tensor(alone["uncertainty"]), out.uncertainty)
+    # the refusal is real: the same interpreter set-up cannot import the configuration
+    refused = subprocess.run(
+        [sys.executable, "-c", _STANDALONE.split("import torch")[0] + "import docgraph.config"],
+        capture_output=True, text=True)
+    assert refused.returncode != 0 and "unimportable" in refused.stderr
+
+
+def test_the_layers_literal_defaults_are_the_models():
+    """A layer's literal default equals the model configuration's default of that setting, so
+    a layer built alone is the layer of a default GCDoc."""
+    import inspect
+
+    from docgraph.nn import CharEncoder, CrossSentenceEncoder, DocGraphConv, UncertaintyTagger
+
+    settings = {  # (layer, argument) -> GCDocConfig field
+        (DocGraphConv, "isolated"): "isolated",
+        (CharEncoder, "char_dim"): "char_dim", (CharEncoder, "hidden_channels"): "char_hidden",
+        (CrossSentenceEncoder, "sent_channels"): "sent_dim",
+        (CrossSentenceEncoder, "window"): "window",
+        (CrossSentenceEncoder, "use_previous"): "use_previous",
+        (CrossSentenceEncoder, "use_next"): "use_next",
+        (CrossSentenceEncoder, "window_encoding"): "window_encoding",
+        (UncertaintyTagger, "hidden_channels"): "uncertainty_hidden",
+        **{(DocumentGraphModule, name): name for name in (
+            "pruning", "edge_weights", "uncertainty_hidden", "dropout", "num_samples",
+            "threshold", "mc_dropout", "detach_uncertainty_input", "relation_labels",
+            "isolated")},
+        **{(UncertaintyTagger, name): name for name in (
+            "dropout", "num_samples", "threshold", "mc_dropout")},
+    }
+    for (layer, argument), field in settings.items():
+        default = inspect.signature(layer.__init__).parameters[argument].default
+        assert default == getattr(GCDocConfig, field), (layer.__name__, argument)

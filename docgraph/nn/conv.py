@@ -12,7 +12,6 @@ from torch import Tensor
 from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.typing import OptTensor
 
-from docgraph.config.model import GCDocConfig
 from docgraph.nn.gather import gather_rows, segment_sum
 from docgraph.nn.templates import templates_in_memory
 
@@ -203,7 +202,7 @@ class DocGraphConv(MessagePassing):
         channels: int,
         *,
         bias: bool = True,
-        isolated: str = GCDocConfig.isolated,
+        isolated: str = "identity",
         gate_bias: bool = False,
         **kwargs,
     ) -> None:

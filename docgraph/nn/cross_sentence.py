@@ -11,7 +11,6 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch_geometric.nn.resolver import activation_resolver
 
-from docgraph.config.model import GCDocConfig
 from docgraph.nn.encoders import reset_lstm_parameters
 from docgraph.nn.gather import gather_rows
 from docgraph.nn.layout import (
@@ -352,13 +351,13 @@ class CrossSentenceEncoder(torch.nn.Module):
     def __init__(
         self,
         in_channels: int,
-        sent_channels: int = GCDocConfig.sent_dim,
-        window: int = GCDocConfig.window,
-        use_previous: bool = GCDocConfig.use_previous,
-        use_next: bool = GCDocConfig.use_next,
+        sent_channels: int = 300,
+        window: int = 2,
+        use_previous: bool = True,
+        use_next: bool = True,
         activation: str | Callable[[Tensor], Tensor] = "tanh",
         dropout: float = 0.0,
-        window_encoding: str = GCDocConfig.window_encoding,
+        window_encoding: str = "concat",
     ) -> None:
         super().__init__()
         if window_encoding not in WINDOW_ENCODINGS:

@@ -20,7 +20,6 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from docgraph.config.model import GCDocConfig
 from docgraph.nn.conv import (
     DocGraphConv,
     _check_edge_index,
@@ -317,17 +316,17 @@ class DocumentGraphModule(torch.nn.Module):
         token_channels: int | None = None,
         num_labels: int | None = None,
         *,
-        pruning: bool = GCDocConfig.pruning,
-        edge_weights: bool = GCDocConfig.edge_weights,
-        uncertainty_hidden: int = GCDocConfig.uncertainty_hidden,
-        dropout: float = GCDocConfig.dropout,
-        num_samples: int = GCDocConfig.num_samples,
-        threshold: float = GCDocConfig.threshold,
-        mc_dropout: str = GCDocConfig.mc_dropout,
-        detach_uncertainty_input: bool = GCDocConfig.detach_uncertainty_input,
-        relation_labels: str = GCDocConfig.relation_labels,
+        pruning: bool = True,
+        edge_weights: bool = True,
+        uncertainty_hidden: int = 100,
+        dropout: float = 0.5,
+        num_samples: int = 8,
+        threshold: float = 0.5,
+        mc_dropout: str = "full",
+        detach_uncertainty_input: bool = True,
+        relation_labels: str = "entity",
         outside_type: int = 0,
-        isolated: str = GCDocConfig.isolated,
+        isolated: str = "identity",
     ) -> None:
         super().__init__()
         if pruning and (token_channels is None or num_labels is None):

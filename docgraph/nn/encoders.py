@@ -19,7 +19,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from docgraph.config.model import GCDocConfig
 from docgraph.nn.gather import gather_rows
 from docgraph.nn.layout import (
     CharPlan,
@@ -258,8 +257,8 @@ class CharEncoder(torch.nn.Module):
     def __init__(
         self,
         num_chars: int,
-        char_dim: int = GCDocConfig.char_dim,
-        hidden_channels: int = GCDocConfig.char_hidden,
+        char_dim: int = 30,
+        hidden_channels: int = 50,
         padding_idx: int = 0,
         unique: bool = True,
     ) -> None:

@@ -10,7 +10,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from docgraph.config.model import GCDocConfig
 from docgraph.nn.encoders import SequenceBiLSTM
 from docgraph.nn.layout import SequenceLayout
 
@@ -147,13 +146,13 @@ class UncertaintyTagger(torch.nn.Module):
     def __init__(
         self,
         in_channels: int,
-        hidden_channels: int = GCDocConfig.uncertainty_hidden,
+        hidden_channels: int = 100,
         *,
         num_labels: int,
-        dropout: float = GCDocConfig.dropout,
-        num_samples: int = GCDocConfig.num_samples,
-        threshold: float = GCDocConfig.threshold,
-        mc_dropout: str = GCDocConfig.mc_dropout,
+        dropout: float = 0.5,
+        num_samples: int = 8,
+        threshold: float = 0.5,
+        mc_dropout: str = "full",
     ) -> None:
         super().__init__()
         if num_samples < 1:
