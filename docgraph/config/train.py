@@ -85,6 +85,10 @@ class TrainConfig:
         mention_masking: The probability that a token of an entity mention that repeats an
             earlier token of its document loses its word and its characters in a step, so that
             only its context and the document graph tell its type.
+        selection: What selects the best epoch and stops early: ``"dev"``, dev F1;
+            ``"robust_dev"``, the mean of dev F1 on the dev split as it is, lowercased and with
+            invented names (:data:`~docgraph.data.novel_names.SELECTION_SEED`), for a model
+            meant for text unlike its training data.
         deterministic: Ask PyTorch, cuBLAS and cuDNN for deterministic kernels
             (:func:`~docgraph.runtime.determinism.set_deterministic`), so that two CUDA runs with
             one
@@ -144,6 +148,10 @@ class TrainConfig:
     mention_masking: float = number(0.0, low=0.0, high=1.0, flag="--mention-masking",
                                     help="probability that a repeated mention token loses its "
                                          "word and characters")
+    selection: str = choice("dev", ("dev", "robust_dev"), flag="--selection",
+                            help="model selection and early stopping on dev F1 (dev) or on the "
+                                 "mean of dev F1 as it is, lowercased and with invented names "
+                                 "(robust_dev)")
     deterministic: bool = switch(False, help="deterministic kernels on CUDA",
                                  switches={"--deterministic": True})
 

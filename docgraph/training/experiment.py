@@ -28,7 +28,7 @@ from docgraph.data.augment import case_variant, variants_needed
 from docgraph.data.contextual import ContextualEncoder, cached_features
 from docgraph.data.document import Document
 from docgraph.data.embeddings import load_embeddings
-from docgraph.data.novel_names import novel_name_seed, novel_names
+from docgraph.data.novel_names import SELECTION_SEED, novel_name_seed, novel_names
 from docgraph.data.registry import dataset_files, load_corpus, located_corpus, split_off_dev
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit, build_vocabularies, prepare_split
@@ -187,12 +187,32 @@ def _novel_name_variants(config: ExperimentConfig, train: list[Document], vocabs
     tc = config.train
     if tc.novel_name_share == 0:
         return {}
-    table = load_embeddings(config.embeddings)
-    avoid = {w.lower() for w in (*vocabs.words.tokens, *(table[0] if table else ()))}
+    avoid = _avoided_words(config, vocabs)
     return {f"novel-{v}": prepare_in_parts(
         [novel_names(d, novel_name_seed(config.seed, v), avoid) for d in train], vocabs,
         config, features, f"building graphs (train, invented names {v})" if progress else None)
         for v in range(tc.novel_name_variants)}
+
+
+def _avoided_words(config: ExperimentConfig, vocabs: Vocabularies) -> set[str]:
+    """The words an invented name must not be: the vocabulary's and the pretrained table's,
+    lowercased."""
+    table = load_embeddings(config.embeddings)
+    return {w.lower() for w in (*vocabs.words.tokens, *(table[0] if table else ()))}
+
+
+def _selection_variants(config: ExperimentConfig, dev: list[Document], vocabs: Vocabularies,
+                        features: Any, progress: bool) -> dict[str, PreparedSplit]:
+    """The dev split lowercased and with invented names, which ``[train] selection =
+    "robust_dev"`` scores beside it; none otherwise."""
+    if config.train.selection != "robust_dev":
+        return {}
+    avoid = _avoided_words(config, vocabs)
+    forms = {"lower": [case_variant(d, "lower") for d in dev],
+             "novel": [novel_names(d, SELECTION_SEED, avoid) for d in dev]}
+    return {name: prepare_in_parts(docs, vocabs, config, features,
+                                   f"building graphs (dev, {name})" if progress else None)
+            for name, docs in forms.items()}
 
 
 def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Path,
@@ -260,6 +280,8 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
                     for case in cases if case != "cased"}
         variants |= _novel_name_variants(config, splits["train"], vocabs,
                                          lm_features.get("train"), progress)
+        dev_variants = _selection_variants(config, splits["dev"], vocabs,
+                                           lm_features.get("dev"), progress)
     device = resolve_device(config.device)
     world = dist.get_world_size() if dist.is_initialized() else 1
     with stages("building the model"):
@@ -271,7 +293,7 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
         else:
             model = build_model(config.model, vocabs, pretrained)
     trainer = Trainer(model, vocabs, config, prepared["train"], prepared["dev"], output_dir,
-                      progress=progress, train_variants=variants,
+                      progress=progress, train_variants=variants, dev_variants=dev_variants,
                       evaluate_start=init is not None)
     with stages("training", heartbeat=False, done=False):
         state = trainer.fit(resume=resume)
