@@ -136,3 +136,21 @@ def test_name_groups_counts_each_way_a_repeated_name_can_be_tagged():
     wrong = name_groups(tokens, gold, [[["B-ORG", "O", "O", "O"], ["B-ORG", "O", "O", "O"],
                                         ["O"] * 4]])
     assert (wrong.one_type, wrong.correct) == (1, 0)
+
+
+def test_a_run_trains_on_invented_names_and_selects_on_the_three_forms_of_dev(tmp_path):
+    import json
+
+    from conftest import tiny_config
+
+    from docgraph.training.experiment import run_experiment
+
+    config = tiny_config(tmp_path / "run", epochs=2, novel_name_share=0.4, word_dropout=0.1,
+                         mention_masking=0.5, selection="robust_dev")
+    metrics = run_experiment(config, progress=False)
+    records = [json.loads(line) for line in (tmp_path / "run" / "train_log.jsonl").open()]
+    for record in records:
+        forms = (record["dev_f1"], record["dev_f1_lower"], record["dev_f1_novel"])
+        assert record["selection_f1"] == pytest.approx(sum(forms) / 3)
+    best = max(records, key=lambda r: r["selection_f1"])
+    assert metrics["best_epoch"] == best["epoch"]
