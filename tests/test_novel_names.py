@@ -154,3 +154,13 @@ def test_a_run_trains_on_invented_names_and_selects_on_the_three_forms_of_dev(tm
         assert record["selection_f1"] == pytest.approx(sum(forms) / 3)
     best = max(records, key=lambda r: r["selection_f1"])
     assert metrics["best_epoch"] == best["epoch"]
+
+
+def test_words_of_numeric_and_temporal_types_are_not_names_and_stay():
+    doc = Document("o1", (Sentence(("Quenby", "left", "on", "Monday", "with", "three", "million"),
+                                   ("B-PERSON", "O", "O", "B-DATE", "O", "B-MONEY", "I-MONEY"),
+                                   "o1", 0),))
+    tokens = novel_names(doc, seed=0).tokens
+    assert tokens[0] != "Quenby" and tokens[1:] == ["left", "on", "Monday", "with", "three",
+                                                    "million"]
+    assert novel_names(doc, seed=0, kept_types=()).tokens[3] != "Monday"

@@ -23,7 +23,12 @@ from collections.abc import Container
 
 from docgraph.data.document import Document, Sentence
 
-__all__ = ["SELECTION_SEED", "NameGenerator", "case_shape", "novel_name_seed", "novel_names"]
+__all__ = ["NOT_NAMES", "SELECTION_SEED", "NameGenerator", "case_shape", "novel_name_seed",
+           "novel_names"]
+
+#: Entity types whose words are not names (OntoNotes' numeric and temporal types: "Monday",
+#: "million", "percent"): their mentions are kept as they are.
+NOT_NAMES = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
 
 _ONSETS = ("b", "br", "c", "ch", "d", "dr", "f", "g", "gr", "h", "j", "k", "kl", "l", "m", "n",
            "p", "pr", "qu", "r", "s", "sh", "st", "t", "th", "tr", "v", "w", "z")
@@ -92,10 +97,12 @@ def novel_name_seed(seed: int, version: int) -> int:
     return 1_000 * (seed + 1) + version
 
 
-def novel_names(document: Document, seed: int, avoid: Container[str] = frozenset()) -> Document:
+def novel_names(document: Document, seed: int, avoid: Container[str] = frozenset(),
+                kept_types: Container[str] = NOT_NAMES) -> Document:
     """``document`` with every word of its entity mentions replaced by an invented word.
 
-    A token is replaced when its tag is not ``"O"`` and it holds a letter; every occurrence of
+    A token is replaced when its tag is not ``"O"``, its type is not in ``kept_types`` and it
+    holds a letter; every occurrence of
     a word inside a mention (compared lowercased) gets the same invented word in this document,
     in the original token's case shape (:func:`case_shape`; ``"other"`` is written as title
     case). Tokens outside mentions, tags, ids and sentences are kept.
@@ -104,6 +111,7 @@ def novel_names(document: Document, seed: int, avoid: Container[str] = frozenset
         document: A labelled document.
         seed: Seed; with the document id it decides every invented word.
         avoid: Lowercased words an invented word must not be.
+        kept_types: Types whose mentions are left as they are (words that are not names).
     """
     generator = NameGenerator(seed, document.doc_id, avoid)
     invented: dict[str, str] = {}
@@ -111,7 +119,7 @@ def novel_names(document: Document, seed: int, avoid: Container[str] = frozenset
     for sentence in document.sentences:
         tokens = list(sentence.tokens)
         for i, (token, tag) in enumerate(zip(sentence.tokens, sentence.tags)):
-            if tag == "O" or not any(c.isalpha() for c in token):
+            if tag == "O" or tag[2:] in kept_types or not any(c.isalpha() for c in token):
                 continue
             key = token.lower()
             if key not in invented:
