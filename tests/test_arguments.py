@@ -74,13 +74,14 @@ def model(tmp_path):
 
 # ------------------------------------------------------------------ flags from declarations
 def test_flags_switches_and_help_come_from_the_declarations():
-    declared = {s.flag for section in ("", "model", "graph", "train")
+    declared = {s.flag for section in ("", "model", "graph", "train", "fine_tune")
                 for s in section_settings(section).values() if s.flag}
     assert set(VALUE_FLAGS) == declared
     assert VALUE_FLAGS["--samples"][:2] == ("model", "num_samples")
     assert VALUE_FLAGS["--seed"][:2] == ("", "seed")
     assert SWITCHES["--no-graph"] == {"model": {"graph": False}}
     assert SWITCHES["--lm-pack"] == {"": {"lm_pack": True}}
+    assert SWITCHES["--fully-annotated"] == {"fine_tune": {"keep_types": "off"}}
     assert SWITCHES["--baseline"] == {"model": {"cross_sentence": False, "graph": False}}
     text = train_parser().format_help()
     # the help of a flag says what it does, what it accepts and the built-in default
@@ -292,8 +293,8 @@ def test_check_arguments_names_the_flag_or_the_file(tmp_path, monkeypatch):
     with pytest.raises(DataNotFoundError, match=f"no train data in {tmp_path}"):
         check_arguments(train_parser().parse_args(["--dataset", "conll03", "--data-dir",
                                                    str(tmp_path)]))
-    with pytest.raises(ModelSizeError, match="^--hidden 100000000: "):
-        check_arguments(train_parser().parse_args(["--hidden", "100000000"]))
+    with pytest.raises(ModelSizeError, match="^--hidden 1000000: "):
+        check_arguments(train_parser().parse_args(["--hidden", "1000000"]))
 
 
 def test_check_arguments_of_a_resumed_run_checks_its_checkpoint(tmp_path):
@@ -335,7 +336,7 @@ def test_check_model_size_counts_what_training_keeps(tmp_path):
 
 def test_check_model_size_without_a_memory_figure_lets_it_through(monkeypatch):
     monkeypatch.setattr(arguments, "host_available_memory", lambda: None)
-    check_model_size(apply_overrides(ExperimentConfig(), {"model": {"hidden": 10**8}}))
+    check_model_size(apply_overrides(ExperimentConfig(), {"model": {"hidden": 10**6}}))
     small = apply_overrides(ExperimentConfig(), {"model": TINY_MODEL})
     check_model_size(small, available=10**9)
 

@@ -359,19 +359,23 @@ def test_a_damaged_last_checkpoint_is_refused_before_torch(tmp_path):
 def test_an_absurd_model_size_is_refused_before_torch(tmp_path):
     for device, what in (("cpu", "training it needs"), ("auto", "building it needs")):
         code, torch_loaded, err = _before_torch("train", [
-            "--hidden", "100000000", "--device", device, "--quiet",
+            "--hidden", "1000000", "--device", device, "--quiet",
             "--output-dir", str(tmp_path / "run")])
         assert (code, torch_loaded) == (2, False), err
-        assert err.startswith("error: --hidden 100000000: the model would have "
-                              "360,000,363,201,773,406 parameters (1,440.0 PB as float32) and "
+        assert err.startswith("error: --hidden 1000000: the model would have "
+                              "36,003,633,773,406 parameters (144.0 TB as float32) and "
                               f"{what} at least "), err
-        assert ("of memory available; lower it (model sizes: --hidden 100000000, --sent-dim "
+        assert ("of memory available; lower it (model sizes: --hidden 1000000, --sent-dim "
                 "300, --uncertainty-hidden 100, [model] word_dim 50, --char-hidden 50, "
                 "--char-dim 30)") in err
         assert len(err.splitlines()) == 1
     code, torch_loaded, err = _before_torch("train", [
         "--sent-dim", "2000000", "--quiet", "--output-dir", str(tmp_path / "run")])
     assert (code, torch_loaded) == (2, False) and err.startswith("error: --sent-dim 2000000: ")
+    code, torch_loaded, err = _before_torch("train", [  # wider than any layer: its bound
+        "--hidden", "100000000", "--quiet", "--output-dir", str(tmp_path / "run")])
+    assert (code, torch_loaded, err) == (2, False, "error: --hidden = 100000000: expected an "
+                                                   "integer >= 1 and <= 1048576")
     assert not (tmp_path / "run").exists()
 
 

@@ -43,6 +43,29 @@ def test_corrupt_model_directory(model_dir, tmp_path):
         load_model_dir(copy)
 
 
+@pytest.mark.parametrize(("key", "bound"), [("window", "integer >= 0 and <= 64"),
+                                             ("hidden", "integer >= 1 and <= 1048576")])
+def test_a_config_value_out_of_its_bounds_is_refused_before_anything_is_built(
+        model_dir, tmp_path, key, bound):
+    import shutil
+    import time
+
+    from docgraph.runtime.integrity import read_json_file, write_sealed_json
+
+    copy = tmp_path / "copy"
+    shutil.copytree(model_dir, copy)
+    config = read_json_file(copy / "config.json")
+    config["model"][key] = 10**9
+    write_sealed_json(copy / "config.json", config)
+    start = time.monotonic()
+    with pytest.raises(CheckpointError) as info:
+        load_model_dir(copy)
+    assert str(info.value) == (f"{copy / 'config.json'}: not the configuration of a docgraph "
+                               f"model (config [model] {key} = 1000000000: expected an "
+                               f"{bound})")
+    assert time.monotonic() - start < 30
+
+
 def test_model_rejects_vectors_of_another_size(sample_vocabs):
     from docgraph.model import GCDocConfig
     from docgraph.persistence.model_dir import build_model

@@ -22,6 +22,16 @@ from docgraph.config.fields import (
 __all__ = ["SAVED_WITHOUT", "GCDocConfig"]
 
 
+
+#: The widest layer a size field accepts (a BiLSTM that wide would have about 10^13
+#: parameters): a larger value in a preset or a ``config.json`` is damage or a typo, refused
+#: with its bound before anything is built.
+MAX_WIDTH = 2**20
+#: The most sentences a cross-sentence window takes on each side.
+MAX_WINDOW = 64
+#: The most Monte-Carlo dropout passes.
+MAX_SAMPLES = 1024
+
 @dataclass
 class GCDocConfig:
     """Hyper-parameters and module switches of :class:`~docgraph.model.GCDoc`.
@@ -105,19 +115,21 @@ class GCDocConfig:
             depend on it.
     """
 
-    word_dim: int = integer(50, low=1, help="word embedding size (set from the vectors)",
+    word_dim: int = integer(50, low=1, high=MAX_WIDTH,
+                            help="word embedding size (set from the vectors)",
                             marks=(SIZE,))
     freeze_embeddings: bool = switch(False, help="keep the word embeddings fixed",
                                      switches={"--freeze-embeddings": True})
-    char_dim: int = integer(30, low=1, flag="--char-dim", help="character embedding size",
-                            marks=(SIZE,))
-    char_hidden: int = integer(50, low=1, flag="--char-hidden",
+    char_dim: int = integer(30, low=1, high=MAX_WIDTH, flag="--char-dim",
+                            help="character embedding size", marks=(SIZE,))
+    char_hidden: int = integer(50, low=1, high=MAX_WIDTH, flag="--char-hidden",
                                help="character BiLSTM hidden size per direction", marks=(SIZE,))
-    hidden: int = integer(200, low=1, flag="--hidden",
+    hidden: int = integer(200, low=1, high=MAX_WIDTH, flag="--hidden",
                           help="word BiLSTM hidden size per direction", marks=(SIZE,))
-    sent_dim: int = integer(300, low=2, even=True, flag="--sent-dim",
+    sent_dim: int = integer(300, low=2, high=2 * MAX_WIDTH, even=True,
+                            flag="--sent-dim",
                             help="sentence representation size d_s", marks=(SIZE,))
-    window: int = integer(2, low=0, flag="--window",
+    window: int = integer(2, low=0, high=MAX_WINDOW, flag="--window",
                           help="cross-sentence window k (0 disables the module)",
                           marks=(PLAN, VARIANT))
     use_previous: bool = switch(True, help="use the previous-sentence window",
@@ -132,11 +144,12 @@ class GCDocConfig:
                            switches={"--no-pruning": False}, marks=(PLAN, VARIANT))
     edge_weights: bool = switch(True, help="weight messages by the relation scores r_ij",
                                 switches={"--no-edge-weights": False}, marks=(VARIANT,))
-    num_samples: int = integer(8, low=1, flag="--samples", help="Monte-Carlo dropout passes T",
-                               marks=(PLAN,))
+    num_samples: int = integer(8, low=1, high=MAX_SAMPLES, flag="--samples",
+                               help="Monte-Carlo dropout passes T", marks=(PLAN,))
     threshold: float = number(0.5, low=0.0, flag="--threshold",
                               help="uncertainty threshold for pruning")
-    uncertainty_hidden: int = integer(100, low=1, flag="--uncertainty-hidden",
+    uncertainty_hidden: int = integer(100, low=1, high=MAX_WIDTH,
+                                      flag="--uncertainty-hidden",
                                       help="uncertainty tagger hidden size per direction",
                                       marks=(SIZE,))
     detach_uncertainty_input: bool = switch(
@@ -161,7 +174,8 @@ class GCDocConfig:
                                        "type, paper) | entity (O-O edges left out of L_a)")
     unpruned_epochs: int = integer(0, low=0, flag="--unpruned-epochs",
                                    help="warm-up: the first N epochs run the graph unpruned")
-    lm_dim: int = integer(0, low=0, help="size of the contextual word features (set from them)",
+    lm_dim: int = integer(0, low=0, high=MAX_WIDTH,
+                          help="size of the contextual word features (set from them)",
                           marks=(SIZE,))
     precision: str = choice("fp32", ("fp32", "bf16"), flag="--precision",
                             help="fp32 | bf16 (autocast of the forward pass, for GPUs; opt-in)")
