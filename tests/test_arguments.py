@@ -74,14 +74,13 @@ def model(tmp_path):
 
 # ------------------------------------------------------------------ flags from declarations
 def test_flags_switches_and_help_come_from_the_declarations():
-    declared = {s.flag for section in ("", "model", "graph", "train", "fine_tune")
+    declared = {s.flag for section in ("", "model", "graph", "train")
                 for s in section_settings(section).values() if s.flag}
     assert set(VALUE_FLAGS) == declared
     assert VALUE_FLAGS["--samples"][:2] == ("model", "num_samples")
     assert VALUE_FLAGS["--seed"][:2] == ("", "seed")
     assert SWITCHES["--no-graph"] == {"model": {"graph": False}}
     assert SWITCHES["--lm-pack"] == {"": {"lm_pack": True}}
-    assert SWITCHES["--fully-annotated"] == {"fine_tune": {"keep_types": "off"}}
     assert SWITCHES["--baseline"] == {"model": {"cross_sentence": False, "graph": False}}
     text = train_parser().format_help()
     # the help of a flag says what it does, what it accepts and the built-in default
