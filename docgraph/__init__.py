@@ -12,7 +12,29 @@ The public API::
 """
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
+
+
+def _keep_torch_cache_out_of_tmpdir() -> None:
+    """Point torch's compile cache (which ``import torch._dynamo`` creates, by default
+    ``$TMPDIR/torchinductor_<user>``) into docgraph's cache directory
+    (``$DOCGRAPH_CACHE_DIR/torchinductor``, else ``~/.cache/docgraph/torchinductor``), unless
+    ``TORCHINDUCTOR_CACHE_DIR`` is set or that directory cannot be made: no docgraph process
+    leaves anything in ``$TMPDIR``."""
+    if "TORCHINDUCTOR_CACHE_DIR" in os.environ:
+        return
+    base = os.environ.get("DOCGRAPH_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "docgraph")
+    directory = os.path.join(base, "torchinductor")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = directory
+
+
+_keep_torch_cache_out_of_tmpdir()
 
 if TYPE_CHECKING:
     from docgraph.config import ExperimentConfig, TrainConfig

@@ -3,6 +3,7 @@ $TMPDIR, the same compiled propagate, source that TorchScript can read."""
 
 from __future__ import annotations
 
+import getpass
 import inspect
 import subprocess
 import sys
@@ -16,12 +17,38 @@ def test_building_a_layer_writes_nothing_to_tmpdir(tmp_path):
     code = ("from docgraph.nn.conv import DocGraphConv; import torch; "
             "layer = DocGraphConv(4); "
             "print(type(layer).propagate.__module__)")
-    env = {"TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {"TMPDIR": str(tmp), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1",
+           "DOCGRAPH_CACHE_DIR": str(tmp_path / "cache")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True, timeout=120)
     assert out.stdout.strip() == "docgraph.nn.conv_DocGraphConv_propagate"
-    # torch's own (empty) compile-cache directory is all that may appear there
-    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("torchinductor_")] == []
+    assert list(tmp.iterdir()) == []
+
+
+def test_torch_s_compile_cache_is_kept_out_of_tmpdir(tmp_path):
+    """``import torch._dynamo`` (DDP, PyG) makes torch's compile cache; a process that imported
+    docgraph makes it in docgraph's cache directory, not in ``$TMPDIR``, unless the user chose
+    one with ``TORCHINDUCTOR_CACHE_DIR``."""
+    tmp, cache = tmp_path / "tmp", tmp_path / "cache"
+    tmp.mkdir()
+    code = "import docgraph, torch._dynamo, os; print(os.environ['TORCHINDUCTOR_CACHE_DIR'])"
+    env = {"TMPDIR": str(tmp), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1",
+           "DOCGRAPH_CACHE_DIR": str(cache)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True, timeout=120)
+    assert out.stdout.strip() == str(cache / "torchinductor")
+    assert list(tmp.iterdir()) == [] and (cache / "torchinductor").is_dir()
+    chosen = tmp_path / "mine"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**env, "TORCHINDUCTOR_CACHE_DIR": str(chosen)}, check=True,
+                         timeout=120)
+    assert out.stdout.strip() == str(chosen) and list(tmp.iterdir()) == []
+    # without the import of docgraph: torch's default, in $TMPDIR
+    subprocess.run([sys.executable, "-c", "import torch._dynamo"], env=env, check=True,
+                   timeout=120)
+    assert [p.name for p in tmp.iterdir()] == [f"torchinductor_{getpass.getuser()}"]
 
 
 def test_the_generated_propagate_has_readable_source():
