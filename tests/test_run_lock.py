@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -75,6 +76,37 @@ def test_a_lock_held_by_a_killed_process_is_free_again(tmp_path):
     assert (run / LOCK_FILE).exists()  # left behind by the killed process, but not locked
     with run_directory(run):
         assert (run / LOCK_FILE).read_text().split()[0] == str(os.getpid())
+
+
+def test_the_next_run_removes_the_directories_of_runs_killed_before_writing(tmp_path):
+    """A run killed with SIGKILL right after taking its new directory leaves it holding only
+    ``.lock``; the next run to take a directory beside it removes it, and nothing else."""
+    runs = tmp_path / "runs"
+    code = ("import sys, time\n"
+            "from docgraph.persistence.run_lock import lock_run_directory\n"
+            "lock = lock_run_directory(sys.argv[1])\n"
+            "print('held', flush=True)\n"
+            "time.sleep(120)\n")
+    killed = runs / "killed"
+    proc = subprocess.Popen([sys.executable, "-c", code, str(killed)], stdout=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert proc.stdout.readline().strip() == "held"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    assert [p.name for p in killed.iterdir()] == [LOCK_FILE]
+    kept = {"with-files": "model.pt", "alive": None, "foreign": None, "empty": ""}
+    for name, extra in kept.items():
+        (runs / name).mkdir()
+        if extra:
+            (runs / name / extra).write_text("x")
+    (runs / "with-files" / LOCK_FILE).write_text(f"{proc.pid} {socket.gethostname()} t\n")
+    (runs / "alive" / LOCK_FILE).write_text(f"{os.getpid()} {socket.gethostname()} t\n")
+    (runs / "foreign" / LOCK_FILE).write_text(f"{proc.pid} another-host t\n")
+    with run_directory(runs / "next"):
+        assert sorted(p.name for p in runs.iterdir()) == sorted([*kept, "next"])
+    assert sorted(p.name for p in runs.iterdir()) == sorted(kept)
 
 
 def _hold_until_told(lock, pipe) -> None:

@@ -137,14 +137,56 @@ def _holder(fd: int) -> str:
             + (", which has ended while processes it started still run" if gone else ""))
 
 
+def remove_abandoned_directories(parent: str | Path) -> list[Path]:
+    """Remove the directories in ``parent`` that hold nothing but a lock file no process holds,
+    written by a process of this host that has ended: what a run killed with SIGKILL before it
+    wrote anything leaves behind. Returns them.
+    """
+    removed: list[Path] = []
+    if fcntl is None:
+        return removed
+    with suppress(OSError):
+        for directory in Path(parent).iterdir():
+            with suppress(OSError):
+                if (directory.is_symlink() or not directory.is_dir()
+                        or [p.name for p in directory.iterdir()] != [LOCK_FILE]):
+                    continue
+                if _remove_if_abandoned(directory / LOCK_FILE):
+                    with suppress(OSError):  # a new run took it in between
+                        directory.rmdir()
+                    removed.append(directory)
+    return removed
+
+
+def _remove_if_abandoned(path: Path) -> bool:
+    """Remove the lock file ``path`` when no process holds it and the process of this host
+    it names has ended; whether it did."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        text = os.pread(fd, 4096, 0).decode("utf-8", "replace").split()
+        if (len(text) < 2 or not text[0].isdigit() or text[1] != socket.gethostname()
+                or process_alive(int(text[0])) or not _names(path, fd)):
+            return False
+        path.unlink()
+        return True
+    except OSError:  # held: in use
+        return False
+    finally:
+        os.close(fd)
+
+
 def lock_run_directory(directory: str | Path) -> RunLock:
     """Take the run directory ``directory`` (created if missing) for this process, at once.
+    The directories beside it that runs killed before writing anything left are removed first
+    (:func:`remove_abandoned_directories`).
 
     Raises:
         RunDirectoryBusyError: Another run holds it; the one-line message names the directory
             and the holding process. Nothing in the directory is changed.
     """
     given, directory = directory, Path(directory).absolute()
+    remove_abandoned_directories(directory.parent)
     created = _make_directory(directory)
     if fcntl is None:
         return RunLock(directory, None, created)
