@@ -9,7 +9,7 @@ connection per client, for ``--seconds``, stopping early at ``--max-requests``) 
 as the server counts them), p50/p95/p99 latency and errors (sockets, timeouts, non-2xx).
 
 * ``predict.py`` offline: the same texts as one file (a paragraph per text), repeated to at
-  least ``--offline-tokens`` tokens, ``--documents paragraphs``, processes automatic; its
+  least ``--offline-tokens`` tokens, ``--documents paragraphs``, ``--offline-processes``; its
   tagging seconds are its wall time less that of the same command on a one-sentence file.
 * The naive server (``naive-server``): FastAPI calling ``Tagger.pipe`` on each request alone,
   behind a lock, in one process, as a user who wraps the tagger in a web framework does.
@@ -46,6 +46,8 @@ SAMPLE = ROOT / "docgraph" / "data" / "sample"
 KINDS = ("sentence", "paragraph", "long")
 CLIENTS = (1, 8, 32, 128)
 _WRK_MARK = "WRKJSON "
+#: ``docgraph serve``'s entry point, run from the checkout.
+_SERVE = "import sys; from docgraph.cli.serve import serve_main; sys.exit(serve_main())"
 
 
 # ----------------------------------------------------------------------------- texts
@@ -222,8 +224,8 @@ class _Process:
 def docgraph_serve(model: str, workers: int, log: Path) -> _Process:
     """``docgraph serve`` with its defaults, ``workers`` workers."""
     port = _free_port()
-    return _Process([sys.executable, "-m", "docgraph", "serve", "--model", model, "--port",
-                     str(port), "--workers", str(workers)], port, log, "/ready")
+    return _Process([sys.executable, "-c", _SERVE, "--model", model, "--port", str(port),
+                     "--workers", str(workers)], port, log, "/ready")
 
 
 def naive_serve(model: str, log: Path) -> _Process:
@@ -235,40 +237,37 @@ def naive_serve(model: str, log: Path) -> _Process:
 
 
 def naive_app(model: str) -> Any:
-    """FastAPI around ``Tagger.pipe``: each request tagged alone, one at a time, records by
-    the one serialiser; the same request and answer shapes as ``docgraph serve``'s."""
-    from fastapi import FastAPI, Request
-    from starlette.responses import Response
+    """An ASGI app around ``Tagger.pipe``: each request tagged alone, one at a time, records
+    by the one serialiser; the same request and answer shapes as ``docgraph serve``'s."""
+    import anyio
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
 
     from docgraph.tagging import entity_records
     from docgraph.tagging.tagger import Tagger
 
     tagger = Tagger.load(model, threads=1)
     lock = threading.Lock()
-    app = FastAPI()
 
-    @app.get("/health")
-    def health() -> dict:
-        return {"status": "ok"}
+    def tag(contents: list) -> list[dict]:
+        with lock:
+            return [{"id": doc.doc, "tokens": sum(len(s.tokens) for s in doc.sentences),
+                     "entities": entity_records(doc, scores=False)}
+                    for doc in tagger.pipe(contents)]
 
-    @app.post("/v1/entities")
-    async def entities(request: Request) -> Response:
+    async def entities(request: Any) -> Response:
         body = json.loads(await request.body())
         contents = [body["text"]] if "text" in body else body["texts"]
-
-        def tag() -> list[dict]:
-            with lock:
-                return [{"id": doc.doc, "tokens": sum(len(s.tokens) for s in doc.sentences),
-                         "entities": entity_records(doc, scores=False)}
-                        for doc in tagger.pipe(contents)]
-
-        import anyio
-
-        documents = await anyio.to_thread.run_sync(tag)
+        documents = await anyio.to_thread.run_sync(tag, contents)
         return Response(json.dumps({"model": model, "documents": documents}),
                         media_type="application/json")
 
-    return app
+    async def health(request: Any) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    return Starlette(routes=[Route("/v1/entities", entities, methods=["POST"]),
+                             Route("/health", health)])
 
 
 # ----------------------------------------------------------------------------- offline
@@ -281,9 +280,10 @@ def _wall(command: list[str]) -> float:
 
 
 def offline(model: str, pool: Sequence[str], tokens: Sequence[int], min_tokens: int,
-            rounds: int, work: Path) -> dict[str, Any]:
-    """``predict.py`` on the texts of ``pool`` repeated to ``min_tokens`` tokens: tokens/s of
-    tagging (wall time less that of a one-sentence file), the median of ``rounds``."""
+            rounds: int, processes: int, work: Path) -> dict[str, Any]:
+    """``predict.py --processes PROCESSES`` on the texts of ``pool`` repeated to
+    ``min_tokens`` tokens: tokens/s of tagging (wall time less that of a one-sentence file),
+    the median of ``rounds``."""
     repeat = max(1, -(-min_tokens // sum(tokens)))
     path, probe = work / "offline.txt", work / "probe.txt"
     path.write_text("\n\n".join(list(pool) * repeat) + "\n", encoding="utf-8")
@@ -292,8 +292,8 @@ def offline(model: str, pool: Sequence[str], tokens: Sequence[int], min_tokens: 
 
     def command(file: Path) -> list[str]:
         return [sys.executable, str(ROOT / "scripts" / "predict.py"), "--model", model,
-                str(file), "--documents", "paragraphs", "--quiet", "--output",
-                str(work / "offline.jsonl")]
+                str(file), "--documents", "paragraphs", "--quiet", "--processes",
+                str(processes), "--output", str(work / "offline.jsonl")]
 
     seconds = []
     for _ in range(rounds):
@@ -354,7 +354,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                       args.soak_seconds, work)
             record["serve_exit_status"] = server.stop()
         record["offline"] = {kind: offline(args.model, pool, tokens, args.offline_tokens,
-                                           args.rounds, work)
+                                           args.rounds, args.offline_processes, work)
                              for kind, (pool, tokens) in kinds.items()}
         print(json.dumps({"offline": record["offline"]}), flush=True)
         if args.naive:
@@ -425,7 +425,7 @@ def targets(record: dict[str, Any]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- command line
 def main(argv: Sequence[str] | None = None) -> int:
     """``serve_load.py run ...`` (the study) or ``serve_load.py naive-server ...``."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     study = sub.add_parser("run", help="the whole study")
     study.add_argument("--model", default="conll03")
@@ -436,6 +436,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     study.add_argument("--max-requests", type=int, default=20_000, help="per load run")
     study.add_argument("--offline-tokens", type=int, default=60_000)
     study.add_argument("--rounds", type=int, default=2, help="of predict.py offline")
+    study.add_argument("--offline-processes", type=int, default=2,
+                       help="predict.py's processes (as many as the server's workers)")
     study.add_argument("--soak-seconds", type=float, default=600.0)
     study.add_argument("--soak-clients", type=int, default=32)
     study.add_argument("--no-naive", dest="naive", action="store_false")

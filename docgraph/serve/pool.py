@@ -86,14 +86,17 @@ class _Worker:
         return payload
 
     def stop(self) -> None:
-        """Ask the worker to leave; kill it when it does not."""
+        """Ask the worker to leave; kill it when it does not (once; later calls do nothing)."""
+        if self.conn.closed:
+            return
         with contextlib.suppress(OSError):
             self.conn.send(None)
         self.process.join(_STOP_GRACE)
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
-        self.conn.close()
+        with contextlib.suppress(OSError):
+            self.conn.close()
 
 
 class WorkerPool:
@@ -145,6 +148,7 @@ class WorkerPool:
         try:
             card = await loop.run_in_executor(self._threads, worker.wait_ready)
         except (WorkerLostError, TaggingFailedError) as err:
+            self._workers.pop(place, None)
             await loop.run_in_executor(self._threads, worker.stop)
             if self._closing:
                 return
@@ -192,8 +196,10 @@ class WorkerPool:
         worker.process.join(_STOP_GRACE)
         log.error("worker %d (pid %d) ended (exit %s); starting it again", worker.place,
                   worker.process.pid, worker.process.exitcode)
-        worker.conn.close()
-        self._workers.pop(worker.place, None)
+        with contextlib.suppress(OSError):
+            worker.conn.close()
+        if self._workers.get(worker.place) is worker:
+            del self._workers[worker.place]
         self._on_restart()
         self._spawn(worker.place, 0.0)
 
