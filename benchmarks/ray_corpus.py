@@ -1,0 +1,225 @@
+"""Tagging a corpus on Ray (``docgraph tag-corpus``) against ``predict.py`` on this machine.
+
+Generates a corpus of raw-text files (paragraphs of the sample corpus's sentences, drawn with a
+fixed seed; kept in ``--work-dir``, deleted at the end) and runs, each in a fresh process as a
+user would, with the same model:
+
+* ``compare``: ``predict.py`` with 1 and 2 processes and ``tag-corpus`` (a local Ray) with 1
+  and 2 actors, on the same ``--compare-mb`` of text; tokens/s over the whole run (start-up
+  included), and the engine's overhead at equal cores: ``1 - ray / predict``;
+* ``large``: ``tag-corpus`` with 2 actors on ``--large-mb`` of text: the peak resident memory
+  of each actor and its resident memory at each quarter of the run (flat memory: the last
+  quarter no higher than the first plus a margin), and the cost per million tokens: CPU-seconds
+  of the whole process tree and wall seconds.
+
+Memory and CPU come from sampling ``/proc`` (psutil) of the run's process tree every 0.2 s; a
+local Ray's workers are descendants of the driver.
+
+    python benchmarks/ray_corpus.py --work-dir /tmp/ray-corpus --compare-mb 0.5 --large-mb 4 \\
+        --out benchmarks/results/measurements/ray/results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from docgraph.data.conll import read_conll  # noqa: E402
+
+
+def make_corpus(folder: Path, megabytes: float, file_mb: float, seed: int = 0) -> int:
+    """Files of about ``file_mb`` MB of paragraphs (3 to 8 sentences, blank lines between)
+    until ``megabytes`` MB in all; the number of bytes written."""
+    sentences = [" ".join(s.tokens) for split in ("train", "dev", "test")
+                 for doc in read_conll(ROOT / "docgraph" / "data" / "sample" / f"{split}.txt")
+                 for s in doc.sentences if len(s)]
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    total, index = 0, 0
+    while total < megabytes * 1e6:
+        paragraphs, size = [], 0
+        while size < file_mb * 1e6 and total + size < megabytes * 1e6:
+            paragraph = " ".join(rng.choice(sentences) for _ in range(rng.randint(3, 8)))
+            paragraphs.append(paragraph)
+            size += len(paragraph) + 2
+        data = "\n\n".join(paragraphs) + "\n"
+        (folder / f"part-{index:05d}.txt").write_text(data)
+        total += len(data.encode())
+        index += 1
+    return total
+
+
+class TreeSampler:
+    """Samples a process tree: RSS of each process over time, CPU seconds of each."""
+
+    def __init__(self, pid: int, interval: float = 0.2) -> None:
+        self.root = psutil.Process(pid)
+        self.interval = interval
+        self.rss: dict[int, list[tuple[float, int]]] = {}
+        self.names: dict[int, str] = {}
+        self.cpu: dict[int, float] = {}
+        self.peak_tree = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.start = time.monotonic()
+
+    def __enter__(self) -> TreeSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                processes = [self.root, *self.root.children(recursive=True)]
+            except psutil.Error:
+                break
+            tree = 0
+            now = time.monotonic() - self.start
+            for process in processes:
+                try:
+                    with process.oneshot():
+                        rss = process.memory_info().rss
+                        times = process.cpu_times()
+                        name = " ".join(process.cmdline()[:1]) or process.name()
+                except psutil.Error:
+                    continue
+                tree += rss
+                self.rss.setdefault(process.pid, []).append((now, rss))
+                self.names[process.pid] = name
+                self.cpu[process.pid] = max(self.cpu.get(process.pid, 0.0),
+                                            times.user + times.system)
+            self.peak_tree = max(self.peak_tree, tree)
+            self._stop.wait(self.interval)
+
+
+def _rss_quarters(series: list[tuple[float, int]], start: float, end: float) -> list[float]:
+    """The largest RSS (MB) in each quarter of ``[start, end]``."""
+    quarters = []
+    for k in range(4):
+        low, high = start + (end - start) * k / 4, start + (end - start) * (k + 1) / 4
+        inside = [rss for t, rss in series if low <= t <= high]
+        quarters.append(round(max(inside) / 2**20, 1) if inside else None)
+    return quarters
+
+
+def run(command: list[str], log: Path) -> dict:
+    """Run ``command``, sampled; its wall time, CPU seconds, peaks and actor memory."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_USAGE_STATS_ENABLED="0")
+    start = time.monotonic()
+    with open(log, "a") as out:
+        out.write(f"$ {' '.join(command)}\n")
+        out.flush()
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+        with TreeSampler(process.pid) as sampler:
+            code = process.wait()
+    seconds = time.monotonic() - start
+    actors = {pid: series for pid, series in sampler.rss.items()
+              if "MapWorker" in sampler.names[pid] or "_InputTagger" in sampler.names[pid]}
+    result = {"command": command, "returncode": code, "seconds": round(seconds, 2),
+              "cpu_seconds": round(sum(sampler.cpu.values()), 2),
+              "peak_tree_rss_mb": round(sampler.peak_tree / 2**20, 1),
+              "load_average": os.getloadavg()}
+    if actors:
+        busy = [t for series in actors.values() for t, _ in series]
+        result["actors"] = [
+            {"peak_rss_mb": round(max(r for _, r in series) / 2**20, 1),
+             "rss_mb_by_quarter": _rss_quarters(series, min(busy), max(busy))}
+            for series in actors.values()]
+    return result
+
+
+def corpus_tokens(output: Path) -> int:
+    """Tokens of a tag-corpus output (the tokens predict.py tags: the same reader)."""
+    import pyarrow.parquet as pq
+
+    return sum(pq.read_table(p, columns=["tokens"]).column(0).to_numpy().sum()
+               for p in output.rglob("*.parquet")).item()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--work-dir", type=Path, required=True)
+    p.add_argument("--model", default="conll03")
+    p.add_argument("--compare-mb", type=float, default=0.5)
+    p.add_argument("--large-mb", type=float, default=0.0, help="0: skip the large run")
+    p.add_argument("--file-mb", type=float, default=0.1, help="size of each input file")
+    p.add_argument("--out", type=Path, required=True)
+    args = p.parse_args(argv)
+    work = args.work_dir
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    log = args.out.with_suffix(".log")
+    log.write_text("")
+    predict = [sys.executable, str(ROOT / "scripts" / "predict.py"), "--model", args.model,
+               "--documents", "paragraphs", "--format", "jsonl"]
+    tag = [sys.executable, "-m", "docgraph.cli.tag_corpus", "--model", args.model,
+           "--documents", "paragraphs", "--quiet"]
+    results: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                     "machine": platform.processor() or platform.machine(),
+                     "cores": os.cpu_count(), "model": args.model, "runs": {}}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+
+    def save() -> None:  # after every run: an interrupted benchmark keeps what it measured
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
+
+    try:
+        corpus = work / "compare"
+        results["compare_bytes"] = make_corpus(corpus, args.compare_mb, args.file_mb)
+        files = sorted(map(str, corpus.iterdir()))
+        for n in (1, 2):
+            results["runs"][f"predict-{n}"] = run(
+                [*predict, *files, "--processes", str(n), "--output", str(work / f"p{n}.jsonl")],
+                log)
+            save()
+            out = work / f"ray{n}"
+            results["runs"][f"ray-{n}"] = run([*tag, str(corpus), "--output", str(out),
+                                               "--actors", str(n)], log)
+            results["compare_tokens"] = corpus_tokens(out)
+            save()
+        tokens = results["compare_tokens"]
+        for r in results["runs"].values():
+            r["tokens_per_s"] = round(tokens / r["seconds"], 1)
+        for n in (1, 2):
+            ray, plain = results["runs"][f"ray-{n}"], results["runs"][f"predict-{n}"]
+            results[f"overhead_{n}"] = round(1 - ray["tokens_per_s"] / plain["tokens_per_s"], 4)
+        if args.large_mb:
+            large = work / "large"
+            results["large_bytes"] = make_corpus(large, args.large_mb, args.file_mb, seed=1)
+            out = work / "ray-large"
+            r = run([*tag, str(large), "--output", str(out), "--actors", "2"], log)
+            shutil.rmtree(large)
+            r["tokens"] = corpus_tokens(out)
+            r["tokens_per_s"] = round(r["tokens"] / r["seconds"], 1)
+            r["cpu_seconds_per_million_tokens"] = round(r["cpu_seconds"] / r["tokens"] * 1e6, 1)
+            r["wall_seconds_per_million_tokens"] = round(r["seconds"] / r["tokens"] * 1e6, 1)
+            results["runs"]["ray-2-large"] = r
+        for name, r in results["runs"].items():
+            if r["returncode"] != 0:
+                print(f"{name} failed (exit {r['returncode']}); see {log}", file=sys.stderr)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    save()
+    print(json.dumps({k: v for k, v in results.items() if k != "runs"}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
