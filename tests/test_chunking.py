@@ -9,13 +9,13 @@ import pytest
 
 from docgraph.data.chunking import (
     chunk_document,
-    chunk_sentences,
     pack_greedy,
     pack_sentences,
     piece_bounds,
     split_long_documents,
 )
 from docgraph.data.document import make_document
+from docgraph.tagging.chunks import input_chunks
 
 
 def _doc(doc_id, lengths, scheme="iob2"):
@@ -104,7 +104,9 @@ def test_pieces_of_a_long_sentence():
     assert piece_bounds(5, 2) == [(0, 2), (2, 4), (4, 5)]
     assert piece_bounds(4, 2) == [(0, 2), (2, 4)]
     assert piece_bounds(5, None) == [(0, 5)] and piece_bounds(5, 0) == [(0, 5)]
-    assert chunk_sentences(["abcde", "fg"], 2) == [["ab"], ["cd"], ["e"], ["fg"]]
+    chunks = input_chunks([list("abcde"), list("fg")], "d", False, 2)  # the core's route
+    assert [["".join(p.tokens) for p in c.pieces] for c in chunks] == \
+        [["ab"], ["cd"], ["e"], ["fg"]]
 
 
 def test_documents_cut_for_tagging_keep_tokens_and_tags_in_order():

@@ -393,6 +393,23 @@ def test_visualize_shows_a_labelled_file_given_by_data(model_dir, tmp_path, caps
     assert page.read_text().count('<section class="doc"') == 1 and "Rauch" in page.read_text()
 
 
+def test_visualize_shows_raw_text_as_predict_reads_it(model_dir, tmp_path, capsys):
+    """Raw text given by --data is read as predict.py reads it (not as CoNLL columns, whose
+    last column would be a bad tag): one document, its words on the page, no gold scores."""
+    from docgraph.cli import visualize_main
+
+    bio = tmp_path / "bio.txt"
+    bio.write_text("Piet Rauch studied Physics and Optics.\nHe left Kestrel for Harwick in "
+                   "Veldania.\n", encoding="utf-8")
+    page = tmp_path / "bio.html"
+    assert visualize_main(["--model", str(model_dir), "--data", str(bio), "--html", str(page),
+                           "--device", "cpu"]) == 0
+    assert f"wrote {page} (1 documents)" in capsys.readouterr().out
+    text = page.read_text()
+    assert text.count('<section class="doc"') == 1 and "Optics" in text and "Harwick" in text
+    assert not re.findall(r"P \d+\.\d\d R \d+\.\d\d F1 \d+\.\d\d", text)  # no gold
+
+
 def test_entity_scores_show_as_colour_strength_and_tooltip(model_dir, sample_splits):
     """With scores, every entity carries its score (tooltip, data-score) and an opacity that
     grows with it, and the key explains the paler marks; without, the page has none."""

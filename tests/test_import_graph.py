@@ -211,7 +211,8 @@ def test_argument_checking_stays_free_of_torch_modules(graph):
                   "docgraph.persistence.run_lock",
                   "docgraph.persistence.archive", "docgraph.persistence.shipped",
                   "docgraph.persistence.locate", "docgraph.persistence.manifest",
-                  "docgraph.tagging.prediction_io", "docgraph.tagging.result"}
+                  "docgraph.tagging.prediction_io", "docgraph.tagging.chunks",
+                  "docgraph.tagging.result"}
     torch_free |= {m for m in graph if m.startswith(("docgraph.data", "docgraph.config"))}
     for module in torch_free:
         reached = nx.descendants(graph, module)

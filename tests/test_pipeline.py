@@ -1,5 +1,5 @@
 """The one tagging pipeline (docgraph/tagging/pipeline.py): its rules worked by hand, its
-stream, and the Tagger methods built on it (chunks, tag_stream, inspect, inspect_chunks,
+stream, and the Tagger methods built on it (chunks, tag_stream, inspect, pipe,
 save)."""
 
 from __future__ import annotations
@@ -101,14 +101,17 @@ def test_inspect_describes_the_model_and_keeps_gold_tags_on_request(tagger, samp
     assert all("gold_tag" not in attrs for _, attrs in none.nodes(data=True))
 
 
-def test_inspect_chunks_gives_the_tags_of_tag(tagger, sample_splits):
+def test_pipe_inspect_gives_the_tags_of_tag(tagger, sample_splits):
     doc = sample_splits["test"][1]
     pieces = [list(s.tokens) for s in doc.sentences if len(s)]
-    found, = tagger.inspect_chunks([pieces])
+    found, = tagger.pipe([pieces], inspect=True)
     assert found.tags == tagger.tag([pieces])[1][0]
     n = sum(map(len, pieces))
-    assert len(found.uncertainty) == len(found.pruned) == n
-    assert found.edges and all(0 <= j < n and 0 <= i < n for j, i, _ in found.edges)
+    assert sum(len(s.uncertainty) for s in found.sentences) == n
+    assert sum(len(s.pruned) for s in found.sentences) == n
+    assert found.edges and all(0 <= j < len(pieces[s]) and 0 <= i < len(pieces[t])
+                               for (s, j), (t, i), _ in ((e.source, e.target, e.weight)
+                                                         for e in found.edges))
 
 
 def test_save_round_trip_refusal_and_threshold(tagger, sample_splits, tmp_path):

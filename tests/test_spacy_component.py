@@ -19,12 +19,12 @@ spacy = pytest.importorskip(
 from spacy.tokens import Doc, Span  # noqa: E402
 
 from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS  # noqa: E402
-from docgraph.data.chunking import chunk_sentences  # noqa: E402
 from docgraph.integrations.spacy_component import (  # noqa: E402
     DocgraphSpacyError,
     doc_graph,
     label_clash,
 )
+from docgraph.tagging.chunks import input_chunks  # noqa: E402
 from docgraph.tagging.tagger import Tagger  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,8 +139,10 @@ def test_long_documents_are_chunked_as_predict_does(model_dir, tagger, documents
     doc = nlp(make_doc(nlp, sentences))
     assert ents_by_sentence(doc, sentences) == expected(chunked_tagger(tagger, 700), sentences)
     # no edge reaches across chunks
-    chunks = chunk_sentences([list(range(a, b)) for a, b in doc._.docgraph["sentences"]], 700)
-    chunk_of = {i: c for c, chunk in enumerate(chunks) for piece in chunk for i in piece}
+    spans = [list(range(a, b)) for a, b in doc._.docgraph["sentences"]]
+    chunks = list(input_chunks([[str(i) for i in s] for s in spans], "doc", False, 700))
+    chunk_of = {int(i): c for c, chunk in enumerate(chunks) for piece in chunk.pieces
+                for i in piece.tokens}
     assert len(chunks) == 5 and doc._.docgraph_edges
     assert all(chunk_of[j] == chunk_of[i] for j, i, _ in doc._.docgraph_edges)
 
@@ -166,14 +168,6 @@ def test_tags_equal_predict_py_in_chunks_and_pieces(model_dir, tagger):
     got = {d.doc_id: [t._.docgraph_tag for t in doc] for d, doc in zip(documents, docs)}
     assert got == expected
     assert any(t != "O" for tags in got.values() for t in tags)
-
-
-def test_a_sentence_longer_than_the_limit_is_tagged_in_pieces():
-    assert chunk_sentences([list(range(5)), list(range(5, 7))], 2) == \
-        [[[0, 1]], [[2, 3]], [[4]], [[5, 6]]]
-    assert chunk_sentences([[0, 1], [2], [3, 4, 5]], 3) == [[[0, 1], [2]], [[3, 4, 5]]]
-    assert chunk_sentences([[0, 1], [2]], 0) == [[[0, 1], [2]]]
-    assert chunk_sentences([], 3) == []
 
 
 def test_raw_text_through_spacy_tokens_and_sentences(model_dir, tagger, sample_splits):

@@ -4,6 +4,8 @@ serialiser of its entities, :func:`docgraph.tagging.entity_records`."""
 import io
 import itertools
 import json
+import subprocess
+import sys
 
 import pytest
 from conftest import reference_tags
@@ -139,3 +141,13 @@ def test_entity_records_are_the_lines_predict_writes(tagger, sample_splits, tmp_
     assert entity_records(unscored) == entity_records(tagged, scores=False)
     with pytest.raises(ValueError, match="min_score"):
         entity_records(unscored, min_score=0.5)
+
+
+def test_the_raw_text_path_does_not_load_the_file_readers():
+    """Reading files is an adapter in front of the core: tagging raw text from Python does
+    not load the module of predict.py's input and output formats."""
+    code = ("import sys; import docgraph.tagging.tagger; "
+            "print('docgraph.tagging.prediction_io' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=300)
+    assert out.stdout.strip() == "False"

@@ -227,7 +227,7 @@ def _load_tagger(args: argparse.Namespace, checked: TaggingInputs) -> Tagger:
     ``--device``) with its overrides (``--lm``, ``--threshold``, ``--precision``); an
     override the model cannot take is a usage error naming its flag."""
     try:
-        return Tagger.load(checked.model_dir, resolve_device(args.device), lm=args.lm,
+        return Tagger.load(checked.model_dir, device, lm=args.lm,
                            threshold=args.threshold, precision=args.precision,
                            max_doc_tokens=getattr(args, "max_doc_tokens", None))
     except OverrideError as err:
@@ -430,18 +430,22 @@ def visualize(args: argparse.Namespace, checked: TaggingInputs) -> int:
 
     try:
         tagger = _load_tagger(args, checked)
-        if args.data:
-            source, documents = Path(args.data).name, read_labelled(args.data)
+        if args.data:  # any input predict.py reads; raw text has no gold tags to show
+            source = Path(args.data).name
+            documents = read_documents(Path(args.data), ReadOptions(), labelled=True)
         else:
             dataset, documents = _dataset_split(args, tagger.config)
             source = f"{dataset} {args.split}"
+        labelled = any(t != "O" for d in documents for s in d.sentences for t in s.tags)
         chunks = tagger.chunks(documents)
         if args.doc is not None and args.doc >= len(chunks):
             where = args.data if args.data else f"the {args.split} split"
             fail(f"--doc {args.doc}: {where} has {len(chunks)} documents "
                  f"(0..{len(chunks) - 1})")
         selected = [chunks[args.doc]] if args.doc is not None else chunks
-        graphs = tagger.inspect(selected, mc_seed=args.mc_seed, gold=True, scores=args.scores)
+        graphs = tagger.inspect(selected, mc_seed=args.mc_seed,
+                                gold=True if labelled or not args.data else None,
+                                scores=args.scores)
         if args.out is not None:
             words = args.word
             repeated = repeated_words(graphs[0])

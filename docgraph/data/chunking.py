@@ -18,7 +18,6 @@ from typing import TypeVar
 from docgraph.data.document import Document, Sentence
 
 T = TypeVar("T")
-S = TypeVar("S", bound=Sequence)
 
 
 def pack_greedy(items: Iterable[T], max_tokens: int, size: Callable[[T], int] = len
@@ -51,17 +50,6 @@ def piece_bounds(length: int, max_tokens: int | None) -> list[tuple[int, int]]:
     if not max_tokens:
         return [(0, length)]
     return [(first, min(first + max_tokens, length)) for first in range(0, length, max_tokens)]
-
-
-def chunk_sentences(sentences: Sequence[S], max_tokens: int | None) -> list[list[S]]:
-    """Sentences (any sliceable sequences) cut into pieces of at most ``max_tokens`` tokens
-    (:func:`piece_bounds`) and packed greedily into chunks of at most ``max_tokens`` tokens
-    (:func:`pack_greedy`); ``None`` or ``0``: one chunk of whole sentences; no sentences, no
-    chunks."""
-    if not max_tokens:
-        return [list(sentences)] if sentences else []
-    pieces = [s[a:b] for s in sentences for a, b in piece_bounds(len(s), max_tokens)]
-    return list(pack_greedy(pieces, max_tokens))
 
 
 def pack_sentences(sentences: Sequence[Sentence], max_tokens: int) -> list[list[Sentence]]:

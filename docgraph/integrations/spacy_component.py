@@ -18,12 +18,11 @@ senter). A Doc without boundaries is split with docgraph's own rules
 character falls in); the component logs that once and records it on every Doc as
 ``doc._.docgraph_sentence_source`` (``"doc"`` or ``"docgraph"``).
 
-How it tags, through the tagging pipeline of ``scripts/predict.py``
-(:mod:`docgraph.tagging.pipeline`, by :meth:`Tagger.inspect_chunks
-<docgraph.tagging.tagger.Tagger.inspect_chunks>`): a Doc longer than ``max_doc_tokens`` is
-tagged in chunks of consecutive sentences packed greedily in order (a longer sentence in pieces
-of ``max_doc_tokens`` tokens; :func:`docgraph.data.chunking.chunk_sentences`), each chunk a
-document of its own for the model; the chunks of many Docs (``nlp.pipe``) are batched by the
+How it tags, through the tagging core of ``scripts/predict.py`` (:meth:`Tagger.pipe
+<docgraph.tagging.tagger.Tagger.pipe>`, its sentences given as token lists): a Doc longer than
+``max_doc_tokens`` is tagged in chunks of consecutive sentences packed greedily in order (a
+longer sentence in pieces of ``max_doc_tokens`` tokens; :mod:`docgraph.tagging.chunks`), each
+chunk a document of its own for the model; the chunks of many Docs (``nlp.pipe``) are batched by the
 tagging token budget (:func:`docgraph.tagging.pipeline.batch_tokens`) on the model's device, a
 group of about :data:`~docgraph.tagging.pipeline.GROUP_TOKENS` tokens at a time; ``mc_seed`` is
 the tagging seed of the Monte-Carlo masks. A Doc's tags depend on its tokens, sentences and the
@@ -74,8 +73,7 @@ from spacy.util import minibatch
 
 from docgraph.config.errors import DocgraphError
 from docgraph.config.tagging import TaggingConfig
-from docgraph.data.chunking import chunk_sentences
-from docgraph.data.tags import entity_type, spans
+from docgraph.data.tags import entity_type
 from docgraph.data.tokenize import sentence_spans
 from docgraph.persistence.locate import ModelDirError, locate_model_dir
 from docgraph.persistence.manifest import file_sha256
@@ -83,7 +81,7 @@ from docgraph.persistence.shipped import MODEL_FILES, OPTIONAL_MODEL_FILES
 from docgraph.runtime.atomic import atomic_write_json
 
 if TYPE_CHECKING:  # torch loads when a component is created, not on import
-    from docgraph.tagging.tagger import ChunkInspection
+    from docgraph.tagging.result import TaggedDocument
 
 __all__ = ["FACTORY", "DocgraphNER", "DocgraphSpacyError", "make_docgraph_ner",
            "register_extensions"]
@@ -230,13 +228,10 @@ class DocLayout:
     Args:
         source: Where the sentence boundaries came from: ``"doc"`` or ``"docgraph"``.
         sentences: ``doc`` indices of the non-whitespace tokens of each sentence.
-        chunks: The documents the model tags: chunks of pieces (sentences, or parts of a long
-            one) of token indices.
     """
 
     source: str
     sentences: list[list[int]]
-    chunks: list[list[list[int]]]
 
     @property
     def num_tokens(self) -> int:
@@ -260,10 +255,10 @@ def doc_sentences(doc: Doc) -> tuple[str, list[list[int]]]:
     return source, [g for g in groups if g]
 
 
-def doc_layout(doc: Doc, max_tokens: int | None) -> DocLayout:
-    """:func:`doc_sentences` and :func:`chunk_sentences` of one Doc."""
+def doc_layout(doc: Doc) -> DocLayout:
+    """:func:`doc_sentences` of one Doc."""
     source, sentences = doc_sentences(doc)
-    return DocLayout(source, sentences, chunk_sentences(sentences, max_tokens))
+    return DocLayout(source, sentences)
 
 
 # ----------------------------------------------------------------------------- the component
@@ -448,30 +443,21 @@ class DocgraphNER(Pipe):
                 error_handler(self.name, self, docs, err)
 
     def annotate(self, docs: Sequence[Doc]) -> None:
-        """Tag ``docs`` in place, a group of about
-        :data:`~docgraph.tagging.pipeline.GROUP_TOKENS` tokens at a time."""
-        from docgraph.tagging.pipeline import GROUP_TOKENS
-
+        """Tag ``docs`` in place through the tagging core (:meth:`Tagger.pipe
+        <docgraph.tagging.tagger.Tagger.pipe>`, with scores and the inspection): each Doc's
+        sentences go in as token lists and come back whole."""
         self._require_model()
         if os.getpid() != self._pid:
             self._forked()
 
-        layouts = [doc_layout(doc, self.max_doc_tokens) for doc in docs]
+        layouts = [doc_layout(doc) for doc in docs]
         self._say(layouts)
-        group: list[int] = []
-        tokens = 0
-        for k, layout in enumerate(layouts):
-            group.append(k)
-            tokens += layout.num_tokens
-            if tokens >= GROUP_TOKENS or k == len(layouts) - 1:
-                results = iter(self.tagger.inspect_chunks(
-                    [[[docs[d][i].text for i in piece] for piece in chunk]
-                     for d in group for chunk in layouts[d].chunks], self.mc_seed,
-                    scores=True))
-                for d in group:
-                    chunk_results = [next(results) for _ in layouts[d].chunks]
-                    self._set_annotations(docs[d], layouts[d], chunk_results)
-                group, tokens = [], 0
+        tagged = self.tagger.pipe(
+            ([[docs[d][i].text for i in sentence] for sentence in layout.sentences]
+             for d, layout in enumerate(layouts)),
+            scores=True, inspect=True, mc_seed=self.mc_seed)
+        for doc, layout, result in zip(docs, layouts, tagged, strict=True):
+            self._set_annotations(doc, layout, result)
 
     def _forked(self) -> None:
         """First use in a process forked by ``nlp.pipe(n_process=N)``: one intra-op thread
@@ -500,31 +486,29 @@ class DocgraphNER(Pipe):
             log.warning("%s: a Doc has no tokens (empty or only whitespace): it gets no "
                         "entities", self.name)
 
-    def _set_annotations(self, doc: Doc, layout: DocLayout,
-                         results: Sequence["ChunkInspection"]) -> None:
-        """Write one Doc's entities and ``doc._.docgraph`` from its chunks' results."""
+    def _set_annotations(self, doc: Doc, layout: DocLayout, result: "TaggedDocument") -> None:
+        """Write one Doc's entities and ``doc._.docgraph`` from its tagged document, whose
+        sentences are the layout's (numbered the same)."""
         n = len(doc)
-        has_graph = self.tagger.has_graph
-        prunes = any(r.uncertainty is not None for r in results)
+        prunes = any(s.uncertainty is not None for s in result.sentences)
         tags = ["O"] * n
         uncertainty: list[float | None] | None = [None] * n if prunes else None
         pruned: list[bool | None] | None = [None] * n if prunes else None
-        edges: list[tuple[int, int, float | None]] | None = [] if has_graph else None
-        entities: list[tuple[str, int, int, float | None]] = []
-        for chunk, result in zip(layout.chunks, results):
-            flat = [i for piece in chunk for i in piece]
-            for k, (piece, piece_tags) in enumerate(zip(chunk, result.tags)):
-                for i, tag in zip(piece, piece_tags):
-                    tags[i] = tag
-                found = spans(piece_tags)
-                scores = result.scores[k] if result.scores is not None else [None] * len(found)
-                entities += [(label, piece[a], piece[b - 1] + 1, score)
-                             for (label, a, b), score in zip(found, scores)]
-            if uncertainty is not None and pruned is not None and result.uncertainty:
-                for i, u, p in zip(flat, result.uncertainty, result.pruned or ()):
-                    uncertainty[i], pruned[i] = u, p
-            if edges is not None and result.edges:
-                edges += [(flat[j], flat[i], w) for j, i, w in result.edges]
+        for sentence in result.sentences:
+            where = layout.sentences[sentence.index]
+            for k, i in enumerate(where):
+                tags[i] = sentence.tags[k]
+                if uncertainty is not None and pruned is not None and sentence.pruned:
+                    uncertainty[i] = sentence.uncertainty[k]  # type: ignore[index]
+                    pruned[i] = sentence.pruned[k]
+        entities = [(e.type, layout.sentences[e.sentence][e.start],
+                     layout.sentences[e.sentence][e.end - 1] + 1, e.score)
+                    for e in result.entities]
+        edges: list[tuple[int, int, float | None]] | None = None
+        if self.tagger.has_graph:
+            edges = [(layout.sentences[e.source[0]][e.source[1]],
+                      layout.sentences[e.target[0]][e.target[1]], e.weight)
+                     for e in result.edges or ()]
         if edges is not None:
             edges.sort(key=lambda e: (e[1], e[0]))
         ours = [Span(doc, start, end, label=label) for label, start, end, _ in entities]

@@ -123,19 +123,14 @@ def tag_graphs(model: GCDoc, graphs: Sequence[DocumentGraph], vocabs: Vocabulari
                seed: int | None = 0, progress: str | None = None, scores: bool = False
                ) -> list[Tagging]:
     """The :class:`Tagging` of every graph: the tags of :func:`predict_graphs` and, with
-    ``scores``, the probability of each entity (:func:`entity_scores`) from the same pass."""
+    ``scores``, the probability of each entity (:func:`entity_scores`) from the same pass (the
+    one pass of :func:`_inspected_batches`, whatever is asked of it)."""
     model = unwrap(model)
     labels = _label_names(vocabs)
     out: list[Tagging | None] = [None] * len(graphs)
-    if scores:
-        batches = ((indices, batch, result.emissions, pred) for indices, batch, result, pred
-                   in _inspected_batches(model, graphs, batch_tokens, device, seed, progress))
-    else:
-        batches = ((indices, batch, None, model.predict(batch, mc_seed=seed).tolist())
-                   for indices, batch in _tagging_batches(model, graphs, batch_tokens,
-                                                          torch.device(device), seed, progress))
-    for indices, batch, emissions, pred in batches:
-        found = _batch_taggings(model, batch, emissions, pred,
+    for indices, batch, result, pred in _inspected_batches(model, graphs, batch_tokens, device,
+                                                           seed, progress):
+        found = _batch_taggings(model, batch, result.emissions if scores else None, pred,
                                 [graphs[i].sent_len.tolist() for i in indices], labels)
         for i, tagging in zip(indices, found):
             out[i] = tagging

@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -39,10 +39,10 @@ from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS
 from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document
 from docgraph.data.vocab import Vocabularies
-from docgraph.graph import DocumentGraph
-from docgraph.graph.splits import prepare_split
+from docgraph.graph.build import DocumentGraph, attach_token_features, documents_to_graphs
 from docgraph.model import GCDoc
-from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
+from docgraph.persistence.model_dir import ModelOverrides, load_model_dir, unwrap
+from docgraph.runtime.machine import available_memory
 from docgraph.runtime.processes import (
     WorkerError,
     contiguous_shards,
@@ -53,6 +53,7 @@ from docgraph.runtime.processes import (
     tagging_processes,
 )
 from docgraph.runtime.threads import bounded_threads
+from docgraph.tagging.chunks import ChunkInspection
 from docgraph.tagging.inference import GraphInspection, inspect_graphs, score_graphs, tag_graphs
 from docgraph.tagging.result import Tagging
 
@@ -111,9 +112,23 @@ class StreamingTagger(TaggingModel, Protocol):
     threads: int
 
 
-def batch_tokens(config: ExperimentConfig) -> int:
-    """The token budget of a tagging batch (:data:`BATCH_TOKENS` for a model with the graph or
-    the cross-sentence module, else ``eval_batch_tokens``)."""
+GPU_BATCH_TOKENS = 32_000
+"""The most tokens of a tagging batch on a GPU, where a batch's steps cost little more than a
+smaller one's and fewer batches mean fewer launches (each LSTM step is a launch)."""
+
+GPU_BYTES_PER_TOKEN = 256 * 1024
+"""The free GPU memory a tagging batch's token is given (the Monte-Carlo copies, the
+cross-sentence windows and the workspaces of the recurrent layers, with room to spare)."""
+
+
+def batch_tokens(config: ExperimentConfig, device: torch.device | str | None = None) -> int:
+    """The token budget of a tagging batch: on a GPU, :data:`GPU_BATCH_TOKENS` or what its
+    free memory holds at :data:`GPU_BYTES_PER_TOKEN` (at least :data:`BATCH_TOKENS`);
+    elsewhere :data:`BATCH_TOKENS` for a model with the graph or the cross-sentence module,
+    else ``eval_batch_tokens``."""
+    if device is not None and torch.device(device).type == "cuda":
+        free = available_memory(device) or 0
+        return max(BATCH_TOKENS, min(GPU_BATCH_TOKENS, free // GPU_BYTES_PER_TOKEN))
     budget = config.train.eval_batch_tokens
     if config.model.graph or config.model.cross_sentence:
         return min(budget, BATCH_TOKENS)
@@ -136,10 +151,14 @@ def chunk_tokens(config: ExperimentConfig, requested: int | None = None) -> int 
 
 
 def _graphs(documents: Sequence[Document], tagged: TaggingModel) -> list[DocumentGraph]:
-    """The graphs of documents already cut to size (``max_doc_tokens`` is not applied again)."""
+    """The graphs of documents already cut to size, with the features of the language model
+    the model reads, if any, computed on them."""
     config = tagged.config
-    config = replace(config, graph=replace(config.graph, max_doc_tokens=None))
-    return prepare_split(documents, tagged.vocabs, config, lm_encoder=tagged.lm_encoder).graphs
+    graphs = documents_to_graphs(documents, tagged.vocabs, config.graph_config())
+    if config.lm is not None:
+        encoder = tagged.lm_encoder or ContextualEncoder.from_config(config)
+        attach_token_features(graphs, encoder.encode(list(documents)))
+    return graphs
 
 
 def tag_in_process(documents: Sequence[Document], tagged: TaggingModel, mc_seed: int = 0,
@@ -199,10 +218,11 @@ def _load_worker(model_dir: str, overrides: ModelOverrides | None, threads: int,
                            budget or batch_tokens(config))
 
 
-def _tag_in_worker(documents: list[Document], mc_seed: int, scores: bool) -> list[Tagging]:
-    """:func:`tag_in_process` with the model of this pool process."""
+def _tag_in_worker(documents: list[Document], mc_seed: int, scores: bool, inspect: bool
+                   ) -> list[tuple]:
+    """:func:`_tag_group` with the model of this pool process."""
     assert _WORKER is not None, "the pool's initializer loads the model"
-    return tag_in_process(documents, _WORKER, mc_seed, scores)
+    return _tag_group(documents, _WORKER, mc_seed, scores, inspect)
 
 
 def group_items(items: Iterable[T], size: Callable[[T], int],
@@ -224,8 +244,10 @@ def group_items(items: Iterable[T], size: Callable[[T], int],
 def stream_tags(items: Iterable[T], document: Callable[[T], Document],
                 tagger: StreamingTagger,
                 processes: int = 0, mc_seed: int = 0, group_tokens: int = GROUP_TOKENS,
-                scores: bool = False) -> Iterator[tuple[T, Tagging]]:
-    """Tag items as they come, in input order, holding a few groups of them at a time.
+                scores: bool = False, inspect: bool = False) -> Iterator[tuple]:
+    """Tag items as they come, in input order, holding a few groups of them at a time: the
+    one tagging stream of the core (:meth:`Tagger.pipe
+    <docgraph.tagging.tagger.Tagger.pipe>`).
 
     Args:
         items: What to tag, read lazily; each is one document for the model (already no
@@ -238,10 +260,11 @@ def stream_tags(items: Iterable[T], document: Callable[[T], Document],
         mc_seed: The tagging seed of the Monte-Carlo masks.
         group_tokens: Tokens per group.
         scores: Score every entity (:class:`~docgraph.tagging.result.Tagging`).
+        inspect: Add what the pass computed on the way (:class:`ChunkInspection`).
 
     Yields:
         Each item with its :class:`~docgraph.tagging.result.Tagging` (no sentences for an
-        item without any).
+        item without any), and with ``inspect`` its :class:`ChunkInspection`.
 
     Raises:
         ValueError: ``processes`` is negative, or above 1 for a tagger without a model
@@ -287,11 +310,11 @@ def stream_tags(items: Iterable[T], document: Callable[[T], Document],
     if workers == 1:
         for group in groups:
             with bounded_threads(tagger.threads):
-                tags = tag_in_process(_tagged(group), tagger, mc_seed, scores)
-            yield from _spread(group, tags, scores)
+                found = _tag_group(_tagged(group), tagger, mc_seed, scores, inspect)
+            yield from _spread(group, found, scores, inspect, _has_graph(tagger))
     else:
         yield from _tag_in_pool(groups, str(tagger.path), tagger.overrides, workers, mc_seed,
-                                scores, tagger.batch_tokens)
+                                scores, inspect, tagger.batch_tokens, _has_graph(tagger))
 
 
 def _tagged(group: Sequence[tuple[T, Document]]) -> list[Document]:
@@ -299,13 +322,37 @@ def _tagged(group: Sequence[tuple[T, Document]]) -> list[Document]:
     return [doc for _, doc in group if doc.sentences]
 
 
-def _spread(group: Sequence[tuple[T, Document]], taggings: Sequence[Tagging], scores: bool
-            ) -> Iterator[tuple[T, Tagging]]:
-    """The items of a group with the taggings of :func:`_tagged`'s documents (an empty one
+def _spread(group: Sequence[tuple[T, Document]], found: Sequence[tuple], scores: bool,
+            inspect: bool, has_graph: bool) -> Iterator[tuple]:
+    """The items of a group with the results of :func:`_tagged`'s documents (an empty one
     for the others)."""
-    it = iter(taggings)
+    it = iter(found)
+    empty: tuple = (Tagging([], [] if scores else None),)
+    if inspect:
+        empty += (ChunkInspection(None, None, [] if has_graph else None),)
     for item, doc in group:
-        yield item, (next(it) if doc.sentences else Tagging([], [] if scores else None))
+        yield (item, *(next(it) if doc.sentences else empty))
+
+
+def _has_graph(tagged: TaggingModel) -> bool:
+    return unwrap(tagged.model).document_graph is not None
+
+
+def _tag_group(documents: Sequence[Document], tagged: TaggingModel, mc_seed: int,
+               scores: bool, inspect: bool) -> list[tuple]:
+    """``(tagging,)`` of each document, or with ``inspect`` ``(tagging, inspection)``."""
+    if not inspect:
+        return [(t,) for t in tag_in_process(documents, tagged, mc_seed, scores)]
+    has_graph = _has_graph(tagged)
+    out = []
+    for graph, found in inspect_in_process(documents, tagged, mc_seed, scores):
+        edges = None
+        if has_graph:
+            weights = found.edge_weight or [None] * int(graph.edge_index.size(1))
+            edges = [(j, i, w) for (j, i), w in zip(graph.edge_index.t().tolist(), weights)]
+        out.append((Tagging(found.tags, found.scores),
+                    ChunkInspection(found.uncertainty, found.drop, edges)))
+    return out
 
 
 def _drain(ahead: deque[T], rest: Iterator[T]) -> Iterator[T]:
@@ -317,7 +364,7 @@ def _drain(ahead: deque[T], rest: Iterator[T]) -> Iterator[T]:
 
 def _tag_in_pool(groups: Iterator[list[tuple[T, Document]]], model_dir: str,
                  overrides: ModelOverrides | None, workers: int, mc_seed: int, scores: bool,
-                 budget: int | None = None) -> Iterator[tuple[T, Tagging]]:
+                 inspect: bool, budget: int, has_graph: bool) -> Iterator[tuple]:
     """Tag groups in ``workers`` processes that load the model once, at most two groups per
     process in flight, results in input order."""
     pending: deque[tuple[list[tuple[T, Document]], Future]] = deque()
@@ -325,13 +372,14 @@ def _tag_in_pool(groups: Iterator[list[tuple[T, Document]]], model_dir: str,
         try:
             for group in groups:
                 pending.append((group, pool.submit(_tag_in_worker, _tagged(group), mc_seed,
-                                                   scores)))
+                                                   scores, inspect)))
                 while len(pending) >= 2 * workers:
                     group, future = pending.popleft()
-                    yield from _spread(group, pool_result(pool, future), scores)
+                    yield from _spread(group, pool_result(pool, future), scores, inspect,
+                                       has_graph)
             while pending:
                 group, future = pending.popleft()
-                yield from _spread(group, pool_result(pool, future), scores)
+                yield from _spread(group, pool_result(pool, future), scores, inspect, has_graph)
         except BrokenProcessPool:
             raise WorkerError(f"{dead_pool_process(pool, 'tagging process')} before it had "
                               "tagged its share") from None

@@ -47,7 +47,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import shutil
 import sys
 import time
@@ -59,7 +58,6 @@ from typing import Protocol, TextIO
 from tqdm import tqdm
 
 from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS, DOCUMENT_SPLITS, INPUT_FORMATS
-from docgraph.data.chunking import pack_greedy, piece_bounds
 from docgraph.data.conll import (
     conll_lines,
     decode_text,
@@ -67,25 +65,33 @@ from docgraph.data.conll import (
     read_conll,
     read_text,
 )
-from docgraph.data.docbin import docbin_bytes, docbin_layouts, is_docbin
+from docgraph.data.docbin import docbin_bytes, docbin_layouts, is_docbin, read_docbin
 from docgraph.data.docbin import read_bytes as read_file_bytes
 from docgraph.data.document import Document, make_document
-from docgraph.data.span_jsonl import looks_like_span_jsonl, span_record, span_texts
+from docgraph.data.span_jsonl import (
+    looks_like_span_jsonl,
+    read_span_jsonl,
+    span_record,
+    span_texts,
+)
 from docgraph.data.tags import from_spans
 from docgraph.data.tokenize import (
     Span,
     is_blank,
     paragraph_spans,
-    text_to_sentence_spans,
-    word_spans,
 )
-from docgraph.tagging.result import (
-    Entity,
-    GraphEdge,
-    TaggedDocument,
-    TaggedSentence,
-    Tagging,
+from docgraph.tagging.chunks import (
+    Chunk,
+    chunk_document,
+    chunk_entities,
+    document_chunks,
+    line_spans,
+    piece_offsets,
+    sentence_pieces,
+    sentence_spans,
+    tagged_documents,
 )
+from docgraph.tagging.result import Tagging, entity_records
 
 log = logging.getLogger(__name__)
 
@@ -114,8 +120,6 @@ def _json_lines(records: Callable[[Chunk, Tagging], Iterable[dict]]
                 ) -> Callable[[Chunk, Tagging], Iterable[str]]:
     return lambda chunk, tagging: (json.dumps(r) for r in records(chunk, tagging))
 
-# Line breaks of str.splitlines(), so --tokenized lines are the lines they always were.
-_LINE_RE = re.compile(r"[^\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 
 
 @dataclass(frozen=True)
@@ -147,59 +151,6 @@ class ReadOptions:
             raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
 
 
-@dataclass(frozen=True)
-class Piece:
-    """Consecutive tokens of one sentence, tagged as one sentence by the model.
-
-    Args:
-        sentence: Index of the sentence in its document.
-        first: Index in the sentence of the piece's first token (0 unless the sentence was
-            longer than ``max_tokens``).
-        tokens: The tokens.
-        spans: Their ``(start, end)`` in the input text; ``None`` for CoNLL input.
-        last: Whether the piece ends its sentence.
-    """
-
-    sentence: int
-    first: int
-    tokens: tuple[str, ...]
-    spans: tuple[Span, ...] | None
-    last: bool = True
-
-    def __len__(self) -> int:
-        return len(self.tokens)
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """Pieces of one document that the model tags as one document.
-
-    Args:
-        doc: The document's id in the output (``path.stem``, or ``f"{path.stem}-{n}"`` for
-            the ``n``-th document of a file of several; a span JSON lines record's id).
-        pieces: The pieces, in order (none for an empty document).
-        text: The input text the pieces' spans point into (``None`` for CoNLL input; a
-            span JSON lines record's ``"text"``).
-        first: Whether it is the first chunk of its document.
-        path: The input file.
-        done: How much of the file is read once this chunk is (0 to 1, for progress).
-        bounds: The document's ``(start, end)`` in ``text`` (``None`` without text).
-    """
-
-    doc: str
-    pieces: tuple[Piece, ...]
-    text: str | None
-    first: bool
-    path: Path
-    done: float
-    bounds: Span | None = None
-
-    @property
-    def num_tokens(self) -> int:
-        """The number of tokens of the chunk."""
-        return sum(len(p) for p in self.pieces)
-
-
 def read_chunks(path: Path, options: ReadOptions, data: bytes | None = None
                 ) -> Iterator[Chunk]:
     """The chunks of one input file, lazily (see the module docstring); ``data``: its bytes,
@@ -228,12 +179,15 @@ def read_chunks(path: Path, options: ReadOptions, data: bytes | None = None
         log.warning("%s: no tokens, nothing to tag", path)
 
 
-def read_documents(path: Path, options: ReadOptions, data: bytes | None = None
-                   ) -> list[Document]:
+def read_documents(path: Path, options: ReadOptions, data: bytes | None = None,
+                   labelled: bool = False) -> list[Document]:
     """The documents of one input file, whole: those of :func:`read_chunks` (the same
     documents, ids, sentences and tokens) before they are cut to size, a CoNLL file's gold
     tags kept; what ``predict.py --format html`` shows. A file without tokens is logged.
-    ``data``: as for :func:`read_chunks`.
+    ``data``: as for :func:`read_chunks`. ``labelled``: a span JSON lines file's spans and a
+    DocBin's entities are read as gold tags too
+    (:func:`~docgraph.data.span_jsonl.read_span_jsonl`, :func:`~docgraph.data.docbin.read_docbin`;
+    what ``visualize.py --data`` shows).
 
     Raises:
         DataNotFoundError: The file does not exist.
@@ -244,6 +198,8 @@ def read_documents(path: Path, options: ReadOptions, data: bytes | None = None
     text, kind, data = _read_input(path, options, data)
     if kind == "conll":
         documents = read_conll(path, text=text)
+    elif labelled and kind in ("spacy", "jsonl"):
+        documents = read_docbin(path) if kind == "spacy" else read_span_jsonl(path)
     elif kind == "spacy":
         documents = [make_document(layout.doc_id,
                                    [([layout.text[a:b] for a, b in spans], ["O"] * len(spans))
@@ -294,51 +250,9 @@ def _document_spans(text: str, documents: str) -> Iterator[Span]:
     elif documents == "paragraphs":
         yield from paragraph_spans(text)
     else:
-        for line in _LINE_RE.finditer(text):
-            if not is_blank(text, *line.span()):
-                yield line.span()
-
-
-def _sentence_spans(text: str, start: int, end: int, tokenized: bool) -> Iterator[list[Span]]:
-    """The token spans of each sentence of ``text[start:end]`` with a token."""
-    if not tokenized:
-        yield from text_to_sentence_spans(text, start, end)
-        return
-    for line in _LINE_RE.finditer(text, start, end):
-        if words := word_spans(text, *line.span()):
-            yield words
-
-
-def _pieces(sentences: Iterable[tuple[Sequence[str], Sequence[Span] | None]],
-            max_tokens: int) -> Iterator[Piece]:
-    """Number the sentences and cut those longer than ``max_tokens`` into pieces
-    (:func:`~docgraph.data.chunking.piece_bounds`); an empty sentence keeps its number and
-    gives no piece."""
-    for index, (tokens, spans) in enumerate(sentences):
-        if not tokens:
-            continue
-        for first, stop in piece_bounds(len(tokens), max_tokens):
-            yield Piece(index, first, tuple(tokens[first:stop]),
-                        None if spans is None else tuple(spans[first:stop]),
-                        last=stop >= len(tokens))
-
-
-def _document_chunks(doc: str, pieces: Iterable[Piece], text: str | None, path: Path,
-                     max_tokens: int, done: float | None = None,
-                     bounds: Span | None = None) -> Iterator[Chunk]:
-    """The chunks of one document (``bounds``: its span in ``text``, the whole text by
-    default); an empty document gives one empty chunk."""
-    if bounds is None and text is not None:
-        bounds = (0, len(text))
-    first = True
-    for packed in pack_greedy(pieces, max_tokens):
-        progress = done
-        if progress is None:  # raw text: how far into the text the chunk ends
-            progress = packed[-1].spans[-1][1] / max(1, len(text))  # type: ignore[index,arg-type]
-        yield Chunk(doc, tuple(packed), text, first, path, progress, bounds)
-        first = False
-    if first:
-        yield Chunk(doc, (), text, True, path, 1.0 if done is None else done, bounds)
+        for line in line_spans(text):
+            if not is_blank(text, *line):
+                yield line
 
 
 def _text_chunks(text: str, path: Path, options: ReadOptions) -> Iterator[Chunk]:
@@ -346,15 +260,15 @@ def _text_chunks(text: str, path: Path, options: ReadOptions) -> Iterator[Chunk]
     for n, (start, end) in enumerate(_document_spans(text, options.documents)):
         doc = _doc_id(path, options.documents, n)
         sentences = (([text[s:e] for s, e in spans], spans)
-                     for spans in _sentence_spans(text, start, end, options.tokenized))
-        yield from _document_chunks(doc, _pieces(sentences, options.max_tokens), text, path,
+                     for spans in sentence_spans(text, start, end, options.tokenized))
+        yield from document_chunks(doc, sentence_pieces(sentences, options.max_tokens), text, path,
                                     options.max_tokens, bounds=(start, end))
 
 
 def _o_document(doc: str, text: str, start: int, end: int, tokenized: bool) -> Document:
     """The document of ``text[start:end]``, its tokens tagged ``O``."""
     return make_document(doc, [([text[s:e] for s, e in spans], ["O"] * len(spans))
-                               for spans in _sentence_spans(text, start, end, tokenized)])
+                               for spans in sentence_spans(text, start, end, tokenized)])
 
 
 def _jsonl_chunks(text: str, path: Path, options: ReadOptions) -> Iterator[Chunk]:
@@ -362,8 +276,8 @@ def _jsonl_chunks(text: str, path: Path, options: ReadOptions) -> Iterator[Chunk
     records = list(span_texts(path, text))
     for n, (doc, body) in enumerate(records):
         sentences = (([body[s:e] for s, e in spans], spans)
-                     for spans in _sentence_spans(body, 0, len(body), options.tokenized))
-        yield from _document_chunks(doc, _pieces(sentences, options.max_tokens), body, path,
+                     for spans in sentence_spans(body, 0, len(body), options.tokenized))
+        yield from document_chunks(doc, sentence_pieces(sentences, options.max_tokens), body, path,
                                     options.max_tokens, done=(n + 1) / len(records))
 
 
@@ -373,7 +287,7 @@ def _docbin_chunks(path: Path, data: bytes | None, options: ReadOptions) -> Iter
     layouts = list(docbin_layouts(path, data))
     for n, layout in enumerate(layouts):
         sentences = (([layout.text[a:b] for a, b in spans], spans) for spans in layout.sentences)
-        yield from _document_chunks(layout.doc_id, _pieces(sentences, options.max_tokens),
+        yield from document_chunks(layout.doc_id, sentence_pieces(sentences, options.max_tokens),
                                     layout.text, path, options.max_tokens,
                                     done=(n + 1) / len(layouts))
 
@@ -383,39 +297,15 @@ def _conll_chunks(path: Path, max_tokens: int, text: str | None = None) -> Itera
     documents = read_conll(path, text=text)
     for n, document in enumerate(documents):
         sentences = ((s.tokens, None) for s in document.sentences if len(s))
-        yield from _document_chunks(document.doc_id, _pieces(sentences, max_tokens), None,
+        yield from document_chunks(document.doc_id, sentence_pieces(sentences, max_tokens), None,
                                     path, max_tokens, done=(n + 1) / len(documents))
 
 
 # ------------------------------------------------------------------------------- output
-def _offsets(piece: Piece, start: int, end: int) -> tuple[int | None, int | None]:
-    """Character offsets of the piece's tokens ``start`` to ``end`` (exclusive)."""
-    if piece.spans is None:
-        return None, None
-    return piece.spans[start][0], piece.spans[end - 1][1]
-
-
-def chunk_entities(chunk: Chunk, tagging: Tagging) -> Iterator[Entity]:
-    """The entities of a tagged chunk, numbered in their document's sentences, each with its
-    text as it stands in the input (the tokens joined by spaces without text), its character
-    span and its score: the one place where tags become entities."""
-    for found in tagging.entities():
-        piece = chunk.pieces[found.sentence]
-        start_char, end_char = _offsets(piece, found.start, found.end)
-        text = (" ".join(piece.tokens[found.start:found.end]) if start_char is None
-                else chunk.text[start_char:end_char])  # type: ignore[index]
-        yield Entity(chunk.doc, piece.sentence, piece.first + found.start,
-                     piece.first + found.end, found.type, text, start_char, end_char,
-                     found.score)
-
-
-def entity_records(chunk: Chunk, tagging: Tagging) -> Iterator[dict]:
-    """One record per predicted entity (:meth:`Entity.to_dict
-    <docgraph.tagging.result.Entity.to_dict>`): ``doc``, ``sentence``, token ``start`` and
-    ``end`` (exclusive) in the sentence, ``type``, ``text`` (the original text, or the tokens
-    joined by spaces for CoNLL input), ``start_char``, ``end_char`` and, when scored,
-    ``score``."""
-    return (entity.to_dict() for entity in chunk_entities(chunk, tagging))
+def _entity_records(chunk: Chunk, tagging: Tagging) -> list[dict]:
+    """The records of a tagged chunk's entities (:func:`~docgraph.tagging.result.entity_records`
+    of :func:`~docgraph.tagging.chunks.chunk_entities`)."""
+    return entity_records(chunk_entities(chunk, tagging))
 
 
 def token_records(chunk: Chunk, tagging: Tagging) -> Iterator[dict]:
@@ -423,7 +313,7 @@ def token_records(chunk: Chunk, tagging: Tagging) -> Iterator[dict]:
     ``text``, ``start_char``, ``end_char`` and its IOB2 ``tag``."""
     for piece, piece_tags in zip(chunk.pieces, tagging.tags):
         for i, (token, tag) in enumerate(zip(piece.tokens, piece_tags)):
-            start_char, end_char = _offsets(piece, i, i + 1)
+            start_char, end_char = piece_offsets(piece, i, i + 1)
             yield {"doc": chunk.doc, "sentence": piece.sentence, "token": piece.first + i,
                    "text": token, "start_char": start_char, "end_char": end_char, "tag": tag}
 
@@ -434,11 +324,6 @@ def conll_chunk_lines(chunk: Chunk, tagging: Tagging) -> Iterator[str]:
     return conll_lines((((piece.tokens, piece_tags), piece.last)
                         for piece, piece_tags in zip(chunk.pieces, tagging.tags)),
                        docstart=2 if chunk.first else None)
-
-
-def chunk_document(chunk: Chunk) -> Document:
-    """The chunk as the model reads it: a document whose sentences are its pieces."""
-    return make_document(chunk.doc, [(p.tokens, ["O"] * len(p)) for p in chunk.pieces])
 
 
 def span_lines(document: Document, text: str | None) -> Iterator[str]:
@@ -456,7 +341,7 @@ def docbin_output(documents: Sequence[tuple[Document, str | None]]) -> bytes:
 
 OUTPUT_FORMATS: dict[str, OutputFormat] = {
     "jsonl": OutputFormat("JSON lines of entities (with start_char, end_char offsets into the "
-                          "input text; docs/predict.md)", _json_lines(entity_records)),
+                          "input text; docs/predict.md)", _json_lines(_entity_records)),
     "jsonl-tokens": OutputFormat("JSON lines of tokens, with their offsets and IOB2 tags",
                                  _json_lines(token_records)),
     "conll": OutputFormat("CoNLL columns (word, predicted tag)", conll_chunk_lines),
@@ -561,93 +446,6 @@ def written_document(chunks: Sequence[tuple[Chunk, Tagging]]) -> tuple[Document,
         return document, None
     start, end = first.bounds if first.bounds is not None else (0, len(first.text))
     return document, first.text[start:end]
-
-
-def input_chunks(item: str | Sequence[Sequence[str]] | Document, doc_id: str,
-                 options: ReadOptions) -> Iterator[Chunk]:
-    """The chunks of one document given in Python: a raw string (its tokens keep their
-    character spans; ``options.tokenized``: one sentence per line), a list of token lists or
-    a :class:`Document` (its own id; no spans). Its chunk and piece rules are those of
-    :func:`read_chunks`."""
-    path = Path(doc_id)
-    if isinstance(item, str):
-        sentences = (([item[s:e] for s, e in spans], spans)
-                     for spans in _sentence_spans(item, 0, len(item), options.tokenized))
-        yield from _document_chunks(doc_id, _pieces(sentences, options.max_tokens), item, path,
-                                    options.max_tokens, done=1.0)
-        return
-    if isinstance(item, Document):
-        doc_id, token_lists = item.doc_id, [s.tokens for s in item.sentences]
-    else:
-        token_lists = [list(s) for s in item]
-    sentences = ((tokens, None) for tokens in token_lists)
-    yield from _document_chunks(doc_id, _pieces(sentences, options.max_tokens), None, path,
-                                options.max_tokens, done=1.0)
-
-
-class ChunkInspectionLike(Protocol):
-    """What :func:`tagged_documents` reads of a chunk's inspection (a
-    :class:`~docgraph.tagging.tagger.ChunkInspection`), its tokens numbered in reading
-    order."""
-
-    uncertainty: list[float] | None
-    pruned: list[bool] | None
-    edges: list[tuple[int, int, float | None]] | None
-
-
-def tagged_documents(tagged: Iterable[tuple[Chunk, Tagging]
-                                      | tuple[Chunk, Tagging, ChunkInspectionLike]],
-                     min_score: float | None = None) -> Iterator[TaggedDocument]:
-    """The :class:`~docgraph.tagging.result.TaggedDocument` of every document of a stream of
-    tagged chunks (its chunks consecutive, the first marked), its pieces joined back into
-    sentences; ``min_score`` drops the entities scored below it. A chunk that comes with its
-    inspection adds each token's uncertainty and pruning and the graph's edges."""
-    current: list[tuple[Chunk, Tagging, ChunkInspectionLike | None]] = []
-    for chunk, tagging, *inspection in tagged:
-        if chunk.first and current:
-            yield _tagged_document(current)
-            current = []
-        current.append((chunk, tagging if min_score is None else tagging.above(min_score),
-                        inspection[0] if inspection else None))
-    if current:
-        yield _tagged_document(current)
-
-
-def _tagged_document(chunks: Sequence[tuple[Chunk, Tagging, ChunkInspectionLike | None]]
-                     ) -> TaggedDocument:
-    """One document from its tagged chunks (and their inspections)."""
-    first = chunks[0][0]
-    sentences: list[tuple[int, list[str], list[Span] | None, list[str], list, list]] = []
-    edges: list[GraphEdge] | None = [] if chunks[0][2] is not None else None
-    for chunk, tagging, inspection in chunks:
-        where: list[tuple[int, int]] = []  # (sentence, token) of each token of the chunk
-        for piece, tags in zip(chunk.pieces, tagging.tags):
-            if piece.first == 0:
-                sentences.append((piece.sentence, [], None if piece.spans is None else [],
-                                  [], [], []))
-            _, tokens, spans, sent_tags, uncertainty, pruned = sentences[-1]
-            flat = slice(len(where), len(where) + len(piece))
-            where += [(piece.sentence, piece.first + k) for k in range(len(piece))]
-            tokens.extend(piece.tokens)
-            sent_tags.extend(tags)
-            if spans is not None and piece.spans is not None:
-                spans.extend(piece.spans)
-            if inspection is not None and inspection.uncertainty is not None:
-                uncertainty.extend(inspection.uncertainty[flat])
-            if inspection is not None and inspection.pruned is not None:
-                pruned.extend(inspection.pruned[flat])
-        if inspection is None or inspection.edges is None:
-            edges = None
-        elif edges is not None:
-            edges += [GraphEdge(where[j], where[i], w) for j, i, w in inspection.edges]
-    entities = tuple(e for chunk, tagging, _ in chunks for e in chunk_entities(chunk, tagging))
-    return TaggedDocument(
-        first.doc, first.text,
-        tuple(TaggedSentence(index, tuple(tokens), None if spans is None else tuple(spans),
-                             tuple(tags), tuple(unc) if unc else None,
-                             tuple(pruned) if pruned else None)
-              for index, tokens, spans, tags, unc, pruned in sentences),
-        entities, None if edges is None else tuple(edges))
 
 
 def _bar_size() -> dict:

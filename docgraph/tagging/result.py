@@ -14,7 +14,7 @@ This module does not import torch.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from docgraph.data.tags import spans
@@ -180,14 +180,15 @@ class TaggedDocument:
 
 
 
-def entity_records(tagged: TaggedDocument, *, scores: bool = True,
+def entity_records(tagged: TaggedDocument | Iterable[Entity], *, scores: bool = True,
                    min_score: float | None = None,
                    types: Collection[str] | None = None) -> list[dict]:
     """The entities of a tagged document as ``predict.py`` writes them, one JSON lines record
     each (:meth:`Entity.to_dict`): the one serialiser of entities.
 
     Args:
-        tagged: A tagged document (:meth:`Tagger.pipe <docgraph.tagging.tagger.Tagger.pipe>`).
+        tagged: A tagged document (:meth:`Tagger.pipe <docgraph.tagging.tagger.Tagger.pipe>`),
+            or entities (those of a part of one, as ``predict.py`` streams them).
         scores: Keep each record's ``"score"`` (there when the entities were scored).
         min_score: Keep only the entities scored at least this.
         types: Keep only the entities of these types (``None``: all).
@@ -196,7 +197,7 @@ def entity_records(tagged: TaggedDocument, *, scores: bool = True,
         ValueError: ``min_score`` for entities that were not scored.
     """
     records = []
-    for entity in tagged.entities:
+    for entity in tagged.entities if isinstance(tagged, TaggedDocument) else tagged:
         if min_score is not None:
             if entity.score is None:
                 raise ValueError("min_score needs entities with scores (scores=True)")

@@ -19,8 +19,8 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -29,7 +29,6 @@ import torch
 
 from docgraph.config import ExperimentConfig
 from docgraph.config.errors import DocgraphError
-from docgraph.data.chunking import split_long_documents
 from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document, make_document
 from docgraph.data.tokenize import text_to_sentences, word_spans
@@ -44,52 +43,22 @@ from docgraph.runtime.precision import tagging_precision
 from docgraph.runtime.processes import min_tagging_tokens, tagging_processes
 from docgraph.runtime.progress import Progress
 from docgraph.runtime.threads import bounded_threads, tagging_threads
-from docgraph.tagging.inference import Evaluation
-from docgraph.tagging.pipeline import (
-    Tags,
-    chunk_tokens,
-    group_items,
-    inspect_in_process,
-    stream_tags,
-)
-from docgraph.tagging.pipeline import batch_tokens as default_batch_tokens
-from docgraph.tagging.prediction_io import (
+from docgraph.tagging.chunks import (
     Chunk,
-    ReadOptions,
+    DocumentInput,
     chunk_document,
+    chunk_documents,
     input_chunks,
     tagged_documents,
 )
+from docgraph.tagging.inference import Evaluation
+from docgraph.tagging.pipeline import Tags, chunk_tokens, inspect_in_process, stream_tags
+from docgraph.tagging.pipeline import batch_tokens as default_batch_tokens
 from docgraph.tagging.result import Entity, TaggedDocument, Tagging
 from docgraph.viz.html import to_html
 from docgraph.viz.networkx import to_networkx
 
 T = TypeVar("T")
-
-DocumentInput = str | Sequence[Sequence[str]] | Document
-
-
-@dataclass(frozen=True)
-class ChunkInspection:
-    """What one tagging pass computed for a chunk (:meth:`Tagger.inspect_chunks`), its tokens
-    numbered from 0 in reading order.
-
-    Attributes:
-        tags: IOB2 tags, one list per piece of the chunk.
-        uncertainty: Monte-Carlo uncertainty :math:`u_i` per token (``None``: no pruning).
-        pruned: Whether each token is in *Drop* (``None``: no pruning).
-        edges: ``(source, target, weight)`` per graph edge, ``weight`` the relation score
-            :math:`r_{ij}` (``None`` without edge weights); ``None`` for a model without a graph.
-        scores: The score of each entity of ``tags``, per piece
-            (:class:`~docgraph.tagging.result.Tagging`); ``None`` when not asked for.
-    """
-
-    tags: list[list[str]]
-    uncertainty: list[float] | None
-    pruned: list[bool] | None
-    edges: list[tuple[int, int, float | None]] | None
-    scores: list[list[float]] | None = None
-
 
 def as_document(item: DocumentInput, doc_id: str, tokenized: bool = False) -> Document:
     """Turn raw text, a list of token lists or a :class:`Document` into a :class:`Document`.
@@ -173,7 +142,7 @@ class Tagger:
             raise ValueError(f"batch_tokens must be >= 1, got {batch_tokens}")
         #: The token budget of a tagging batch in this process
         #: (:func:`~docgraph.tagging.pipeline.batch_tokens` unless given).
-        self.batch_tokens = batch_tokens or default_batch_tokens(config)
+        self.batch_tokens = batch_tokens or default_batch_tokens(config, self.device)
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu",
@@ -318,24 +287,26 @@ class Tagger:
                                  min_tokens=min_tagging_tokens(model.graph, model.cross_sentence))
 
     def chunks(self, documents: Iterable[Document]) -> list[Document]:
-        """The documents as the model tags them: one longer than :attr:`max_doc_tokens` in
-        chunks of consecutive sentences, a longer sentence in pieces
-        (:func:`~docgraph.data.chunking.split_long_documents`); empty sentences left out."""
-        kept = [make_document(d.doc_id, [(s.tokens, s.tags) for s in d.sentences if len(s)],
-                              d.source_scheme) for d in documents]
-        return split_long_documents(kept, self.max_doc_tokens, cut_sentences=True)
+        """The documents as the model tags them, with their gold tags: one longer than
+        :attr:`max_doc_tokens` in chunks of consecutive sentences, a longer sentence in pieces
+        (:func:`~docgraph.tagging.chunks.chunk_documents`, the chunks of :meth:`pipe`); empty
+        sentences left out."""
+        return [chunk for doc in documents
+                for chunk in chunk_documents(doc, self.max_doc_tokens)]
 
     def tag_chunks(self, chunks: Iterable[T], document: Callable[[T], Document],
                    processes: int = 0, mc_seed: int = 0, scores: bool = False
                    ) -> Iterator[tuple[T, Tagging]]:
-        """Tag chunks already cut to size, as they come, in input order, in bounded memory
-        (:func:`~docgraph.tagging.pipeline.stream_tags`): what ``predict.py`` streams.
+        """The stream under :meth:`pipe`, a chunk at a time: chunks already cut to size
+        (:func:`~docgraph.tagging.chunks.input_chunks`) tagged as they come, in input order,
+        in bounded memory, so that an output can be written before a long document ends (what
+        ``predict.py`` streams).
 
         Args:
             chunks: Anything, read lazily; each is one document for the model.
             document: The :class:`Document` of a chunk (its gold tags are not read).
             processes: CPU processes (``0``: automatic, on the tokens read so far).
-            mc_seed: The tagging seed of the Monte-Carlo masks (see :meth:`tag`).
+            mc_seed: The tagging seed of the Monte-Carlo masks (see :meth:`pipe`).
             scores: Score every entity.
 
         Yields:
@@ -348,55 +319,28 @@ class Tagger:
     def tag_stream(self, documents: Iterable[DocumentInput], tokenized: bool = False,
                    processes: int = 0, mc_seed: int = 0
                    ) -> Iterator[tuple[Document, Tags]]:
-        """:meth:`tag` as a stream: each document with its tags as soon as it is tagged, the
-        input read lazily and a few thousand tokens held at a time.
+        """:meth:`pipe` as IOB2 tags: each document (as :func:`as_document` reads it) with its
+        tags, one list per sentence (``[]`` for an empty one), as soon as it is tagged."""
+        held: deque[Document] = deque()
 
-        Args:
-            documents: Raw strings, token lists (sentences) or :class:`Document` objects.
-            tokenized: Raw strings are one sentence per line, tokens split on whitespace.
-            processes: CPU processes (``0``: automatic, on the tokens read so far).
-            mc_seed: The tagging seed of the Monte-Carlo masks (see :meth:`tag`).
-
-        Yields:
-            Each document with its IOB2 tags, one list per sentence (``[]`` for an empty one).
-        """
-        def units() -> Iterator[tuple[Document, bool, Document]]:
+        def read() -> Iterator[Document]:
             for i, item in enumerate(documents):
-                doc = as_document(item, f"doc-{i}", tokenized)
-                chunks = self.chunks([doc]) if doc.num_tokens else []
-                if not chunks:
-                    yield doc, True, Document(doc.doc_id, ())
-                for k, chunk in enumerate(chunks):
-                    yield doc, k == len(chunks) - 1, chunk
+                held.append(as_document(item, f"doc-{i}", tokenized))
+                yield held[-1]
 
-        pending: list[str] = []
-        for (doc, last, _), tagging in self.tag_chunks(units(), lambda unit: unit[2], processes,
-                                                       mc_seed):
-            pending.extend(tag for piece in tagging.tags for tag in piece)
-            if last:
-                yield doc, _sentence_tags(doc, pending)
-                pending = []
+        for tagged in self.pipe(read(), processes=processes, mc_seed=mc_seed):
+            doc = held.popleft()
+            tags: Tags = [[] for _ in doc.sentences]
+            for sentence in tagged.sentences:
+                tags[sentence.index] = list(sentence.tags)
+            yield doc, tags
 
     def tag(self, documents: Sequence[DocumentInput], tokenized: bool = False,
             processes: int = 1, mc_seed: int = 0
             ) -> tuple[list[Document], list[list[list[str]]]]:
-        """IOB2 tags per document, per sentence, and the documents that were tagged.
-
-        Empty documents (``""``, blank text, no sentences) and empty sentences get no tags
-        (``[]``); they never reach the model.
-
-        Args:
-            documents: Raw strings, token lists (sentences) or :class:`Document` objects.
-            tokenized: Raw strings are one sentence per line, tokens split on whitespace.
-            processes: CPU processes to tag in, each loading the model from :attr:`path`
-                (a tagger made by :meth:`load`); ``0``: automatic (:meth:`processes_for`).
-                A document's tags are the same in any number of processes, alone or among
-                others: its Monte-Carlo masks and sampled neighbours are its own (see
-                :func:`~docgraph.tagging.inference.predict_graphs`).
-            mc_seed: The tagging seed of the Monte-Carlo dropout masks that prune the
-                document graph (``evaluate.py --mc-seed``); other seeds show the model's
-                Monte-Carlo noise.
-        """
+        """IOB2 tags per document, per sentence, and the documents that were tagged
+        (:meth:`tag_stream`). Empty documents and empty sentences get no tags (``[]``); they
+        never reach the model."""
         tagged = list(self.tag_stream(documents, tokenized, processes, mc_seed))
         return [doc for doc, _ in tagged], [tags for _, tags in tagged]
 
@@ -404,16 +348,16 @@ class Tagger:
                  progress: str | None = None) -> Evaluation:
         """Score the model on labelled documents, as ``evaluate.py`` does.
 
-        The documents are tagged as they are (their ids, gold tags and sentences kept; a
-        document longer than :attr:`max_doc_tokens` in chunks, each scored as a document of
-        its own) and scored as conlleval scores them, overall and per type, with the
+        The documents are tagged as :meth:`pipe` tags them (a document longer than
+        :attr:`max_doc_tokens` in chunks, :meth:`chunks`, each scored as a document of its
+        own) and scored as conlleval scores them, overall and per type, with the
         document-consistency figures (:class:`~docgraph.tagging.inference.Evaluation`).
 
         Args:
             documents: Labelled documents (e.g. from :func:`~docgraph.data.conll.read_conll`).
-            processes: CPU processes to tag in, as for :meth:`tag` (``0``: automatic,
+            processes: CPU processes to tag in, as for :meth:`pipe` (``0``: automatic,
                 :meth:`processes_for`); the scores are the same in any number.
-            mc_seed: The tagging seed of the Monte-Carlo dropout masks (see :meth:`tag`).
+            mc_seed: The tagging seed of the Monte-Carlo dropout masks (see :meth:`pipe`).
             progress: The name of the documents (e.g. ``"dev"``) to show the progress of
                 tagging them under; ``None`` shows nothing.
 
@@ -423,13 +367,13 @@ class Tagger:
         """
         docs = list(documents)
         self._check_gold(docs)
-        chunks = split_long_documents(docs, self.max_doc_tokens)
+        chunks = self.chunks(docs)
         predictions = []
         with Progress(f"tagging {progress}", sum(d.num_tokens for d in chunks), unit="token",
                       enabled=progress is not None) as bar:
-            for doc, tags in self.tag_stream(chunks, processes=processes, mc_seed=mc_seed):
-                predictions.append(tags)
-                bar.update(doc.num_tokens)
+            for tagged in self.pipe(chunks, processes=processes, mc_seed=mc_seed):
+                predictions.append(tagged.tags)
+                bar.update(sum(len(s.tokens) for s in tagged.sentences))
         return Evaluation.of(PreparedSplit(chunks, []), predictions)
 
     def _check_gold(self, documents: Sequence[Document]) -> None:
@@ -446,14 +390,15 @@ class Tagger:
                 mc_seed: int = 0, gold: bool | None = None, scores: bool = False
                 ) -> list[nx.DiGraph]:
         """The documents as the model sees them: one annotated graph per chunk
-        (:func:`~docgraph.viz.networkx.to_networkx`) with the predicted tags, each token's
-        uncertainty and pruning, and each edge's learnt weight, from the pass that gives the
-        tags of :meth:`tag` at the same ``mc_seed``. Graph attributes ``threshold`` and
-        ``has_graph`` describe the model (:func:`docgraph.viz.html.to_html` reads them).
+        (:func:`~docgraph.viz.networkx.to_networkx`, :meth:`chunks`) with the predicted tags,
+        each token's uncertainty and pruning, and each edge's learnt weight, from the pass of
+        :meth:`pipe` with ``inspect`` (the same tags at the same ``mc_seed``). Graph
+        attributes ``threshold`` and ``has_graph`` describe the model
+        (:func:`docgraph.viz.html.to_html` reads them).
 
         Args:
             documents: Raw strings, token lists or :class:`Document` objects (tokenised as by
-                :meth:`tag`; empty sentences left out).
+                :meth:`pipe`; empty sentences left out).
             tokenized: Raw strings are one sentence per line, tokens split on whitespace.
             mc_seed: The tagging seed of the Monte-Carlo masks.
             gold: Mark the gold tags of :class:`Document` inputs (``None``: for a document
@@ -484,31 +429,12 @@ class Tagger:
             graphs.append(G)
         return graphs
 
-    def inspect_chunks(self, chunks: Sequence[Sequence[Sequence[str]]], mc_seed: int = 0,
-                       scores: bool = False) -> list[ChunkInspection]:
-        """:meth:`inspect` for chunks already cut to size, each a list of pieces of words (one
-        document for the model), in this process: what the spaCy component reads (with
-        ``scores``, each entity's score)."""
-        docs = [make_document(str(k), [(piece, ["O"] * len(piece)) for piece in chunk])
-                for k, chunk in enumerate(chunks)]
-        with bounded_threads(self.threads):
-            inspected = inspect_in_process(docs, self, mc_seed, scores)
-        results = []
-        for graph, found in inspected:
-            edges = None
-            if self.has_graph:
-                weights = found.edge_weight or [None] * int(graph.edge_index.size(1))
-                edges = [(j, i, w) for (j, i), w in zip(graph.edge_index.t().tolist(), weights)]
-            results.append(ChunkInspection(found.tags, found.uncertainty, found.drop, edges,
-                                           found.scores))
-        return results
-
     def to_html(self, documents: Sequence[DocumentInput], tokenized: bool = False,
                 title: str = "docgraph", mc_seed: int = 0, scores: bool = False) -> str:
         """An interactive HTML page of the documents as the model sees them
         (:meth:`inspect`, :func:`docgraph.viz.html.to_html`): predicted entities, and, for
         :class:`Document` inputs with gold tags, the errors; each token's repeats with their
-        learnt edge weights and pruning. ``mc_seed`` is the tagging seed of :meth:`tag`: the
+        learnt edge weights and pruning. ``mc_seed`` is the tagging seed of :meth:`pipe`: the
         page shows the tags it gives; with ``scores``, each entity's score as its colour
         strength and in its tooltip.
         """
@@ -518,10 +444,11 @@ class Tagger:
                 processes: int = 1, mc_seed: int = 0, scores: bool = True,
                 min_score: float | None = None) -> list[list[Entity]]:
         """The entities of each document (raw strings, token lists or Documents): the
-        :attr:`~docgraph.tagging.result.TaggedDocument.entities` of :meth:`tag_documents`."""
-        return [list(doc.entities) for doc in self.tag_documents(documents, tokenized,
-                                                                 processes, mc_seed, scores,
-                                                                 min_score)]
+        :attr:`~docgraph.tagging.result.TaggedDocument.entities` of :meth:`pipe`, scored by
+        default."""
+        return [list(doc.entities) for doc in self.pipe(
+            documents, tokenized=tokenized, processes=processes, mc_seed=mc_seed,
+            scores=scores, min_score=min_score)]
 
     def tag_documents(self, documents: Iterable[DocumentInput], tokenized: bool = False,
                       processes: int = 1, mc_seed: int = 0, scores: bool = True,
@@ -576,28 +503,17 @@ class Tagger:
         return tagger._pipe(documents, tokenized, scores, inspect, min_score, processes,
                             mc_seed, doc_ids)
 
-    def _pipe(self, documents: Iterable[DocumentInput], tokenized: bool, scores: bool,
+    def _pipe(self, documents: Iterable[DocumentInput | Chunk], tokenized: bool, scores: bool,
               inspect: bool, min_score: float | None, processes: int, mc_seed: int,
               doc_ids: Iterable[str] | None) -> Iterator[TaggedDocument]:
         """:meth:`pipe` once its arguments are checked."""
-        options = ReadOptions("text", tokenized, "file", self.max_doc_tokens or sys.maxsize)
+        max_tokens = self.max_doc_tokens or sys.maxsize
         ids = iter(doc_ids) if doc_ids is not None else (f"doc-{i}" for i in itertools.count())
         chunks = (chunk for item in documents
-                  for chunk in input_chunks(item, next(ids), options))
-        if not inspect:
-            tagged = self.tag_chunks(chunks, chunk_document, processes, mc_seed, scores)
-            yield from tagged_documents(tagged, min_score)
-            return
-        def inspected() -> Iterator[tuple[Chunk, Tagging, ChunkInspection]]:
-            for group in group_items(chunks, lambda chunk: chunk.num_tokens):
-                found = iter(self.inspect_chunks([[p.tokens for p in c.pieces] for c in group
-                                                  if c.pieces], mc_seed, scores))
-                for chunk in group:
-                    result = next(found) if chunk.pieces else ChunkInspection(
-                        [], None, None, [] if self.has_graph else None, [] if scores else None)
-                    yield chunk, Tagging(result.tags, result.scores), result
-
-        yield from tagged_documents(inspected(), min_score)
+                  for chunk in input_chunks(item, next(ids), tokenized, max_tokens))
+        tagged = stream_tags(chunks, chunk_document, self, processes, mc_seed, scores=scores,
+                             inspect=inspect)
+        yield from tagged_documents(tagged, min_score)
 
 
 def _mark_scores(graph: nx.DiGraph, tagging: Tagging, sent_len: Sequence[int]) -> None:
@@ -618,11 +534,3 @@ def _unlabelled(document: Document) -> Document:
     return make_document(document.doc_id, [(s.tokens, ["O"] * len(s))
                                            for s in document.sentences])
 
-
-def _sentence_tags(document: Document, flat: Sequence[str]) -> Tags:
-    """A document's flat tags spread over its sentences (``[]`` for an empty sentence)."""
-    out, offset = [], 0
-    for sentence in document.sentences:
-        out.append(list(flat[offset:offset + len(sentence)]))
-        offset += len(sentence)
-    return out
