@@ -130,7 +130,7 @@ def load(url: str, bodies: Sequence[str], clients: int, seconds: float, max_requ
     script = work / "load.lua"
     script.write_text(lua_script(bodies, max_requests, threads))
     command = ["wrk", "-t", str(threads), "-c", str(clients), "-d", f"{seconds:g}s",
-               "--timeout", "60s", "-s", str(script), url]
+               "--timeout", "120s", "-s", str(script), url]
     done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 120)
     summary = parse_wrk(done.stdout)
     elapsed = summary["duration_us"] / 1e6
@@ -221,11 +221,12 @@ class _Process:
         self.stop()
 
 
-def docgraph_serve(model: str, workers: int, log: Path) -> _Process:
-    """``docgraph serve`` with its defaults, ``workers`` workers."""
+def docgraph_serve(model: str, workers: int, timeout: float, log: Path) -> _Process:
+    """``docgraph serve`` with its defaults but ``workers`` and ``timeout``."""
     port = _free_port()
     return _Process([sys.executable, "-c", _SERVE, "--model", model, "--port", str(port),
-                     "--workers", str(workers)], port, log, "/ready")
+                     "--workers", str(workers), "--timeout-s", str(timeout)], port, log,
+                    "/ready")
 
 
 def naive_serve(model: str, log: Path) -> _Process:
@@ -334,18 +335,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     record: dict[str, Any] = {"machine": _machine(), "model": args.model,
-                              "workers": args.workers, "seconds": args.seconds,
+                              "workers": args.workers, "timeout_s": args.timeout,
+                              "seconds": args.seconds,
                               "max_requests": args.max_requests, "clients": args.clients,
                               "note": args.note}
     counts = {"sentence": 200, "paragraph": 100, "long": 12}
     with tempfile.TemporaryDirectory(prefix="serve-load-") as tmp:
         work = Path(tmp)
-        with docgraph_serve(args.model, args.workers, out / "server.log") as server:
+        with docgraph_serve(args.model, args.workers, args.timeout, out / "server.log"
+                            ) as server:
             kinds = {}
             for kind in args.kinds:
                 pool = texts(kind, counts[kind])
-                answer = _post(server.url + "/v1/entities", {"texts": pool})
-                kinds[kind] = (pool, [d["tokens"] for d in answer["documents"]])
+                step = 1 if kind == "long" else 20
+                kinds[kind] = (pool, [d["tokens"] for k in range(0, len(pool), step)
+                                      for d in _post(server.url + "/v1/entities",
+                                                     {"texts": pool[k:k + step]})["documents"]])
             record["tokens_per_text"] = {k: statistics.fmean(t) for k, (_, t) in kinds.items()}
             record["serve"] = _server_rows(server.url, kinds, args.clients, args.seconds,
                                            args.max_requests, work, "docgraph serve")
@@ -422,6 +427,27 @@ def targets(record: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
+def markdown_table(record: dict[str, Any]) -> str:
+    """The record as the table of ``docs/serve.md``: per kind and clients, docgraph serve
+    beside the naive server, and predict.py offline per kind."""
+    naive = {(r["kind"], r["clients"]): r for r in record.get("naive", [])}
+    lines = ["| text | clients | serve req/s | serve tokens/s | p50 / p95 / p99 ms | errors "
+             "| naive tokens/s | naive p99 ms | predict.py offline tokens/s |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for row in record["serve"]:
+        other = naive.get((row["kind"], row["clients"]))
+        offline_row = record.get("offline", {}).get(row["kind"])
+        naive_cells = (f"{other['tokens_per_s']:,.0f} | {other['p99_ms']:,.0f}" if other
+                       else "- | -")
+        offline_cell = f"{offline_row['tokens_per_s']:,.0f}" if offline_row else "-"
+        lines.append(
+            f"| {row['kind']} ({record['tokens_per_text'][row['kind']]:.0f} tokens) "
+            f"| {row['clients']} | {row['requests_per_s']:.1f} | {row['tokens_per_s']:,.0f} "
+            f"| {row['p50_ms']:,.0f} / {row['p95_ms']:,.0f} / {row['p99_ms']:,.0f} "
+            f"| {row['errors']} | {naive_cells} | {offline_cell} |")
+    return "\n".join(lines)
+
+
 # ----------------------------------------------------------------------------- command line
 def main(argv: Sequence[str] | None = None) -> int:
     """``serve_load.py run ...`` (the study) or ``serve_load.py naive-server ...``."""
@@ -430,6 +456,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     study = sub.add_parser("run", help="the whole study")
     study.add_argument("--model", default="conll03")
     study.add_argument("--workers", type=int, default=2)
+    study.add_argument("--timeout", type=float, default=120.0,
+                       help="the server's --timeout-s (wrk waits 120 s)")
     study.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     study.add_argument("--clients", type=int, nargs="+", default=list(CLIENTS))
     study.add_argument("--seconds", type=float, default=15.0, help="per load run")
@@ -443,10 +471,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     study.add_argument("--no-naive", dest="naive", action="store_false")
     study.add_argument("--note", default="", help="what else ran on the machine")
     study.add_argument("--out", required=True, help="folder of results.json and the logs")
+    table = sub.add_parser("table", help="a results.json as docs/serve.md's table")
+    table.add_argument("results")
     naive = sub.add_parser("naive-server", help="the one-request-at-a-time server")
     naive.add_argument("--model", default="conll03")
     naive.add_argument("--port", type=int, required=True)
     args = parser.parse_args(argv)
+    if args.command == "table":
+        print(markdown_table(json.loads(Path(args.results).read_text())))
+        return 0
     if args.command == "naive-server":
         import uvicorn
 

@@ -89,3 +89,21 @@ def test_the_targets():
     assert found["sentence_8_clients_p99_ms"]["met"] is False
     assert found["serve_errors"] == {"errors": 2, "target": 0, "met": False}
     assert found["soak_rss_growth"]["met"] is True
+
+
+def test_the_table_of_the_docs():
+    from docgraph_dev.serve_load import markdown_table
+
+    record = {"tokens_per_text": {"sentence": 14.5, "long": 1510.0},
+              "serve": [{"kind": "sentence", "clients": 8, "requests_per_s": 8.64,
+                         "tokens_per_s": 1125.6, "p50_ms": 85.2, "p95_ms": 130.0,
+                         "p99_ms": 138.2, "errors": 0},
+                        {"kind": "long", "clients": 1, "requests_per_s": 1.0,
+                         "tokens_per_s": 1510.0, "p50_ms": 900.0, "p95_ms": 950.0,
+                         "p99_ms": 990.0, "errors": 1}],
+              "naive": [{"kind": "sentence", "clients": 8, "tokens_per_s": 900.4,
+                         "p99_ms": 2000.0}],
+              "offline": {"sentence": {"tokens_per_s": 1400.0}}}
+    assert markdown_table(record).splitlines()[2:] == [
+        "| sentence (14 tokens) | 8 | 8.6 | 1,126 | 85 / 130 / 138 | 0 | 900 | 2,000 | 1,400 |",
+        "| long (1510 tokens) | 1 | 1.0 | 1,510 | 900 / 950 / 990 | 1 | - | - | - |"]
