@@ -348,6 +348,33 @@ def test_a_pool_left_after_a_death_mid_result_is_shut_down_in_time():
     assert res.returncode == 0 and res.stdout == "left\n", res.stderr[-3000:]
 
 
+_KILLED_WITH_A_POOL = """
+import os, signal, sys
+sys.path.insert(0, sys.argv[1])
+from test_processes import _pid
+from docgraph.runtime.processes import process_pool
+
+with process_pool(2) as pool:
+    print(sorted(set(pool.map(_pid, range(4)))) != [os.getpid()], flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_pool_s_launcher_killed_leaves_no_warning_and_no_semaphore(tmp_path):
+    """``kill -9`` of a process whose pool is up: multiprocessing's resource tracker removes
+    the pool's semaphores without printing its warning about leaked objects."""
+    shm = Path("/dev/shm")
+    before = set(shm.iterdir()) if shm.is_dir() else set()
+    res = subprocess.run([sys.executable, "-c", _KILLED_WITH_A_POOL, str(Path(__file__).parent)],
+                         capture_output=True, text=True, timeout=120,
+                         env={**script_env(), "TMPDIR": str(tmp_path)}, cwd=ROOT)
+    assert res.returncode == -signal.SIGKILL and res.stdout == "True\n"
+    assert "leaked" not in res.stderr and res.stderr == "", res.stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []
+    if shm.is_dir():
+        assert not [p for p in set(shm.iterdir()) - before if p.name.startswith("sem.")]
+
+
 def test_records_of_a_killed_launcher_are_removed(tmp_path):
     from docgraph.runtime.processes import remove_stale_records
 

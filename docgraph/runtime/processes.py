@@ -24,6 +24,7 @@ import re
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import time
 import traceback
@@ -306,6 +307,7 @@ def spawn(fn: Callable[..., Any], processes: int, *args: Any, threads: int = 1,
             raised by ``fn`` comes before the errors it caused in the others).
     """
     remove_stale_records()
+    start_resource_tracker()
     records = Path(tempfile.mkdtemp(prefix=f"{RECORDS_PREFIX}{os.getpid()}-"))
     context = multiprocessing.get_context("spawn")
     port = free_port()
@@ -540,6 +542,7 @@ def process_pool(workers: int, initializer: Callable[..., Any] | None = None,
             (``multiprocessing.Value``).
     """
     payload = pickle.dumps((initializer, initargs))
+    start_resource_tracker()
     pool = _Pool(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                  initializer=start_pool_process, initargs=(os.getpid(), payload, *shared))
     try:
@@ -548,6 +551,26 @@ def process_pool(workers: int, initializer: Callable[..., Any] | None = None,
         _kill_pool(pool)
         raise
     pool.shutdown()
+
+
+#: The warning option that silences the resource tracker's count of leaked objects.
+_QUIET_TRACKER = "ignore::UserWarning:multiprocessing.resource_tracker"
+
+
+def start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker (once per process) without its warning about
+    leaked semaphores: after a SIGKILL of this process it still removes the semaphores of the
+    process pool, and the warning would only tell the user of objects already cleaned up."""
+    from multiprocessing import resource_tracker
+
+    added = _QUIET_TRACKER not in sys.warnoptions
+    if added:
+        sys.warnoptions.append(_QUIET_TRACKER)  # passed to the tracker as -W
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        if added:
+            sys.warnoptions.remove(_QUIET_TRACKER)
 
 
 def pool_result(pool: ProcessPoolExecutor, future: Future, poll: float = 0.5) -> Any:
