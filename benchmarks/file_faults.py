@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import filecmp
+import json
 import os
 import random
 import shutil
@@ -45,7 +46,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fault_injection import ROOT, TINY_FLAGS, _cmdline, alive, children
 
 FLIPPED = ("model.pt", "config.json", "vocab.json", "manifest.json", "last.pt")
-KILLS = ("kill9-predict", "kill9-evaluate", "dead-worker")
+#: Sealed files whose ``"sha256"`` key gets a bit flipped (the manifest's in the packed copy).
+SEALED = ("config.json", "vocab.json", "manifest.json")
+KILLS = ("kill9-predict", "kill9-evaluate", "dead-worker", "kill9-predict-pid", "kill9-train")
+#: Files damaged on purpose, one trial each: a vocabulary without its seal, one of 168 MB,
+#: configurations with a value far beyond its bound.
+DAMAGES = ("unsealed-vocab.json", "huge-vocab.json", "window-1e9", "hidden-1e9")
 TAGGING_FLAGS = ["--device", "cpu", "--quiet"]
 
 
@@ -66,8 +72,9 @@ def script(name: str, *args: str, tmp: Path, timeout: float = 600,
 
 
 def leftovers(tmp: Path) -> list[str]:
-    """What a trial left in its ``$TMPDIR`` (torch's compile-cache directory aside)."""
-    return sorted(p.name for p in tmp.iterdir() if not p.name.startswith("torchinductor_"))
+    """What a trial left in its ``$TMPDIR`` (torch's compile cache included: docgraph keeps
+    it in its own cache directory)."""
+    return sorted(p.name for p in tmp.iterdir())
 
 
 def temporaries(directory: Path) -> list[str]:
@@ -128,6 +135,136 @@ def flip_trial(name: str, index: int, work: Path, setup: dict[str, Path],
     record.update(status=result.returncode, stderr=result.stderr.strip()[-500:],
                   refused=refused, identical=identical, tmpdir_left=leftovers(tmp))
     record["ok"] = (refused or identical) and not record["tmpdir_left"]
+    return record
+
+
+def key_flip_trial(name: str, index: int, work: Path, setup: dict[str, Path],
+                   rng: random.Random) -> dict[str, Any]:
+    """One bit flipped in the ``"sha256"`` key of a sealed file of a copy of the model (the
+    seal is required: a key hit must be a refusal naming the file)."""
+    source = setup["packed"] if name == "manifest.json" else setup["run"]
+    trial, tmp = trial_dirs(work, f"key-{name}-{index}")
+    copy = trial / "model"
+    shutil.copytree(source, copy)
+    data = bytearray((copy / name).read_bytes())
+    start = data.rindex(b'"sha256"')
+    offset, bit = start + rng.randrange(len(b'"sha256"')), rng.randrange(8)
+    data[offset] ^= 1 << bit
+    (copy / name).write_bytes(bytes(data))
+    out = trial / "out.jsonl"
+    result = script("predict", "--model", str(copy), str(setup["text"]), "--output", str(out),
+                    *TAGGING_FLAGS, tmp=tmp)
+    record: dict[str, Any] = {"kind": f"key-{name}", "offset": offset, "bit": bit,
+                              "status": result.returncode,
+                              "stderr": result.stderr.strip()[-500:],
+                              "refused": one_line_naming(result, name),
+                              "tmpdir_left": leftovers(tmp)}
+    record["ok"] = record["refused"] and not record["tmpdir_left"]
+    return record
+
+
+def damage_trial(kind: str, work: Path, setup: dict[str, Path]) -> dict[str, Any]:
+    """A file of a copy of the model damaged as ``kind`` says: refused at once (within 30 s,
+    before the weights are read), one line naming the file (and the key and its bound)."""
+    from docgraph.runtime.integrity import read_json_file, write_sealed_json
+
+    trial, tmp = trial_dirs(work, kind)
+    copy = trial / "model"
+    shutil.copytree(setup["run"], copy)
+    if kind == "unsealed-vocab.json":
+        vocab = read_json_file(copy / "vocab.json")
+        (copy / "vocab.json").write_text(json.dumps(vocab))
+        name, words = "vocab.json", ("seal",)
+    elif kind == "huge-vocab.json":
+        with open(copy / "vocab.json", "r+b") as handle:
+            handle.truncate(168 * 1000 * 1000)
+        name, words = "vocab.json", ("168,000,000 bytes",)
+    else:
+        key = kind.split("-")[0]
+        config = read_json_file(copy / "config.json")
+        config["model"][key] = 10**9
+        write_sealed_json(copy / "config.json", config)
+        name, words = "config.json", (f"{key} = 1000000000", "<=")
+    out = trial / "out.jsonl"
+    start = time.monotonic()
+    result = script("predict", "--model", str(copy), str(setup["text"]), "--output", str(out),
+                    *TAGGING_FLAGS, tmp=tmp)
+    seconds = time.monotonic() - start
+    record: dict[str, Any] = {"kind": kind, "status": result.returncode, "seconds": seconds,
+                              "stderr": result.stderr.strip()[-500:],
+                              "refused": one_line_naming(result, name)
+                              and all(w in result.stderr for w in words),
+                              "tmpdir_left": leftovers(tmp)}
+    record["ok"] = record["refused"] and seconds < 30 and not record["tmpdir_left"]
+    return record
+
+
+def kill_predict_pid_trial(index: int, work: Path, setup: dict[str, Path],
+                           rng: random.Random) -> dict[str, Any]:
+    """``kill -9`` of ``predict.py --processes 2`` alone (not its process group, as a user
+    kills a process by its id) while it tags: its tagging processes end with it, no warning
+    of leaked semaphores, no semaphore left; the same command again leaves nothing."""
+    trial, tmp = trial_dirs(work, f"kill9-predict-pid-{index}")
+    out = trial / "out.jsonl"
+    args = ["--model", str(setup["run"]), str(setup["huge_text"]), "--output", str(out),
+            "--processes", "2", *TAGGING_FLAGS]
+    shm = Path("/dev/shm")
+    semaphores = set(shm.glob("sem.*")) if shm.is_dir() else set()
+    proc = script("predict", *args, tmp=tmp, wait=False)
+    workers: list[int] = []
+
+    def two_workers() -> bool:
+        nonlocal workers
+        workers = [c for c in children(proc.pid) if b"spawn" in _cmdline(c)]
+        return len(workers) >= 2
+
+    started = _wait_for(two_workers, 120)
+    time.sleep(rng.uniform(0.5, 4.0))
+    os.kill(proc.pid, signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=120)  # the pipes close once every holder has gone
+    left = [w for w in workers if _wait_alive(w, 10.0)]
+    new_semaphores = sorted(p.name for p in (set(shm.glob("sem.*")) if shm.is_dir() else set())
+                            - semaphores)
+    again = script("predict", *args[:4], "--processes", "1", *TAGGING_FLAGS, tmp=tmp)
+    record = {"kind": "kill9-predict-pid", "workers_seen": started,
+              "stderr_of_the_killed": stderr.strip()[-500:], "left_running": left,
+              "semaphores_left": new_semaphores, "then": again.returncode,
+              "temporaries_after": temporaries(trial), "tmpdir_left": leftovers(tmp)}
+    record["ok"] = (started and "leaked" not in stderr and "Traceback" not in stderr
+                    and not left and not new_semaphores and again.returncode == 0
+                    and not record["temporaries_after"] and not record["tmpdir_left"])
+    return record
+
+
+def kill_train_trial(index: int, work: Path, setup: dict[str, Path],
+                     rng: random.Random) -> dict[str, Any]:
+    """``kill -9`` of ``train.py --processes 2`` (the launcher alone, by its id) at a random
+    moment of its first seconds, then a new run beside it: no traceback of a process whose
+    launcher died, no record directory, no directory holding only ``.lock``, nothing in
+    ``$TMPDIR``, no process left."""
+    trial, tmp = trial_dirs(work, f"kill9-train-{index}")
+    runs = trial / "runs"
+    proc = script("train", *TINY_FLAGS, "--epochs", "1", "--output-dir", str(runs / "killed"),
+                  tmp=tmp, wait=False)
+    time.sleep(rng.uniform(0.5, 6.0))
+    workers = [c for c in children(proc.pid) if b"spawn" in _cmdline(c)]
+    os.kill(proc.pid, signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=120)
+    left = [w for w in workers if _wait_alive(w, 20.0)]
+    killed_left = sorted(p.name for p in (runs / "killed").iterdir()) \
+        if (runs / "killed").is_dir() else []
+    again = script("train", *TINY_FLAGS, "--epochs", "1", "--output-dir", str(runs / "next"),
+                   tmp=tmp)
+    only_lock = [p.name for p in runs.iterdir()
+                 if p.is_dir() and [q.name for q in p.iterdir()] == [".lock"]]
+    record = {"kind": "kill9-train", "workers_seen": len(workers),
+              "stderr_of_the_killed": stderr.strip()[-500:],
+              "killed_dir_after_the_kill": killed_left, "left_running": left,
+              "then": again.returncode, "then_stderr": again.stderr.strip()[-300:],
+              "lock_only_dirs": only_lock, "tmpdir_left": leftovers(tmp)}
+    record["ok"] = ("Traceback" not in stderr and "EOFError" not in stderr and not left
+                    and again.returncode == 0 and "Traceback" not in again.stderr
+                    and not only_lock and not record["tmpdir_left"])
     return record
 
 
@@ -299,12 +436,15 @@ def prepare(work: Path) -> dict[str, Path]:
 
 def main() -> None:
     """Command line."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     p.add_argument("--work-dir", required=True, help="where the trials go (emptied first)")
     p.add_argument("--flips", type=int, default=20, help="trials per damaged file")
     p.add_argument("--kills", type=int, default=5, help="trials of each kill")
+    p.add_argument("--key-flips", type=int, default=5,
+                   help="trials of a flipped bit in the seal's key, per sealed file")
     p.add_argument("--kinds", nargs="+", default=None,
-                   choices=[f"flip-{n}" for n in FLIPPED] + list(KILLS),
+                   choices=[f"flip-{n}" for n in FLIPPED] + [f"key-{n}" for n in SEALED]
+                   + list(KILLS) + list(DAMAGES),
                    help="run only trials of these kinds (default: every kind)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="JSON file for the results")
@@ -320,20 +460,27 @@ def main() -> None:
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
     setup = prepare(work)
     plan = [("flip", name) for name in FLIPPED for _ in range(args.flips)]
+    plan += [("key", name) for name in SEALED for _ in range(args.key_flips)]
     plan += [(kind, None) for kind in KILLS for _ in range(args.kills)]
+    plan += [(kind, None) for kind in DAMAGES]
     if args.kinds:
         plan = [(kind, name) for kind, name in plan
-                if (f"flip-{name}" if name else kind) in args.kinds]
+                if (f"{kind}-{name}" if name else kind) in args.kinds]
     rng.shuffle(plan)
     counts: dict[str, int] = {}
     records = []
     trials = {"kill9-predict": kill_predict_trial, "kill9-evaluate": kill_evaluate_trial,
-              "dead-worker": dead_worker_trial}
+              "dead-worker": dead_worker_trial, "kill9-predict-pid": kill_predict_pid_trial,
+              "kill9-train": kill_train_trial}
     for kind, name in plan:
-        key = f"flip-{name}" if name else kind
+        key = f"{kind}-{name}" if name else kind
         counts[key] = counts.get(key, 0) + 1
-        if name:
+        if kind == "flip":
             record = flip_trial(name, counts[key], work, setup, rng)
+        elif kind == "key":
+            record = key_flip_trial(name, counts[key], work, setup, rng)
+        elif kind in DAMAGES:
+            record = damage_trial(kind, work, setup)
         else:
             record = trials[kind](counts[key], work, setup, rng)
         records.append(record)
