@@ -227,7 +227,7 @@ def _load_tagger(args: argparse.Namespace, checked: TaggingInputs) -> Tagger:
     ``--device``) with its overrides (``--lm``, ``--threshold``, ``--precision``); an
     override the model cannot take is a usage error naming its flag."""
     try:
-        return Tagger.load(checked.model_dir, device, lm=args.lm,
+        return Tagger.load(checked.model_dir, resolve_device(args.device), lm=args.lm,
                            threshold=args.threshold, precision=args.precision,
                            max_doc_tokens=getattr(args, "max_doc_tokens", None))
     except OverrideError as err:
