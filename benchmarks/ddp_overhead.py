@@ -134,7 +134,7 @@ def run_setting(setting: str, args: argparse.Namespace, out: str) -> list[dict]:
 
 def main() -> None:
     """Command line."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     p.add_argument("--data-dir", required=True)
     p.add_argument("--batches", type=int, default=6)
     p.add_argument("--rounds", type=int, default=3)

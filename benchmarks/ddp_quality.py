@@ -47,7 +47,7 @@ def welch_p(a: list[float], b: list[float]) -> float:
 
 def main() -> None:
     """Command line."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     p.add_argument("--dataset", default="sample")
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--runs-dir", default="runs/ddp-quality")

@@ -287,7 +287,7 @@ def run_trial(kind: str, index: int, work: Path, reference: Path, epochs: int,
 
 def main() -> None:
     """Command line."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     p.add_argument("--work-dir", required=True, help="where the runs go (emptied first)")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--plain", type=int, default=10, help="runs left alone")

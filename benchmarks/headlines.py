@@ -91,7 +91,7 @@ def measure(name: str, headlines: list[dict]) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=None,
                         help="shipped model names (default: every shipped model)")
     parser.add_argument("--out", type=Path, required=True, help="the JSON record to write")

@@ -51,7 +51,7 @@ def open_in_browser(chromium: str, page: Path, token: int, profile: Path) -> dic
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", default="ontonotes")
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--split", default="dev")

@@ -69,7 +69,7 @@ def timed(work: Callable[[], object], repeats: int) -> dict[str, object]:
 
 def main() -> None:
     """Command line."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     p.add_argument("--model", default="conll03")
     p.add_argument("--texts", type=int, default=5, help="texts (sample test documents)")
     p.add_argument("--repeats", type=int, default=2)

@@ -26,7 +26,7 @@ def median_ms(fn, rounds: int) -> float:
 
 def main() -> None:
     """Command line."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("paths", nargs="+", help="shipped model names, model directories or .pt files")
     p.add_argument("--rounds", type=int, default=9)
     args = p.parse_args()

@@ -108,7 +108,7 @@ def measure(code: Path, args: argparse.Namespace, model: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--against", required=True, help="checkout of the earlier code")
     parser.add_argument("--dataset", default="ontonotes")
     parser.add_argument("--data-dir", default=None)

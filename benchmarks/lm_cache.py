@@ -29,7 +29,7 @@ from docgraph.runtime.atomic import atomic_write_json
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("--dataset", default="conll03")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--lm", required=True)

@@ -18,7 +18,7 @@ import time
 
 def main() -> int:
     """Command line."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     p.add_argument("--model", default="conll03-lm")
     p.add_argument("--data-dir", required=True, help="the CoNLL-2003 corpus directory")
     p.add_argument("--limit", type=int, default=50, help="first N test documents (0: all)")

@@ -110,7 +110,7 @@ def measure(run_dir: str | Path, split: str = "dev", seeds: int = 4, repeats: in
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("run_dir", help="a trained GCDoc model directory with pruning")
     p.add_argument("--split", default="dev", help="split of the run's data set (default: dev)")
     p.add_argument("--seeds", type=int, default=4, help="tagging seeds of the F1 spread")

@@ -259,7 +259,7 @@ def run_probes(models: dict[str, str], path: Path, budgets: list[int], groups: i
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", action="append", default=[], metavar="NAME=DIR",
                         help="a model directory to run (repeatable; default: train both)")
     parser.add_argument("--work-dir", default="/tmp/predict-memory",

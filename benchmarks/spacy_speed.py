@@ -89,7 +89,7 @@ def doc_entity_keys(docs: list, documents: list[list[list[str]]]) -> list[tuple]
 
 def main() -> None:
     """Command line."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     p.add_argument("inputs", nargs="+", help="CoNLL files")
     p.add_argument("--model", default="runs/sample")
     p.add_argument("--rounds", type=int, default=3)

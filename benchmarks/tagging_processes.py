@@ -49,7 +49,7 @@ def time_evaluate(model: str, dataset: str | None, split: str, processes: int,
 
 def main() -> None:
     """Command line."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True)
     p.add_argument("--dataset", default=None)
     p.add_argument("--data-dir", default=None)

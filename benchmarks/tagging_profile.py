@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's d
 
 def main() -> int:
     """Command line."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     p.add_argument("--models", nargs="+", default=["conll03", "ontonotes"])
     p.add_argument("--data-dir", required=True, help="corpus directory of OntoNotes")
     p.add_argument("--limit", type=int, default=100, help="first N test documents (0: all)")

@@ -107,7 +107,7 @@ def _agreement(a: list, b: list) -> tuple[int, int]:
 
 def main() -> int:
     """Command line."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("kind", choices=["speed", "tags", "worker"])
     p.add_argument("--trees", nargs=2, metavar=("BEFORE", "AFTER"))
     p.add_argument("--model", required=True)

@@ -60,7 +60,7 @@ def _job(data_dir: str, model_name: str, threads: int, seconds: float, queue, go
 
 def main() -> None:
     """Command line."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     p.add_argument("--data-dir", required=True)
     p.add_argument("--model", choices=("baseline", "gcdoc"), default="baseline")
     p.add_argument("--threads", type=int, default=1)

@@ -44,6 +44,7 @@ def default_output(today: _dt.date | None = None) -> Path:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Command-line options of ``scripts/benchmark.py``."""
     parser = argparse.ArgumentParser(
+        allow_abbrev=False,
         description="Speed of GCDoc vs the BiLSTM-CRF baseline on the same real batches."
     )
     parser.add_argument("--dataset", default="conll03")

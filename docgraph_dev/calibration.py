@@ -109,7 +109,7 @@ def draw_reliability(record: dict, path: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line of ``benchmarks/calibration.py``."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", required=True,
                         help="shipped model names or model directories")
     parser.add_argument("--data-dir", default=None,

@@ -284,7 +284,7 @@ def format_report(report: EdgeWeightReport, title: str = "") -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("run_dir", help="a trained GCDoc model directory (model.pt, config.json)")
     p.add_argument("--split", default="dev", help="split of the run's data set (default: dev)")
     p.add_argument("--data-dir", default=None,

@@ -199,7 +199,7 @@ def _summarize_main(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("run_dir", nargs="?", help="a trained GCDoc model directory with pruning")
     p.add_argument("--summarize", nargs="+", default=None, metavar="JSON",
                    help="summarise the dev and test JSON files of several runs instead")

@@ -56,7 +56,7 @@ def agreement(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> None:
     """Encode the split both ways and write the JSON of ``--out``."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("--dataset", default="conll03")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--split", default="dev")

@@ -58,7 +58,7 @@ def _rates(tokens: int, timing: tuple[float, float]) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> None:
     """Run both measurements and write the JSON of ``--out``."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("--dataset", default="conll03")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--lm", required=True, help="Hugging Face encoder directory")

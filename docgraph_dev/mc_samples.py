@@ -56,7 +56,7 @@ def mc_passes(model: GCDoc, batches: Sequence[Batch], samples: int, seed: int
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("run_dir", help="a trained GCDoc run directory (model.pt, config.json)")
     p.add_argument("--data-dir", default=None,
                    help="corpus directory of the run's data set (default: DOCGRAPH_DATA_DIR)")

@@ -47,7 +47,7 @@ def mixed_splits(conll: Mapping[str, Sequence[Document]],
 def main(argv: Sequence[str] | None = None) -> int:
     from docgraph.data.registry import load_dataset
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"),
                         help="the folder holding conll2003/ and ontonotes/")
     parser.add_argument("--out", type=Path, required=True, help="the folder to write")

@@ -82,7 +82,7 @@ def measure(models: Sequence[str], data_dir: str | None, rounds: int, limit: int
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line of ``benchmarks/score_speed.py``."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=["conll03", "ontonotes"])
     parser.add_argument("--data-dir", default=None, help="corpus directory of OntoNotes")
     parser.add_argument("--rounds", type=int, default=3)

@@ -77,7 +77,7 @@ def train(steps: int = 30, seed: int = 0) -> list[float]:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30)
     args = parser.parse_args()
     losses = train(args.steps)

@@ -319,7 +319,7 @@ def make_split(split: str, n_docs: int, seed: int) -> str:
 
 def main() -> None:
     """Write train, dev and test files."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path,
                         default=Path(__file__).resolve().parents[1] / "docgraph/data/sample")
     parser.add_argument("--seed", type=int, default=13)

@@ -214,7 +214,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "            if tool in setting.marks]", "            if setting.marks]",
            ("tests/test_config_tagging.py", "tests/test_arguments.py"),
            "every tagging tool takes every tagging flag"),
-    Mutant("corpus-check-forgets-the-models-dataset", "docgraph/cli/arguments.py",
+    Mutant("corpus-check-forgets-the-models-dataset",
+           "docgraph/cli/arguments/tagging_checks.py",
            'dataset = getattr(args, "dataset", None) or saved.get("dataset")',
            'dataset = getattr(args, "dataset", None)',
            ("tests/test_arguments.py",),
@@ -316,7 +317,7 @@ def target_problems(mutants: tuple[Mutant, ...] = MUTANTS, root: Path = ROOT) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", default=None, help="mutant names to run")
     parser.add_argument("--report", default=None, help="write a markdown report here")
     parser.add_argument("--check-targets", action="store_true",

@@ -7,19 +7,18 @@ in fresh interpreters, are ``tests/test_validation.py``'s and ``tests/test_input
 from __future__ import annotations
 
 import argparse
+import sys
 import zipfile
 
 import pytest
 from conftest import TINY_MODEL
 
-from docgraph.cli import arguments
 from docgraph.cli.arguments import (
     COMBINED_SWITCHES,
     SWITCHES,
     VALUE_FLAGS,
     OneLineParser,
     check_arguments,
-    check_input_file,
     check_model_dir,
     check_model_size,
     check_some_tokens,
@@ -41,6 +40,7 @@ from docgraph.cli.arguments import (
     rule_type,
     stats_parser,
     switch_help,
+    train_checks,
     train_parser,
     value_flags,
     visualize_parser,
@@ -56,6 +56,7 @@ from docgraph.config import (
 from docgraph.config.fields import settings_of
 from docgraph.config.size import ModelSizeError, estimate_parameters, training_bytes
 from docgraph.config.tagging import EVALUATE, PREDICT, VISUALIZE, TaggingConfig, tagging_settings
+from docgraph.data.conll import check_input_file
 from docgraph.data.errors import CorpusFormatError, DataNotFoundError
 from docgraph.persistence.shipped import shipped_models
 from docgraph.tagging.prediction_io import OUTPUT_FORMATS
@@ -220,12 +221,12 @@ def test_a_tagging_flag_is_read_and_checked_by_its_rule():
 
 
 def test_is_tty(monkeypatch):
-    monkeypatch.setattr(arguments.sys.stderr, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
     monkeypatch.setenv("TERM", "xterm")
     assert is_tty()
     monkeypatch.setenv("TERM", "dumb")
     assert not is_tty()
-    monkeypatch.setattr(arguments.sys.stderr, "isatty", lambda: False, raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
     monkeypatch.setenv("TERM", "xterm")
     assert not is_tty()
 
@@ -334,7 +335,7 @@ def test_check_model_size_counts_what_training_keeps(tmp_path):
 
 
 def test_check_model_size_without_a_memory_figure_lets_it_through(monkeypatch):
-    monkeypatch.setattr(arguments, "host_available_memory", lambda: None)
+    monkeypatch.setattr(train_checks, "host_available_memory", lambda: None)
     check_model_size(apply_overrides(ExperimentConfig(), {"model": {"hidden": 10**6}}))
     small = apply_overrides(ExperimentConfig(), {"model": TINY_MODEL})
     check_model_size(small, available=10**9)

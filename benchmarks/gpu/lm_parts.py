@@ -74,7 +74,7 @@ def assemble(part_a: Path, part_b: Path, model_dir: Path) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("split", "assemble"))
     parser.add_argument("paths", nargs=3, type=Path,
                         help="split: MODEL_DIR PART_A PART_B; assemble: PART_A PART_B MODEL_DIR")

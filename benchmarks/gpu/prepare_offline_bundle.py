@@ -49,7 +49,7 @@ def slim_lines(lines: Iterable[str]) -> Iterator[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default="../shared/data",
                         help="the folder holding conll2003/ and ontonotes/")
     parser.add_argument("--out", default=".offline-bundle", help="the folder to write")

@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Sequence
 
 from docgraph import serve
-from docgraph.cli.arguments import fail, rule_type, setup_logging
+from docgraph.cli.arguments import OneLineParser, fail, rule_type, setup_logging
 from docgraph.config.errors import DocgraphError
 from docgraph.config.fields import settings_of
 from docgraph.config.serve import ServeConfig
@@ -28,7 +28,7 @@ EXTRA_MODULES = ("fastapi", "uvicorn", "prometheus_client")
 def serve_parser() -> argparse.ArgumentParser:
     """The parser of ``docgraph serve``, one flag per field of
     :class:`~docgraph.config.serve.ServeConfig`."""
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="docgraph serve",
         description="Serve a model's entities over HTTP: POST /v1/entities, GET /v1/model, "
                     "/health, /ready, /metrics and the OpenAPI schema (/docs). Documents of "
