@@ -12,8 +12,10 @@ for round in $(seq 1 "$rounds"); do
   for side in $sides; do
     root=$old; [ "$side" = new ] && root=$new
     for flags in "" "--scores"; do
-      (cd "$root" && PYTHONPATH=$root OMP_NUM_THREADS=1 /usr/bin/time -f "$side round $round predict${flags:+ $flags}: wall %e s, cpu %U+%S s" \
-        python scripts/predict.py --model "$model" "$text" --quiet --processes 1 $flags --output "$out/$side.jsonl") 2>&1 | tail -1
+      (cd "$root" && PYTHONPATH=$root OMP_NUM_THREADS=1 /usr/bin/time -o "$out/time" -f "$side round $round predict${flags:+ $flags}: wall %e s, cpu %U+%S s" \
+        python scripts/predict.py --model "$model" "$text" --quiet --processes 1 $flags --output "$out/$side.jsonl") > "$out/log" 2>&1 \
+        || { echo "$side round $round predict${flags:+ $flags}: FAILED"; cat "$out/log" "$out/time"; }
+      tail -1 "$out/time"
     done
   done
 done
