@@ -259,3 +259,10 @@ def test_every_module_has_a_test_file_of_its_name():
                and not (len(path.relative_to(PACKAGE.parent).parts) > 3
                         and (tests / f"test_{path.parent.name}.py").exists())]
     assert not missing, missing
+
+
+def test_every_module_is_at_most_800_lines():
+    """The house's limit on a module's length (docs/design.md, "Code layout")."""
+    long = {str(path.relative_to(PACKAGE.parent)): count for path in sorted(PACKAGE.rglob("*.py"))
+            if (count := len(path.read_text().splitlines())) > 800}
+    assert not long, long

@@ -87,3 +87,6 @@ def _check(check: Callable[[argparse.Namespace], T], args: argparse.Namespace) -
         return check(args)
     except (DocgraphError, ValueError) as err:  # ValueError: of the libraries underneath
         fail(str(err))
+
+
+__all__ = ["evaluate_main", "predict_main", "stats_main", "train_main", "visualize_main"]

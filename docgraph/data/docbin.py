@@ -73,7 +73,7 @@ def is_docbin(path: str | Path) -> bool:
 
 
 @dataclass(frozen=True)
-class DocLayout:
+class DocBinLayout:
     """One ``Doc`` of a DocBin as docgraph reads it.
 
     Args:
@@ -145,8 +145,8 @@ def read_bytes(path: str | Path) -> bytes:
         raise CorpusFormatError(f"{path}: cannot read the file ({err.strerror})") from None
 
 
-def docbin_layouts(path: str | Path, data: bytes | None = None) -> Iterator[DocLayout]:
-    """The :class:`DocLayout` of every ``Doc`` of a DocBin file, in order, by the rules of the
+def docbin_layouts(path: str | Path, data: bytes | None = None) -> Iterator[DocBinLayout]:
+    """The :class:`DocBinLayout` of every ``Doc`` of a DocBin file, in order, by the rules of the
     module docstring (a ``Doc`` without tokens included, with no sentences). ``data``: the
     file's bytes, when already read (``path`` then only names it).
 
@@ -169,7 +169,7 @@ def docbin_layouts(path: str | Path, data: bytes | None = None) -> Iterator[DocL
         yield _layout(path, index, doc)
 
 
-def _layout(path: object, index: int, doc: Any) -> DocLayout:
+def _layout(path: object, index: int, doc: Any) -> DocBinLayout:
     """One ``Doc``'s id, tokens, sentences and entities."""
     text = doc.text
     kept = []
@@ -204,7 +204,7 @@ def _layout(path: object, index: int, doc: Any) -> DocLayout:
             raise _error(path, index, f"{shown}: expected a type without whitespace") from None
         first, last = doc[inside[0]], doc[inside[-1]]
         entities.append((ent.label_, first.idx, last.idx + len(last.text)))
-    return DocLayout(_doc_id(path, index, doc), text, sentences, tuple(entities), index)
+    return DocBinLayout(_doc_id(path, index, doc), text, sentences, tuple(entities), index)
 
 
 def _shown(text: str, limit: int = 40) -> str:
@@ -226,8 +226,8 @@ def _doc_id(path: object, index: int, doc: Any) -> str:
     return f"{Path(str(path)).stem}-{index}"
 
 
-def layout_document(layout: DocLayout, path: object, scheme: str = "iob2") -> Document:
-    """The document of a :class:`DocLayout`: its tokens, its entities as IOB2 tags, the
+def layout_document(layout: DocBinLayout, path: object, scheme: str = "iob2") -> Document:
+    """The document of a :class:`DocBinLayout`: its tokens, its entities as IOB2 tags, the
     sentences an entity crosses joined.
 
     Raises:

@@ -1,1 +1,31 @@
-"""docgraph inside other libraries (spaCy)."""
+"""docgraph inside other libraries: a spaCy pipeline component (the ``spacy`` extra) and corpus
+tagging on Ray Data (the ``ray`` extra); neither library is imported until a name is used."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Where each public name lives; each is imported from its module on first use (PEP 562), so
+#: that importing one module of this package loads no other.
+_MODULES: dict[str, str] = {
+    "DocgraphNER": "docgraph.integrations.spacy_component",
+    "DocgraphSpacyError": "docgraph.integrations.spacy_component",
+    "make_docgraph_ner": "docgraph.integrations.spacy_component",
+    "CorpusReport": "docgraph.integrations.ray",
+    "corpus_inputs": "docgraph.integrations.ray",
+    "tag_corpus": "docgraph.integrations.ray",
+}
+
+__all__ = sorted(_MODULES)
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -25,7 +25,7 @@ from docgraph.runtime.integrity import read_json_file
 from docgraph.tagging.prediction_io import STDIN
 
 
-def check_model_dir(path: str, flag: str = "--model") -> Path:
+def check_model_argument(path: str, flag: str = "--model") -> Path:
     """The model directory ``path`` stands for: raise :class:`UsageError` naming ``flag``
     unless it is a model directory or the name of a shipped model
     (:func:`~docgraph.persistence.locate.locate_model_dir`); checked before torch loads."""
@@ -122,7 +122,7 @@ def check_tagging_arguments(args: argparse.Namespace) -> TaggingInputs:
         DataNotFoundError: For a corpus split that is not there (a ``ValueError`` when no data
             directory is known).
     """
-    model_dir = check_model_dir(args.model)
+    model_dir = check_model_argument(args.model)
     shipped = not Path(args.model).is_dir()
     if getattr(args, "threshold", None) is not None:
         check_field(section_settings("model")["threshold"], args.threshold, "--threshold")
@@ -227,6 +227,6 @@ def check_visualize_arguments(args: argparse.Namespace) -> TaggingInputs:
     return check_tagging_arguments(args)
 
 
-__all__ = ["FOLDER_SUFFIXES", "TaggingInputs", "check_corpus_split", "check_model_dir",
+__all__ = ["FOLDER_SUFFIXES", "TaggingInputs", "check_corpus_split", "check_model_argument",
            "check_some_tokens", "check_stats_arguments", "check_tagging_arguments",
            "check_visualize_arguments", "input_names"]

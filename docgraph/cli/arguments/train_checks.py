@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from docgraph.cli.arguments.flags import SWITCHES, flag_dest, value_flags
-from docgraph.cli.arguments.tagging_checks import check_model_dir
+from docgraph.cli.arguments.tagging_checks import check_model_argument
 from docgraph.config.experiment import (
     SECTIONS,
     ExperimentConfig,
@@ -209,14 +209,14 @@ def config_from_args(args: argparse.Namespace, base: ExperimentConfig | None = N
 
 def read_init_config(model: str, flag: str = "--init-from") -> ExperimentConfig:
     """The saved configuration of the model ``model`` that a run starts from (a shipped
-    model's name or a model directory, found as :func:`check_model_dir` finds it), read
+    model's name or a model directory, found as :func:`check_model_argument` finds it), read
     before torch loads.
 
     Raises:
         UsageError: Naming ``flag``: ``model`` is not a model, or its ``config.json`` is not
             a docgraph configuration.
     """
-    directory = check_model_dir(model, flag)
+    directory = check_model_argument(model, flag)
     path = directory / "config.json"
     try:
         return ExperimentConfig.from_saved(read_json_file(path))
