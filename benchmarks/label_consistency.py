@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from docgraph.runtime.atomic import atomic_write_json  # noqa: E402
+from docgraph.runtime.atomic import atomic_write_json
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data-dir", required=True, help="directory of conll2003/ and ontonotes/")
     p.add_argument("--split", default="dev", choices=("dev", "test"))
     p.add_argument("--min-votes", nargs="+", type=float, default=[float("inf"), 0.5, 1.0, 2.0])
+    p.add_argument("--relabel-below", nargs="+", type=float, default=[1.01],
+                   help="a mention scored at least this keeps its type")
     p.add_argument("--out", required=True, help="JSON record")
     args = p.parse_args(argv)
     folder = {"conll03": "conll2003", "ontonotes": "ontonotes"}[args.corpus]
@@ -61,8 +63,10 @@ def main(argv: list[str] | None = None) -> int:
                                                for k, t in enumerate(tags)]))
             variants = {"none": [t.tags for t in taggings]}
             for votes in args.min_votes:
-                variants[f"min_votes {votes:g}"] = [
-                    consistent_tagging(tok, t, votes).tags for tok, t in zip(tokens, taggings)]
+                for below in args.relabel_below:
+                    variants[f"min_votes {votes:g}, relabel_below {below:g}"] = [
+                        consistent_tagging(tok, t, votes, below).tags
+                        for tok, t in zip(tokens, taggings)]
             rows[form] = {}
             for name, predicted in variants.items():
                 scores = score([s for d in gold for s in d], [s for d in predicted for s in d])

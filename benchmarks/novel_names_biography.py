@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from docgraph.runtime.atomic import atomic_write_json  # noqa: E402
+from docgraph.runtime.atomic import atomic_write_json
 
 BIOGRAPHY = Path(__file__).parent / "data" / "novel-names" / "biography.jsonl"
 

@@ -41,3 +41,13 @@ def test_a_repeat_next_to_an_entity_is_left_alone():
 def test_scores_are_required():
     with pytest.raises(ValueError, match="scores"):
         consistent_tagging(TOKENS, Tagging([["O"] * 5, ["O"] * 6, ["O"] * 5]))
+
+
+def test_a_confident_mention_keeps_its_own_type():
+    tagging = Tagging([["B-PER", "O", "B-PER", "I-PER", "O"],
+                       ["O", "O", "O", "B-ORG", "I-ORG", "O"],
+                       ["O", "O", "O", "B-MISC", "I-MISC"]], [[0.9, 0.6], [0.95], [0.8]])
+    assert consistent_tagging(TOKENS, tagging, float("inf"), relabel_below=0.6).tags == \
+        tagging.tags
+    assert consistent_tagging(TOKENS, tagging, float("inf"), relabel_below=0.61).tags[0] == \
+        ["B-PER", "O", "B-ORG", "I-ORG", "O"]

@@ -6,7 +6,7 @@ calibrated entity scores as votes:
 
 * every predicted mention is keyed by its words, lowercased (the document graph's key);
 * each key's type is the one whose mentions' scores sum highest; a mention of another type
-  is relabelled to it;
+  scored below ``relabel_below`` is relabelled to it;
 * an occurrence of a key that the model left ``O`` becomes a mention of the key's type when
   the key's votes sum to at least ``min_votes``, its first word has the case shape of one of
   the key's mentions (so ``"us"`` never follows ``"US"``), and it does not touch an entity.
@@ -34,7 +34,7 @@ def _set_span(tags: list[str], start: int, end: int, type_: str) -> None:
 
 
 def consistent_tagging(tokens: Sequence[Sequence[str]], tagging: Tagging,
-                       min_votes: float = 1.0) -> Tagging:
+                       min_votes: float = 1.0, relabel_below: float = 1.0) -> Tagging:
     """``tagging`` of the document (or chunk) whose sentences hold ``tokens``, with one type per
     name and the name's untagged repeats tagged.
 
@@ -43,6 +43,8 @@ def consistent_tagging(tokens: Sequence[Sequence[str]], tagging: Tagging,
         tagging: Its tags and entity scores.
         min_votes: The summed score a name needs before its untagged repeats are tagged
             (``float("inf")``: never).
+        relabel_below: A mention of another type than its key's keeps its type when its own
+            score is at least this (above 1: every such mention is relabelled).
 
     Raises:
         ValueError: ``tagging`` has no scores.
@@ -67,7 +69,7 @@ def consistent_tagging(tokens: Sequence[Sequence[str]], tagging: Tagging,
     for e in found:
         key = tuple(w.lower() for w in tokens[e.sentence][e.start:e.end])
         type_ = winner[key][0]
-        if type_ != e.type:
+        if type_ != e.type and float(e.score or 0.0) < relabel_below:
             _set_span(tags[e.sentence], e.start, e.end, type_)
             scores = mean[(key, type_)]
             given[(e.sentence, e.start, e.end)] = sum(scores) / len(scores)
