@@ -8,7 +8,7 @@ import random
 import pytest
 
 from docgraph.data.chunking import (
-    chunk_document,
+    make_chunk,
     pack_greedy,
     pack_sentences,
     piece_bounds,
@@ -39,9 +39,9 @@ def test_pack_sentences_of_no_sentences_is_one_empty_group():
     assert pack_sentences([], 5) == [[]]
 
 
-def test_chunk_document_renames_and_renumbers_its_sentences():
+def test_make_chunk_renames_and_renumbers_its_sentences():
     doc = _doc("long", [2, 3, 1], scheme="bioes")
-    chunk = chunk_document(doc, 3, doc.sentences[1:])
+    chunk = make_chunk(doc, 3, doc.sentences[1:])
     assert chunk.doc_id == "long#3" and chunk.source_scheme == "bioes"
     assert [(s.doc_id, s.index) for s in chunk.sentences] == [("long#3", 0), ("long#3", 1)]
     assert chunk.tokens == [*doc.sentences[1].tokens, *doc.sentences[2].tokens]

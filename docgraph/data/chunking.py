@@ -58,7 +58,7 @@ def pack_sentences(sentences: Sequence[Sentence], max_tokens: int) -> list[list[
     return list(pack_greedy(sentences, max_tokens)) or [[]]
 
 
-def chunk_document(doc: Document, k: int, sentences: Sequence[Sentence]) -> Document:
+def make_chunk(doc: Document, k: int, sentences: Sequence[Sentence]) -> Document:
     """Chunk ``k`` of ``doc``: id ``f"{doc_id}#{k}"``, its ``sentences`` renumbered from 0."""
     chunk_id = f"{doc.doc_id}#{k}"
     return Document(
@@ -102,6 +102,6 @@ def split_long_documents(documents: Iterable[Document], max_tokens: int | None,
         sentences: Sequence[Sentence] = doc.sentences
         if cut_sentences:
             sentences = [p for s in doc.sentences for p in _pieces(s, max_tokens)]
-        out.extend(chunk_document(doc, k, group)
+        out.extend(make_chunk(doc, k, group)
                    for k, group in enumerate(pack_sentences(sentences, max_tokens)))
     return out
