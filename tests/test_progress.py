@@ -69,7 +69,7 @@ def test_quiet_and_other_ranks_show_nothing(docgraph_info, monkeypatch):
         with Progress("x", total=3, settings=settings, file=stream) as bar:
             bar.update(3)
     monkeypatch.setenv("RANK", "1")  # a second process of torchrun or of spawn
-    assert not progress.is_main_process()
+    assert not progress.is_rank_zero()
     for settings in (LINES, ProgressSettings(tty=True)):
         with Progress("x", total=3, settings=settings, file=stream) as bar:
             bar.update(3)

@@ -59,7 +59,7 @@ from docgraph.runtime.processes import (
     launched_by_torchrun,
     spawn,
 )
-from docgraph.runtime.progress import ProgressSettings, is_main_process
+from docgraph.runtime.progress import ProgressSettings, is_rank_zero
 from docgraph.runtime.progress import configure as configure_progress
 from docgraph.tagging.prediction_io import (
     ProgressReport,
@@ -93,7 +93,7 @@ def _train(config: ExperimentConfig, seeds: Sequence[int] | None, resume: bool,
     every process logs)."""
 
     every_rank = os.environ.get("DOCGRAPH_LOG_RANKS") == "all"
-    setup_logging(not settings.enabled or not (is_main_process() or every_rank))
+    setup_logging(not settings.enabled or not (is_rank_zero() or every_rank))
     configure_progress(**vars(settings))
     if seeds:
         summary = run_seeds(config, seeds, progress=settings.enabled, lock=lock)
@@ -134,7 +134,7 @@ def _spawned_train(config: ExperimentConfig, seeds: Sequence[int] | None, resume
 def _stopped(config: ExperimentConfig | None, seeds: Sequence[int] | None, first: str) -> None:
     """Say on stderr why training stopped (``first``) and, when the run directory is known,
     what it holds and how to resume (rank 0 only)."""
-    if not is_main_process():
+    if not is_rank_zero():
         return
     lines = [first]
     if config is not None:
@@ -179,7 +179,7 @@ def _train_command(args: argparse.Namespace, config: ExperimentConfig) -> int:
         if torchrun:  # the first process locks the directory (run_experiment, run_seeds)
             init_distributed(config.device)
         with contextlib.nullcontext() if torchrun else run_directory(config.output_dir) as lock:
-            if args.overwrite and is_main_process():
+            if args.overwrite and is_rank_zero():
                 remove_previous_run(config.output_dir, args.seeds)
             if processes > 1:
                 threads = config.train.threads or max(1, available_cores() // processes)
@@ -206,7 +206,7 @@ def _train_command(args: argparse.Namespace, config: ExperimentConfig) -> int:
             return 1
         fail(str(err))
     except KeyboardInterrupt:
-        if is_main_process():
+        if is_rank_zero():
             print("\n" + interrupted_message(config.output_dir, args.seeds, _interruption()),
                   file=sys.stderr, flush=True)
         return exit_status()

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = ["Progress", "ProgressSettings", "Stages", "configure", "format_clock",
-           "is_main_process", "log_to_file", "settings"]
+           "is_rank_zero", "log_to_file", "settings"]
 
 log = logging.getLogger("docgraph")
 
@@ -89,8 +89,9 @@ def configure(**changes: Any) -> ProgressSettings:
     return previous
 
 
-def is_main_process() -> bool:
-    """Whether this process shows progress: rank 0 of a process group (or the only process).
+def is_rank_zero() -> bool:
+    """Whether this process is rank 0 as torch-free code can tell: of its process group when one
+    is up, else by ``$RANK`` (the only process is rank 0); only rank 0 shows progress.
 
     Reads the group when torch.distributed is loaded and initialised, else ``$RANK`` (set by
     ``torchrun`` and :func:`docgraph.runtime.processes.spawn`); never imports torch itself.
@@ -160,7 +161,7 @@ class Progress:
         self.start = time.perf_counter()
         self._last_line = self.start
         self._last_stats = self.start - STATS_REFRESH
-        self.active = enabled and self.settings.enabled and is_main_process()
+        self.active = enabled and self.settings.enabled and is_rank_zero()
         self._bar: Any = None
         if self.active and self.settings.bars:
             from tqdm import tqdm
@@ -238,7 +239,7 @@ class Stages:
 
     def __init__(self, enabled: bool = True, settings: ProgressSettings | None = None) -> None:
         self.settings = settings or _settings
-        self.enabled = enabled and is_main_process()
+        self.enabled = enabled and is_rank_zero()
         self.seconds: dict[str, float] = {}
 
     @contextmanager
