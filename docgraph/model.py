@@ -205,9 +205,26 @@ class GCDoc(nn.Module):
         )
         self.pruning_active = True
         self.open_vectors: Callable[[Tensor], Tensor] | None = None
+        # training only (not saved): row i = the labels a token tagged i may carry
+        self.label_lattice: Tensor | None = None
         # the children initialised themselves when built; draw only GCDoc's own parameters here
         # (so that a seed gives the same model as before reset_parameters reset everything)
         self._reset_own_parameters(pretrained)
+
+    def set_label_lattice(self, lattice: Tensor | None) -> None:
+        """Train on partial annotation: a token tagged ``i`` may carry any label ``j`` with
+        ``lattice[i, j]`` (boolean ``[C, C]``, its diagonal set); the CRF loss is then the
+        log-likelihood of all the paths so allowed (:meth:`CRFDecoder.nll
+        <docgraph.nn.crf.CRFDecoder.nll>` with ``allowed``). ``None``: every tag is the gold
+        (the default). Not saved with the weights."""
+        if lattice is not None:
+            lattice = lattice.to(torch.bool)
+            count = self.crf.num_labels
+            if tuple(lattice.shape) != (count, count) or not lattice.diagonal().all():
+                raise ValueError(f"the label lattice must be a boolean [{count}, {count}] "
+                                 "tensor whose diagonal is set")
+            lattice = lattice.to(self.label_to_type.device)
+        self.label_lattice = lattice
 
     def set_epoch(self, epoch: int) -> None:
         """Apply the pruning warm-up for the 1-based training ``epoch``.
@@ -405,8 +422,10 @@ class GCDoc(nn.Module):
         if out.emissions.dtype == torch.bfloat16:  # autocast: back to float32 for the CRF
             out.emissions = out.emissions.float()
         if y is not None:
-            out.crf_loss = self.crf.nll(out.emissions, sent_len, y, reduction="sum",
-                                        layout=sentences)
+            lattice = self.label_lattice
+            out.crf_loss = self.crf.nll(
+                out.emissions, sent_len, y, reduction="sum", layout=sentences,
+                allowed=None if lattice is None else lattice.to(y.device)[y])
             loss = out.crf_loss
             if out.relation_loss is not None:
                 loss = loss + cfg.theta * out.relation_loss

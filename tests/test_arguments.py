@@ -19,7 +19,7 @@ from docgraph.cli.arguments import (
     VALUE_FLAGS,
     OneLineParser,
     check_arguments,
-    check_model_argument,
+    check_model_dir,
     check_model_size,
     check_some_tokens,
     check_stats_arguments,
@@ -75,13 +75,14 @@ def model(tmp_path):
 
 # ------------------------------------------------------------------ flags from declarations
 def test_flags_switches_and_help_come_from_the_declarations():
-    declared = {s.flag for section in ("", "model", "graph", "train")
+    declared = {s.flag for section in ("", "model", "graph", "train", "fine_tune")
                 for s in section_settings(section).values() if s.flag}
     assert set(VALUE_FLAGS) == declared
     assert VALUE_FLAGS["--samples"][:2] == ("model", "num_samples")
     assert VALUE_FLAGS["--seed"][:2] == ("", "seed")
     assert SWITCHES["--no-graph"] == {"model": {"graph": False}}
     assert SWITCHES["--lm-pack"] == {"": {"lm_pack": True}}
+    assert SWITCHES["--fully-annotated"] == {"fine_tune": {"keep_types": "off"}}
     assert SWITCHES["--baseline"] == {"model": {"cross_sentence": False, "graph": False}}
     text = train_parser().format_help()
     # the help of a flag says what it does, what it accepts and the built-in default
@@ -342,19 +343,19 @@ def test_check_model_size_without_a_memory_figure_lets_it_through(monkeypatch):
 
 
 # ------------------------------------------------------------------------ tagging tools
-def test_check_model_argument(model, tmp_path):
-    assert check_model_argument(str(model)) == model.resolve()
+def test_check_model_dir(model, tmp_path):
+    assert check_model_dir(str(model)) == model.resolve()
     for name in shipped_models():
-        check_model_argument(name)
+        check_model_dir(name)
     names = ", ".join(shipped_models()) or "none installed"
     with pytest.raises(UsageError) as info:
-        check_model_argument(str(tmp_path / "none"))
+        check_model_dir(str(tmp_path / "none"))
     assert str(info.value) == (f"--model {tmp_path / 'none'}: neither a model directory nor a "
                                f"shipped model (shipped: {names})")
     (model / "vocab.json").unlink()
     (model / "model.pt").unlink()
     with pytest.raises(UsageError) as info:
-        check_model_argument(str(model), "--from")
+        check_model_dir(str(model), "--from")
     assert str(info.value) == (f"--from {model}: not a model directory written by train.py "
                                "(no vocab.json, model.pt; train.py writes config.json, "
                                "vocab.json, model.pt)")
@@ -363,7 +364,7 @@ def test_check_model_argument(model, tmp_path):
     (model / "model.pt").write_bytes(b"")
     with pytest.raises(UsageError, match=rf"^--model {model}: model.pt is not a readable "
                                          "docgraph checkpoint: the file is empty"):
-        check_model_argument(str(model))
+        check_model_dir(str(model))
 
 
 def test_check_input_file(tmp_path):

@@ -275,3 +275,45 @@ def test_path_log_probs_refuse_a_temperature_that_is_not_positive():
     with pytest.raises(ValueError, match="temperature must be > 0"):
         crf.path_log_probs(em, sent_len, torch.tensor([0]), torch.tensor([0]),
                            torch.tensor([[0]]), temperature=0.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_partial_nll_and_gradients_equal_enumeration_over_the_allowed_paths(seed):
+    # Partial annotation: the numerator is the log-sum over every path whose labels are
+    # allowed token by token (here some tokens fixed, others free among two labels).
+    gen = torch.Generator().manual_seed(seed)
+    labels, lengths = 4, [3, 1, 4]
+    crf = CRFDecoder(labels)
+    with torch.no_grad():
+        for p in (crf.crf.transitions, crf.crf.start_transitions, crf.crf.end_transitions):
+            p.copy_(torch.randn(p.shape, generator=gen))
+    em = torch.randn(sum(lengths), labels, generator=gen, requires_grad=True)
+    allowed = torch.zeros(sum(lengths), labels, dtype=torch.bool)
+    free = torch.rand(sum(lengths), generator=gen) < 0.6
+    fixed = torch.randint(labels, (sum(lengths),), generator=gen)
+    allowed[torch.arange(sum(lengths)), fixed] = True
+    allowed[free, 0] = True
+    allowed[free, 3] = True
+    sent_len = torch.tensor(lengths)
+    ref = []
+    for e, a in zip(em.split(lengths), allowed.split(lengths)):
+        paths = list(itertools.product(range(labels), repeat=e.size(0)))
+        every = torch.stack([_score(crf, e, list(p)) for p in paths])
+        kept = torch.stack([_score(crf, e, list(p)) for p in paths
+                            if all(a[t, q] for t, q in enumerate(p))])
+        ref.append(torch.logsumexp(every, 0) - torch.logsumexp(kept, 0))
+    ref = torch.stack(ref)
+    out = crf.nll(em, sent_len, fixed, reduction="none", allowed=allowed)
+    torch.testing.assert_close(out, ref)
+    grads = torch.autograd.grad(out.sum(), [em, crf.crf.transitions, crf.crf.start_transitions])
+    expected = torch.autograd.grad(ref.sum(), [em, crf.crf.transitions,
+                                               crf.crf.start_transitions])
+    for got, want in zip(grads, expected):
+        torch.testing.assert_close(got, want)
+    # one allowed label per token is the fully annotated loss
+    one = torch.zeros_like(allowed)
+    one[torch.arange(sum(lengths)), fixed] = True
+    torch.testing.assert_close(crf.nll(em, sent_len, fixed, reduction="none", allowed=one),
+                               crf.nll(em, sent_len, fixed, reduction="none"))
+    # free tokens lower the loss (more gold paths), never raise it
+    assert (out <= crf.nll(em, sent_len, fixed, reduction="none") + 1e-6).all()

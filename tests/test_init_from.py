@@ -223,7 +223,8 @@ def test_train_init_from_adds_a_type_records_it_and_resumes(model_dir, trained_r
     assert done.returncode == 0, done.stderr
     log = (out / "train.log").read_text()
     assert "entity type DATE of the data is not among the model's" in log
-    assert "its types MISC are not in the training data (kept)" in log
+    assert "its types MISC are not annotated in the training documents: kept as silver " \
+        "labels" in log
     metrics = json.loads((out / "metrics.json").read_text())
     record = metrics["init_from"]
     assert record["added_types"] == ["DATE"] and record["directory"] == str(model_dir)

@@ -30,11 +30,12 @@ BAD_FLAGS = [
 
 def test_rules_cover_every_field_of_every_configuration():
     from docgraph.config import ExperimentConfig, GCDocConfig, GraphConfig, TrainConfig
+    from docgraph.config.init_from import FineTuneConfig
 
     for section, cls in (("model", GCDocConfig), ("graph", GraphConfig),
-                         ("train", TrainConfig)):
+                         ("train", TrainConfig), ("fine_tune", FineTuneConfig)):
         assert set(section_settings(section)) == {f.name for f in fields(cls)}, section
-    top = {f.name for f in fields(ExperimentConfig)} - {"model", "graph", "train"}
+    top = {f.name for f in fields(ExperimentConfig)} - {"model", "graph", "train", "fine_tune"}
     assert set(section_settings("")) == top
     # the choices the modules define are the ones the declarations allow (config/ has no torch)
     from docgraph.nn.cross_sentence import WINDOW_ENCODINGS

@@ -3,8 +3,9 @@ TOML form and overrides; torch-free.
 
 A preset (``configs/<dataset>.toml``) has top-level keys of :class:`ExperimentConfig` and the
 tables ``[model]`` (:class:`~docgraph.config.model.GCDocConfig`), ``[graph]``
-(:class:`~docgraph.config.graph.GraphConfig`) and ``[train]``
-(:class:`~docgraph.config.train.TrainConfig`).
+(:class:`~docgraph.config.graph.GraphConfig`), ``[train]``
+(:class:`~docgraph.config.train.TrainConfig`) and ``[fine_tune]``
+(:class:`~docgraph.config.init_from.FineTuneConfig`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from docgraph.config.fields import (
     text,
 )
 from docgraph.config.graph import GraphConfig
+from docgraph.config.init_from import FineTuneConfig
 from docgraph.config.model import SAVED_WITHOUT, GCDocConfig
 from docgraph.config.train import TrainConfig
 
@@ -87,6 +89,7 @@ class ExperimentConfig:
         model: Model hyper-parameters.
         graph: Document-graph construction.
         train: Optimisation.
+        fine_tune: How a run with :attr:`init_from` keeps the model's types.
     """
 
     dataset: str = choice("sample", DATASET_NAMES, help="corpus")
@@ -134,6 +137,7 @@ class ExperimentConfig:
     model: GCDocConfig = field(default_factory=GCDocConfig)
     graph: GraphConfig = field(default_factory=GraphConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    fine_tune: FineTuneConfig = field(default_factory=FineTuneConfig)
 
     def __post_init__(self) -> None:
         check_config(self, "")
@@ -189,7 +193,8 @@ class ExperimentConfig:
 
 
 #: The tables of a preset: name -> configuration class.
-SECTIONS: dict[str, type] = {"model": GCDocConfig, "graph": GraphConfig, "train": TrainConfig}
+SECTIONS: dict[str, type] = {"model": GCDocConfig, "graph": GraphConfig, "train": TrainConfig,
+                             "fine_tune": FineTuneConfig}
 
 _CLASSES: dict[str, type] = {"": ExperimentConfig, **SECTIONS}
 

@@ -20,7 +20,8 @@ from docgraph.config.fields import (
     switch,
 )
 
-__all__ = ["SMALL_CORPUS", "TrainConfig", "small_corpus_line", "small_corpus_settings"]
+__all__ = ["SMALL_CORPUS", "TrainConfig", "flags_of", "small_corpus_line",
+           "small_corpus_settings"]
 
 
 @dataclass
@@ -186,7 +187,7 @@ def small_corpus_settings(tokens: int, config: TrainConfig, given: Collection[st
     return {key: value for key, value in SMALL_CORPUS.items() if key not in given}
 
 
-def _flags(values: Mapping[str, Any]) -> str:
+def flags_of(values: Mapping[str, Any]) -> str:
     """``"--optimizer adam --lr 0.005"``: ``[train]`` values as their flags."""
     flags = {name: setting.flag for name, setting in settings_of(TrainConfig)}
     return " ".join(f"{flags[key]} {value:g}" if isinstance(value, float)
@@ -201,9 +202,9 @@ def small_corpus_line(documents: int, tokens: int, config: TrainConfig) -> str |
         return None
     current = {key: getattr(config, key) for key in SMALL_CORPUS}
     line = (f"small corpus ({documents:,} documents, {tokens:,} tokens; "
-            f"--small-corpus-tokens {config.small_corpus_tokens:,}): {_flags(current)}")
+            f"--small-corpus-tokens {config.small_corpus_tokens:,}): {flags_of(current)}")
     other = {key: value for key, value in SMALL_CORPUS.items() if current[key] != value}
     if not other:
         return line + " (the small-corpus settings; a flag changes any of them)"
-    return (line + f" (the small-corpus settings would be {_flags(other)}: train.py takes them "
-            "where no preset or flag sets them)")
+    return (line + f" (the small-corpus settings would be {flags_of(other)}: train.py takes "
+            "them where no preset or flag sets them)")

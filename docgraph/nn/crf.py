@@ -256,12 +256,19 @@ class CRFDecoder(torch.nn.Module):
 
     def nll(
         self, emissions: Tensor, sent_len: Tensor, tags: Tensor, reduction: str = "sum",
-        layout: SequenceLayout | None = None,
+        layout: SequenceLayout | None = None, allowed: Tensor | None = None,
     ) -> Tensor:
-        """Negative log-likelihood of the gold tags (the loss :math:`\\mathcal{L}_m`).
+        r"""Negative log-likelihood of the gold tags (the loss :math:`\mathcal{L}_m`).
 
         Equal to pytorch-crf's ``CRF.forward`` (negated) on every sentence: the gold path
         score is gathered on the flat layout, the normaliser is :func:`log_partition`.
+
+        With ``allowed``, the gold is a set of paths (partial annotation): every path whose
+        token :math:`t` carries a label of ``allowed[t]``, and the loss is
+        :math:`\log Z(x) - \log \sum_{\mathbf{y} \in \mathcal{A}} e^{s(\mathbf{y}, x)}`, the
+        numerator the log-partition restricted to the allowed paths (:func:`log_partition` on
+        the emissions with the disallowed labels removed). A row of ``allowed`` holding only
+        the tag of ``tags`` gives the loss above.
 
         Args:
             emissions (torch.Tensor): Flat emission scores ``[N, C]``.
@@ -272,6 +279,8 @@ class CRFDecoder(torch.nn.Module):
                 (``[S]``). (default: ``"sum"``)
             layout (SequenceLayout, optional): The sentences' layout, planned on the host
                 (made from ``sent_len`` when not given).
+            allowed (torch.Tensor, optional): Boolean ``[N, C]``, the labels each token may
+                carry (each row must allow at least one label; ``tags`` is then unused).
         """
         if reduction not in ("sum", "mean", "token_mean", "none"):
             raise ValueError(f"invalid reduction {reduction!r}")
@@ -279,21 +288,13 @@ class CRFDecoder(torch.nn.Module):
             layout = SequenceLayout.from_lengths(sent_len, dtype=emissions.dtype).to(
                 emissions.device)
         crf = self.crf
-        labels = emissions.size(1)
-        # Every gather of a parameter or activation goes through gather_rows (a deterministic
-        # backward that sums repeats in parallel); the gold tags pick their scores by a
-        # one-hot product rather than `gather` (whose backward is an atomic scatter_add).
         padded = gather_rows(emissions, layout.crf_index)  # [S, L, C]
-        padded_tags = tags[layout.crf_index]  # [S, L], no gradient
-        mask = layout.crf_mask.to(emissions.dtype)
-        one_hot = (padded_tags.unsqueeze(2) == torch.arange(labels, device=tags.device))
-        gold = ((padded * one_hot.to(padded.dtype)).sum(dim=2) * mask).sum(dim=1)
-        gold = gold + gather_rows(crf.start_transitions, padded_tags[:, 0]) \
-            + gather_rows(crf.end_transitions, padded_tags.reshape(-1)[layout.crf_last])
-        if padded_tags.size(1) > 1:
-            pairs = padded_tags[:, :-1] * labels + padded_tags[:, 1:]
-            steps = gather_rows(crf.transitions.reshape(-1), pairs)
-            gold = gold + (steps * mask[:, 1:]).sum(dim=1)
+        if allowed is not None:
+            gold = _padded_log_partition(
+                padded.masked_fill(~allowed[layout.crf_index], _DISALLOWED),
+                crf.start_transitions, crf.end_transitions, crf.transitions, layout)
+        else:
+            gold = self._gold_score(padded, tags, layout)
         per_sentence = _padded_log_partition(padded, crf.start_transitions,
                                              crf.end_transitions, crf.transitions, layout) - gold
         if reduction == "none":
@@ -303,6 +304,25 @@ class CRFDecoder(torch.nn.Module):
         if reduction == "mean":
             return per_sentence.mean()
         return per_sentence.sum() / layout.lengths.sum().to(per_sentence.dtype)
+
+    def _gold_score(self, padded: Tensor, tags: Tensor, layout: SequenceLayout) -> Tensor:
+        """The score of the path ``tags`` of every sentence (``padded``: ``[S, L, C]``)."""
+        crf = self.crf
+        labels = padded.size(2)
+        # Every gather of a parameter or activation goes through gather_rows (a deterministic
+        # backward that sums repeats in parallel); the gold tags pick their scores by a
+        # one-hot product rather than `gather` (whose backward is an atomic scatter_add).
+        padded_tags = tags[layout.crf_index]  # [S, L], no gradient
+        mask = layout.crf_mask.to(padded.dtype)
+        one_hot = (padded_tags.unsqueeze(2) == torch.arange(labels, device=tags.device))
+        gold = ((padded * one_hot.to(padded.dtype)).sum(dim=2) * mask).sum(dim=1)
+        gold = gold + gather_rows(crf.start_transitions, padded_tags[:, 0]) \
+            + gather_rows(crf.end_transitions, padded_tags.reshape(-1)[layout.crf_last])
+        if padded_tags.size(1) > 1:
+            pairs = padded_tags[:, :-1] * labels + padded_tags[:, 1:]
+            steps = gather_rows(crf.transitions.reshape(-1), pairs)
+            gold = gold + (steps * mask[:, 1:]).sum(dim=1)
+        return gold
 
     def _scores(self) -> tuple[Tensor, Tensor, Tensor]:
         start = self.crf.start_transitions

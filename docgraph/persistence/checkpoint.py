@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import Tensor
 
 from docgraph.persistence.archive import CheckpointError, damage_message
 from docgraph.runtime.atomic import (  # noqa: F401 - re-exported for callers
@@ -67,3 +68,49 @@ def _first_sentence(err: BaseException) -> str:
     text = " ".join(str(err).split()) or type(err).__name__
     head, dot, _ = text.partition(". ")
     return head + ("." if dot else "")
+
+
+#: The key of a tensor stored by the rows that differ from a reference (:func:`changed_rows`).
+ROWS = "changed_rows"
+
+
+def changed_rows(tensor: Tensor, reference: Tensor | None = None) -> Tensor | dict[str, Any]:
+    """``tensor`` as a checkpoint stores it: a 2-D tensor of which fewer than half the rows
+    differ from ``reference`` (zeros when ``None``) as those rows and their indices
+    (``{ROWS: shape, "index": ..., "values": ...}``); any other tensor as it is. The rows of
+    an embedding that a run never reads stay its starting rows, and their optimiser state
+    zeros."""
+    if tensor.dim() != 2 or tensor.size(0) < 2 or not tensor.is_floating_point():
+        return tensor
+    if reference is None:
+        differ = tensor.ne(0).any(dim=1)
+    elif reference.shape != tensor.shape or reference.dtype != tensor.dtype:
+        return tensor
+    else:
+        differ = tensor.ne(reference).any(dim=1)
+    index = differ.nonzero().squeeze(1)
+    if 2 * index.numel() >= tensor.size(0):
+        return tensor
+    return {ROWS: list(tensor.shape), "index": index, "values": tensor[index].clone()}
+
+
+def full_rows(value: Any, reference: Tensor | None = None) -> Any:
+    """The tensor that :func:`changed_rows` stored as ``value`` (``value`` itself when it is
+    not such a record), rebuilt on ``reference`` (zeros when ``None``).
+
+    Raises:
+        CheckpointError: The record does not fit ``reference``.
+    """
+    if not (isinstance(value, dict) and ROWS in value):
+        return value
+    shape = tuple(value[ROWS])
+    values = value["values"]
+    if reference is None:
+        out = values.new_zeros(shape)
+    elif tuple(reference.shape) != shape:
+        raise CheckpointError(f"a tensor stored by its changed rows has shape {list(shape)}, "
+                              f"but the run's starting one {list(reference.shape)}")
+    else:
+        out = reference.detach().clone().to(values.dtype)
+    out[value["index"]] = values
+    return out

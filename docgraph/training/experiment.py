@@ -23,13 +23,20 @@ import torch.distributed as dist
 
 from docgraph.config import ExperimentConfig
 from docgraph.config.experiment import run_dirs, seed_dir
+from docgraph.config.init_from import fine_tune_line
 from docgraph.config.train import small_corpus_line
 from docgraph.data.augment import case_variant, variants_needed
 from docgraph.data.contextual import ContextualEncoder, cached_features
 from docgraph.data.document import Document
 from docgraph.data.embeddings import load_embeddings
 from docgraph.data.novel_names import SELECTION_SEED, novel_name_seed, novel_names
-from docgraph.data.registry import dataset_files, load_corpus, located_corpus, split_off_dev
+from docgraph.data.registry import (
+    dataset_files,
+    load_corpus,
+    located_corpus,
+    read_labelled,
+    split_off_dev,
+)
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit, build_vocabularies, prepare_split
 from docgraph.persistence.checkpoint import CheckpointError, atomic_write_json, load_checkpoint
@@ -47,10 +54,13 @@ from docgraph.tagging.inference import evaluate, split_consistency
 from docgraph.training.init_from import (
     Growth,
     InitModel,
+    annotated_types,
     check_types,
     grow_vocabularies,
     initial_model,
+    label_lattice,
     load_init_model,
+    with_silver,
 )
 from docgraph.training.loop import Trainer, seed_everything, stop_reason, training_threads
 
@@ -229,10 +239,13 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
                      config.dev_fraction)
         info["result"] = ", ".join(f"{name} {len(docs)} documents"
                                    for name, docs in splits.items())
-    small = small_corpus_line(len(splits["train"]), sum(d.num_tokens for d in splits["train"]),
-                              config.train)
+    if config.init_from is not None:
+        small: str | None = fine_tune_line(config.init_from, config.train)
+    else:
+        small = small_corpus_line(len(splits["train"]),
+                                  sum(d.num_tokens for d in splits["train"]), config.train)
     if small is not None and is_main_process():
-        log.info("%s", small)  # the settings of a small corpus, and what differs from them
+        log.info("%s", small)  # the settings in effect, and what differs from the rule's
     # where the corpus was read from (its directory, or the files), so evaluate.py finds it
     config = located_corpus(config)
     cases = variants_needed(config.train.lowercase_share, config.train.uppercase_share)
@@ -245,6 +258,7 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
             config = replace(config, lm=init.config.lm)
         if not config.new_types:
             check_types(init, splits, _split_files(config))
+        splits, free_types = _keep_types(config, init, splits)
         with stages("vocabularies grown from the model's"):
             vocabs, word_rows, growth = grow_vocabularies(init, splits, config.embeddings,
                                                           config.vocab_eval_words, cases)
@@ -290,6 +304,8 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
         seed_everything(config.seed)
         if init is not None:
             model = initial_model(init, config.model, vocabs, word_rows)
+            if free_types:
+                model.set_label_lattice(label_lattice(vocabs.labels, free_types))
         else:
             model = build_model(config.model, vocabs, pretrained)
     trainer = Trainer(model, vocabs, config, prepared["train"], prepared["dev"], output_dir,
@@ -328,7 +344,7 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
         "consistency": consistency,
         "torch": torch.__version__,
         "device": str(trainer.device),
-        "stop_reason": stop_reason(state, config.train),
+        "stop_reason": stop_reason(state, config.train, trainer.min_steps),
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M"),
         "processes": trainer.world,
         "threads": torch.get_num_threads(),
@@ -351,6 +367,53 @@ def _split_files(config: ExperimentConfig) -> dict[str, Path]:
         return dataset_files(config.dataset, config.data_dir, config.file_splits)
     except (ValueError, OSError):
         return {}
+
+
+def _keep_types(config: ExperimentConfig, init: InitModel,
+                splits: dict[str, list[Document]]
+                ) -> tuple[dict[str, list[Document]], list[str]]:
+    """The splits of a run that starts from ``init`` as ``config.fine_tune`` keeps the
+    model's types that the training documents do not annotate (silver labels of the model's
+    in the training and dev documents, or in dev alone for partial annotation), the
+    ``--rehearse`` documents joining the training split; and the types that a token tagged
+    ``O`` may carry in the loss (partial annotation; none otherwise)."""
+    keep = config.fine_tune.keep_types
+    missing = [t for t in init.types if t not in annotated_types(splits["train"])]
+    main = is_main_process()
+    if missing and keep == "off" and main:
+        log.info("--init-from %s: its types %s are not annotated in the training documents, "
+                 "and --fully-annotated takes their words there as O: the run learns not to "
+                 "tag them (--keep-types silver or partial keeps them)", init.name,
+                 ", ".join(missing))
+    free: list[str] = []
+    if missing and keep != "off":
+        from docgraph.tagging.tagger import Tagger  # only for a run that keeps types
+
+        tagger = Tagger.load(init.directory, lm=init.config.lm)
+        names = ("train", "dev") if keep == "silver" else ("dev",)
+        found = []
+        for name in names:
+            predicted = tagger.tag(splits[name], processes=1)[1]
+            merged = [with_silver(doc, tags, missing)
+                      for doc, tags in zip(splits[name], predicted)]
+            splits = {**splits, name: [doc for doc, _ in merged]}
+            found.append(f"{sum(n for _, n in merged)} in the {len(merged)} {name} documents")
+        free = missing if keep == "partial" else []
+        if main:
+            how = ("a token tagged O may carry any of their labels in the loss (partial "
+                   "annotation)" if free else "kept as silver labels")
+            log.info("--init-from %s: its types %s are not annotated in the training documents: "
+                     "%s; the model's own entities of them where the data has no span: %s "
+                     "(--keep-types %s; --fully-annotated for data that annotates every type "
+                     "it holds)", init.name, ", ".join(missing), how, ", ".join(found), keep)
+    if config.fine_tune.rehearse is not None:
+        extra = read_labelled(config.fine_tune.rehearse)
+        splits = {**splits, "train": [*splits["train"], *extra]}
+        if main:
+            log.info("--rehearse %s: %d documents, %d tokens, join the %d training documents",
+                     config.fine_tune.rehearse, len(extra), sum(d.num_tokens for d in extra),
+                     len(splits["train"]) - len(extra))
+    return splits, free
 
 
 def _log_growth(growth: Growth) -> None:

@@ -28,6 +28,10 @@ vocabularies grown by the new data, and output layers grown by the entity types 
   last columns of the context encoder's input, and the input weights of that encoder
   (:data:`LM_COLUMNS`) gain those columns as zeros. The features then change nothing until
   training moves them, and the run's first forward pass is the model's.
+* **Types the data does not annotate** (:class:`~docgraph.config.init_from.FineTuneConfig`):
+  the model's entities of those types kept as silver labels where the data has no span
+  (:func:`with_silver`), or a token tagged ``O`` allowed any label of those types in the loss
+  (:func:`label_lattice`).
 * **Everything else** is copied; a tensor whose shape differs is an error (the architecture
   settings come from the model, :mod:`docgraph.config.init_from`).
 
@@ -41,8 +45,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +59,7 @@ from docgraph.config.init_from import architecture_conflicts
 from docgraph.data.augment import augmented_words
 from docgraph.data.document import Document
 from docgraph.data.embeddings import build_embedding_matrix, load_embeddings, words_with_vectors
+from docgraph.data.tags import entity_type, from_spans, spans
 from docgraph.data.vocab import PAD, UNK, Vocab, Vocabularies, label_sort_key, label_types
 from docgraph.graph.splits import with_evaluation_labels
 from docgraph.model import GCDoc
@@ -62,8 +67,8 @@ from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.model_dir import build_model, load_model_weights, read_model_dir
 
 __all__ = ["DERIVED", "LABEL_ROWS", "LM_COLUMNS", "Growth", "InitFromError", "InitModel",
-           "check_types", "grow_vocabularies", "initial_model", "initial_state", "label_map",
-           "load_init_model"]
+           "annotated_types", "check_types", "grow_vocabularies", "initial_model",
+           "initial_state", "label_lattice", "label_map", "load_init_model", "with_silver"]
 
 log = logging.getLogger("docgraph")
 
@@ -377,3 +382,43 @@ def initial_model(init: InitModel, config: GCDocConfig, vocabs: Vocabularies,
                           char_unk=init.vocabs.chars.unk_index)
     model.load_state_dict(state)
     return model
+
+
+def annotated_types(documents: Sequence[Document]) -> set[str]:
+    """The entity types that ``documents`` annotate (have at least one entity of)."""
+    return {entity_type(tag) for doc in documents for sentence in doc.sentences
+            for tag in sentence.tags} - {"O"}
+
+
+def with_silver(document: Document, predicted: Sequence[Sequence[str]],
+                types: Collection[str]) -> tuple[Document, int]:
+    """``document`` with the entities of ``predicted`` (IOB2 tags per sentence, e.g. the
+    starting model's) whose type is one of ``types`` added as labels, each where every token
+    of its span is ``O`` in the document (the document's own spans always win); and how many
+    were added."""
+    if len(predicted) != len(document.sentences):
+        raise ValueError(f"document {document.doc_id!r}: {len(predicted)} sentences of "
+                         f"predictions for {len(document.sentences)}")
+    wanted = set(types)
+    sentences, added = [], 0
+    for sentence, tags in zip(document.sentences, predicted):
+        own = spans(sentence.tags)
+        taken = {i for _, start, end in own for i in range(start, end)}
+        silver = [(kind, start, end) for kind, start, end in spans(tags)
+                  if kind in wanted and not taken.intersection(range(start, end))]
+        if silver:
+            merged = sorted([*own, *silver], key=lambda span: span[1])
+            sentence = replace(sentence, tags=tuple(from_spans(merged, len(sentence))))
+            added += len(silver)
+        sentences.append(sentence)
+    return replace(document, sentences=tuple(sentences)), added
+
+
+def label_lattice(labels: Vocab, types: Collection[str]) -> Tensor:
+    """The label lattice of partial annotation (:meth:`~docgraph.model.GCDoc.set_label_lattice`):
+    a token tagged ``O`` may carry any label of ``types``; every other tag only itself."""
+    lattice = torch.eye(len(labels), dtype=torch.bool)
+    free = [i for i, label in enumerate(labels) if entity_type(label) in set(types)]
+    if "O" in labels and free:
+        lattice[labels.index("O"), torch.tensor(free)] = True
+    return lattice

@@ -40,7 +40,13 @@ from docgraph.graph.masking import mask_tokens, mention_mask, word_dropout_mask
 from docgraph.graph.splits import PreparedSplit
 from docgraph.metrics import Scores
 from docgraph.model import GCDoc
-from docgraph.persistence.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from docgraph.persistence.checkpoint import (
+    CheckpointError,
+    changed_rows,
+    full_rows,
+    load_checkpoint,
+    save_checkpoint,
+)
 from docgraph.persistence.model_dir import save_model_dir, weights_mismatch
 from docgraph.runtime.atomic import WriteError, atomic_write_text
 from docgraph.runtime.determinism import kernel_settings
@@ -155,6 +161,16 @@ def _gather_rng_states() -> list[dict[str, Any]] | None:
     return states
 
 
+def weights_digest(weights: dict[str, Tensor]) -> str:
+    """The sha256 of ``weights`` (their names, shapes and bytes, in name order)."""
+    digest = hashlib.sha256()
+    for name in sorted(weights):
+        tensor = weights[name].detach().contiguous().cpu()
+        digest.update(f"{name}{list(tensor.shape)}{tensor.dtype}".encode())
+        digest.update(tensor.view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
+    return digest.hexdigest()
+
+
 def seed_everything(seed: int) -> None:
     """Seed Python and torch."""
     random.seed(seed)
@@ -166,10 +182,19 @@ def steps_taken(state: TrainState) -> int:
     return sum(int(record.get("steps", 0)) for record in state.history)
 
 
-def early_stopped(state: TrainState, config: TrainConfig) -> bool:
+def effective_min_steps(config: TrainConfig, steps_per_epoch: int) -> int:
+    """``min_steps`` as early stopping applies it: at most the steps of half the epoch cap
+    (``epochs // 2`` epochs of ``steps_per_epoch``), so that early stopping can end a run of
+    any corpus size before its cap."""
+    return min(config.min_steps, steps_per_epoch * (config.epochs // 2))
+
+
+def early_stopped(state: TrainState, config: TrainConfig, min_steps: int | None = None) -> bool:
     """Whether early stopping ends the run: ``patience`` epochs without a dev F1 improvement,
-    and at least ``min_steps`` optimiser steps taken."""
-    return state.bad_epochs >= config.patience and steps_taken(state) >= config.min_steps
+    and at least ``min_steps`` optimiser steps taken (``config.min_steps`` unless given:
+    :func:`effective_min_steps`)."""
+    least = config.min_steps if min_steps is None else min_steps
+    return state.bad_epochs >= config.patience and steps_taken(state) >= least
 
 
 #: A run whose dev F1 stays below :data:`NO_ENTITY_F1` in each of its first
@@ -200,15 +225,33 @@ def no_entity_warning(history: Sequence[dict[str, Any]], dev_entities: int,
             "--small-corpus-tokens trains with the small-corpus settings (docs/training.md)")
 
 
-def stop_reason(state: TrainState, config: TrainConfig) -> str:
+def stop_reason(state: TrainState, config: TrainConfig, min_steps: int | None = None) -> str:
     """Why training ended: ``"early_stopping"`` (converged: ``patience`` epochs without a dev
     F1 improvement, after ``min_steps`` optimiser steps), ``"max_epochs"`` or ``"budget"``
     (``max_minutes`` ran out)."""
-    if early_stopped(state, config):
+    if early_stopped(state, config, min_steps):
         return "early_stopping"
     if state.epoch >= config.epochs:
         return "max_epochs"
     return "budget"
+
+
+def stop_line(state: TrainState, config: TrainConfig, min_steps: int | None = None) -> str:
+    """Why a run stopped, in one line (the log's last word on its training)."""
+    reason = stop_reason(state, config, min_steps)
+    best = (f"the best epoch is {state.best_epoch} (dev F1 {state.best_f1:.2f})"
+            if state.best_epoch or state.start_dev_f1 is None
+            else f"the best is the starting model (dev F1 {state.best_f1:.2f})")
+    steps = steps_taken(state)
+    if reason == "early_stopping":
+        why = (f"early stopping: no better dev F1 in the last {state.bad_epochs} epochs "
+               f"(--patience {config.patience}) after {steps:,} optimiser steps")
+    elif reason == "max_epochs":
+        why = (f"the epoch cap (--epochs {config.epochs}), {state.bad_epochs} epochs after the "
+               f"best (--patience {config.patience})")
+    else:
+        why = f"the time budget (--max-minutes {config.max_minutes:g})"
+    return f"training stopped after epoch {state.epoch} by {why}; {best}"
 
 
 def clip_groups(model: GCDoc) -> list[list[nn.Parameter]]:
@@ -319,7 +362,18 @@ class Trainer:
             shuffle=True, seed=self.config.seed, num_replicas=world, rank=rank,
         )
         self.world = world
+        self.min_steps = effective_min_steps(tc, len(self.sampler))
+        if self.min_steps < tc.min_steps and is_main_process():
+            log.info("--min-steps %d is more than the %d steps of half the epoch cap (--epochs "
+                     "%d, %d step%s an epoch of --batch-tokens %d): early stopping waits for %d "
+                     "steps", tc.min_steps, self.min_steps, tc.epochs, len(self.sampler),
+                     "" if len(self.sampler) == 1 else "s", tc.batch_tokens, self.min_steps)
         self.clip_groups = clip_groups(self.model)
+        # the run's starting weights: a checkpoint stores the rows of a table that differ
+        # from them (a resumed run builds the same ones first; their digest checks it)
+        self.start_weights = {k: v.detach().clone() for k, v in self.model.state_dict().items()
+                              if v.dim() == 2 and v.is_floating_point()}
+        self.start_digest = weights_digest(self.start_weights)
         self.state = TrainState()
         self.last_drop_rate = 0.0
         self.last_kernels = kernel_settings()
@@ -338,9 +392,15 @@ class Trainer:
                 (:func:`_gather_rng_states`, rank by rank); each process draws its own dropout
                 and Monte-Carlo masks, so an exact resume restores each its own.
         """
+        optimizer = self.optimizer.state_dict()
+        optimizer["state"] = {index: {name: changed_rows(value) if torch.is_tensor(value)
+                                      else value for name, value in entry.items()}
+                              for index, entry in optimizer["state"].items()}
         save_checkpoint(self.checkpoint_path, {
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
+            "model": {k: changed_rows(v, self.start_weights.get(k))
+                      for k, v in self.model.state_dict().items()},
+            "start_digest": self.start_digest,
+            "optimizer": optimizer,
             "scheduler": self.scheduler.state_dict(),
             "rng": _rng_state(),
             **({"rng_ranks": rng_ranks} if rng_ranks is not None else {}),
@@ -354,6 +414,7 @@ class Trainer:
         # moved them and broke resuming on the GPU); load_state_dict copies the weights and the
         # optimizer state onto the parameters' device.
         ckpt = load_checkpoint(self.checkpoint_path, "cpu")
+        self._full_tensors(ckpt)
         mismatch = (weights_mismatch(self.model, ckpt["model"], self.config.model, self.vocabs)
                     if isinstance(ckpt.get("model"), dict) else None)
         if mismatch is not None:
@@ -372,6 +433,27 @@ class Trainer:
             raise CheckpointError(
                 f"{self.checkpoint_path}: does not fit this model/configuration ({err})"
             ) from err
+
+    def _full_tensors(self, ckpt: dict[str, Any]) -> None:
+        """Rebuild in place the tensors that ``ckpt`` stores by their changed rows
+        (:func:`~docgraph.persistence.checkpoint.changed_rows`): the model's on the run's
+        starting weights, which must be those the checkpoint was written against; the
+        optimiser's on zeros."""
+        model = ckpt.get("model")
+        if isinstance(model, dict) and any(isinstance(v, dict) for v in model.values()):
+            if ckpt.get("start_digest") != self.start_digest:
+                raise CheckpointError(
+                    f"{self.checkpoint_path}: it stores the weights that changed from the "
+                    "run's starting weights, and this run starts from other ones (another "
+                    "corpus, seed, vocabulary or --init-from model)")
+            ckpt["model"] = {k: full_rows(v, self.start_weights.get(k))
+                             for k, v in model.items()}
+        optimizer = ckpt.get("optimizer")
+        if isinstance(optimizer, dict) and isinstance(optimizer.get("state"), dict):
+            optimizer["state"] = {
+                index: {name: full_rows(value) for name, value in entry.items()}
+                if isinstance(entry, dict) else entry
+                for index, entry in optimizer["state"].items()}
 
     def _own_rng_state(self, ckpt: dict[str, Any]) -> dict[str, Any]:
         """This process's random-number state in ``ckpt``: its rank's when the checkpoint
@@ -530,7 +612,7 @@ class Trainer:
             walls = [r.get("wall_seconds", 0.0) for r in self.state.history]
             return sum(walls) + walls[-1] > 60 * tc.max_minutes
 
-        while (self.state.epoch < tc.epochs and not early_stopped(self.state, tc)
+        while (self.state.epoch < tc.epochs and not early_stopped(self.state, tc, self.min_steps)
                and not out_of_time()):
             epoch = self.state.epoch + 1
             epoch_start = time.perf_counter()
@@ -571,13 +653,15 @@ class Trainer:
                 warning = no_entity_warning(self.state.history, scores.support, tc)
                 if warning is not None:
                     log.warning("%s", warning)
-                stop[0] = float(early_stopped(self.state, tc) or out_of_time())
+                stop[0] = float(early_stopped(self.state, tc, self.min_steps) or out_of_time())
             else:
                 self.state.epoch = epoch
             if dist.is_initialized():
                 dist.broadcast(stop, src=0)
                 if stop.item():
                     break
+        if main:
+            log.info("%s", stop_line(self.state, tc, self.min_steps))
         return self.state
 
     def _evaluate_start(self) -> None:
