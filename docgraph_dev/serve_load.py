@@ -46,8 +46,6 @@ SAMPLE = ROOT / "docgraph" / "data" / "sample"
 KINDS = ("sentence", "paragraph", "long")
 CLIENTS = (1, 8, 32, 128)
 _WRK_MARK = "WRKJSON "
-#: ``docgraph serve``'s entry point, run from the checkout.
-_SERVE = "import sys; from docgraph.cli.serve import serve_main; sys.exit(serve_main())"
 
 
 # ----------------------------------------------------------------------------- texts
@@ -224,9 +222,9 @@ class _Process:
 def docgraph_serve(model: str, workers: int, timeout: float, log: Path) -> _Process:
     """``docgraph serve`` with its defaults but ``workers`` and ``timeout``."""
     port = _free_port()
-    return _Process([sys.executable, "-c", _SERVE, "--model", model, "--port", str(port),
-                     "--workers", str(workers), "--timeout-s", str(timeout)], port, log,
-                    "/ready")
+    return _Process([sys.executable, "-m", "docgraph", "serve", "--model", model, "--port",
+                     str(port), "--workers", str(workers), "--timeout-s", str(timeout)], port,
+                    log, "/ready")
 
 
 def naive_serve(model: str, log: Path) -> _Process:
@@ -340,6 +338,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                               "max_requests": args.max_requests, "clients": args.clients,
                               "note": args.note}
     counts = {"sentence": 200, "paragraph": 100, "long": 12}
+    from docgraph.runtime.atomic import atomic_write_json
+
+    def save() -> None:  # after each phase: a run cut short keeps what it measured
+        record["targets"] = targets(record)
+        atomic_write_json(out / "results.json", record)
+
     with tempfile.TemporaryDirectory(prefix="serve-load-") as tmp:
         work = Path(tmp)
         with docgraph_serve(args.model, args.workers, args.timeout, out / "server.log"
@@ -352,25 +356,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                       for d in _post(server.url + "/v1/entities",
                                                      {"texts": pool[k:k + step]})["documents"]])
             record["tokens_per_text"] = {k: statistics.fmean(t) for k, (_, t) in kinds.items()}
-            record["serve"] = _server_rows(server.url, kinds, args.clients, args.seconds,
-                                           args.max_requests, work, "docgraph serve")
+            if "serve" in args.phases:
+                record["serve"] = _server_rows(server.url, kinds, args.clients, args.seconds,
+                                               args.max_requests, work, "docgraph serve")
+                save()
             if args.soak_seconds:
                 record["soak"] = soak(server, kinds["paragraph"], args.soak_clients,
                                       args.soak_seconds, work)
+                save()
             record["serve_exit_status"] = server.stop()
-        record["offline"] = {kind: offline(args.model, pool, tokens, args.offline_tokens,
-                                           args.rounds, args.offline_processes, work)
-                             for kind, (pool, tokens) in kinds.items()}
-        print(json.dumps({"offline": record["offline"]}), flush=True)
-        if args.naive:
+        if "offline" in args.phases:
+            record["offline"] = {kind: offline(args.model, pool, tokens, args.offline_tokens,
+                                               args.rounds, args.offline_processes, work)
+                                 for kind, (pool, tokens) in kinds.items()}
+            print(json.dumps({"offline": record["offline"]}), flush=True)
+            save()
+        if "naive" in args.phases:
             with naive_serve(args.model, out / "naive-server.log") as naive:
                 record["naive"] = _server_rows(naive.url, kinds, args.clients, args.seconds,
                                                args.max_requests, work, "naive")
-    record["targets"] = targets(record)
     record["machine"]["load_average_after"] = os.getloadavg()
-    from docgraph.runtime.atomic import atomic_write_json
-
-    atomic_write_json(out / "results.json", record)
+    save()
     return record
 
 
@@ -468,7 +474,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="predict.py's processes (as many as the server's workers)")
     study.add_argument("--soak-seconds", type=float, default=600.0)
     study.add_argument("--soak-clients", type=int, default=32)
-    study.add_argument("--no-naive", dest="naive", action="store_false")
+    study.add_argument("--phases", nargs="+", choices=("serve", "offline", "naive"),
+                       default=["serve", "offline", "naive"],
+                       help="what to measure (the token counts always come from the server)")
     study.add_argument("--note", default="", help="what else ran on the machine")
     study.add_argument("--out", required=True, help="folder of results.json and the logs")
     table = sub.add_parser("table", help="a results.json as docs/serve.md's table")

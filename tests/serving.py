@@ -15,7 +15,6 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-_ENTRY = "import sys; from docgraph.cli.serve import serve_main; sys.exit(serve_main())"
 
 
 def free_port() -> int:
@@ -44,7 +43,7 @@ class Server:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         with open(self.log, "wb") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", _ENTRY, "--model", model,
+                [sys.executable, "-m", "docgraph", "serve", "--model", model,
                  "--port", str(self.port), *flags],
                 stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env,
                 start_new_session=True)

@@ -14,7 +14,6 @@ from docgraph.config.serve import ServeConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 EXTRA = ("fastapi", "starlette", "uvicorn", "prometheus_client")
-ENTRY = "import sys; from docgraph.cli.serve import serve_main; sys.exit(serve_main())"
 
 
 @pytest.mark.parametrize("field, value, message", [
@@ -52,7 +51,7 @@ def test_the_model_and_the_key_file_are_checked_before_anything_loads(tmp_path):
 
 
 def test_a_bad_argument_is_one_line_and_exit_2():
-    done = subprocess.run([sys.executable, "-c", ENTRY, "--model", "nowhere"],
+    done = subprocess.run([sys.executable, "-m", "docgraph", "serve", "--model", "nowhere"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 2
     assert done.stderr.startswith("error: --model nowhere: neither a model directory")
@@ -77,10 +76,10 @@ def test_the_library_without_the_serve_extra():
         "    except ImportError as error:\n"
         f"        if (error.name or '').split('.')[0] in {EXTRA!r}:\n"
         "            raise SystemExit(f'{m.name} imports {error.name}')\n"
-        "from docgraph.cli.serve import serve_main\n"
-        "sys.exit(serve_main(['--model', 'conll03']))\n")
+        "from docgraph.cli.console import main\n"
+        "sys.exit(main(['serve', '--model', 'conll03']))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+                          cwd=ROOT, timeout=540)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == (
         "error: docgraph serve needs the serve extra (fastapi, uvicorn, prometheus_client not "

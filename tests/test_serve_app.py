@@ -197,6 +197,7 @@ def test_the_body_limit_is_413_with_or_without_a_length(server):
     assert streamed.status_code == 413
     too_many = post(server, {"texts": ["a"] * (MAX_QUEUE + 1)})
     assert too_many.status_code == 413 and too_many.json()["field"] == "texts"
+    assert metric(server, 'docgraph_requests_total{endpoint="/v1/entities",status="413"}') == 3
 
 
 def test_the_bearer_token(server):

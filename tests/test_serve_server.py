@@ -18,14 +18,13 @@ from serving import free_port
 from docgraph.persistence.shipped import shipped_model_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-ENTRY = "import sys; from docgraph.cli.serve import serve_main; sys.exit(serve_main())"
 
 
 def test_a_model_that_cannot_be_loaded_stops_the_server_with_status_1(tmp_path):
     model = tmp_path / "damaged"
     shutil.copytree(shipped_model_dir("conll03"), model)
     (model / "model.pt").write_bytes(b"not a checkpoint")
-    done = subprocess.run([sys.executable, "-c", ENTRY, "--model", str(model),
+    done = subprocess.run([sys.executable, "-m", "docgraph", "serve", "--model", str(model),
                            "--port", str(free_port())],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 1

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "visualize": ("docgraph.cli", "visualize_main",
                   "HTML view, graph drawing or noisiest edges of a trained model"),
     "stats": ("docgraph.cli", "stats_main", "corpus and document-graph statistics"),
+    "serve": ("docgraph.cli.serve", "serve_main", "an HTTP service of a model's entities"),
 }
 
 

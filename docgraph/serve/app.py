@@ -264,7 +264,8 @@ def create_app(config: ServeConfig, on_fatal: Callable[[str], None] = lambda mes
     async def invalid(request: Request, err: RequestValidationError) -> Response:
         first = err.errors()[0]
         if first.get("type") == "json_invalid":
-            return _error(400, f"body: malformed JSON ({first.get('msg', '')})", "body")
+            where = (first.get("ctx") or {}).get("error") or first.get("msg", "")
+            return _error(400, f"body: malformed JSON ({where})", "body")
         field = _field_name(tuple(first.get("loc", ())))
         return _error(400, f"{field}: {first.get('msg', 'invalid')}", field)
 
@@ -350,7 +351,7 @@ def create_app(config: ServeConfig, on_fatal: Callable[[str], None] = lambda mes
         return Response(json.dumps({"model": config.model, "documents": out}),
                         media_type="application/json")
 
-    return _body_limit(_measured(app, service.metrics), config.max_body_bytes)
+    return _measured(_body_limit(app, config.max_body_bytes), service.metrics)
 
 
 async def _results(request: Request, jobs: list[Job], service: _Service, timeout: float
