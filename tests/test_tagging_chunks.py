@@ -74,3 +74,28 @@ def test_tagged_chunks_join_back_into_their_document():
     # the first chunk holds tokens 0-3 of sentence 0: its edge runs from (0, 0) to (0, 3)
     assert doc.edges[0].source == (0, 0) and doc.edges[0].target == (0, 3)
     assert len(doc.edges) == len(chunks)
+
+
+def test_an_entity_found_across_a_line_break_is_cut_there():
+    """No entity spans a line break of raw text (``LONDON\\nBANK`` of two headlines run
+    together): the model's entity is cut at each break, each part with its type and score;
+    token input, without text, keeps it whole."""
+    from pathlib import Path
+
+    from docgraph.data.tokenize import token_spans
+    from docgraph.tagging.chunks import Chunk, Piece, chunk_entities
+
+    text = "Rates in LONDON\r\nBANK OF\nENGLAND holds"
+    spans = tuple(token_spans(text))
+    tokens = tuple(text[a:b] for a, b in spans)
+    tags = [["O", "O", "B-ORG", "I-ORG", "I-ORG", "I-ORG", "O"]]
+    piece = Piece(0, 0, tokens, spans)
+    found = list(chunk_entities(Chunk("d", (piece,), text, True, Path("x"), 1.0),
+                                Tagging(tags, [[0.25]])))
+    assert [(e.text, e.start, e.end, e.type, e.score, text[e.start_char:e.end_char])
+            for e in found] == [("LONDON", 2, 3, "ORG", 0.25, "LONDON"),
+                                ("BANK OF", 3, 5, "ORG", 0.25, "BANK OF"),
+                                ("ENGLAND", 5, 6, "ORG", 0.25, "ENGLAND")]
+    whole = list(chunk_entities(Chunk("d", (Piece(0, 0, tokens, None),), None, True,
+                                      Path("x"), 1.0), Tagging(tags, [[0.25]])))
+    assert [(e.text, e.start, e.end) for e in whole] == [("LONDON BANK OF ENGLAND", 2, 6)]

@@ -26,7 +26,12 @@ from pathlib import Path
 
 from docgraph.data.chunking import pack_greedy, piece_bounds
 from docgraph.data.document import Document, make_document
-from docgraph.data.tokenize import Span, text_to_sentence_spans, word_spans
+from docgraph.data.tokenize import (
+    Span,
+    same_line_runs,
+    text_to_sentence_spans,
+    word_spans,
+)
 from docgraph.tagging.result import Entity, GraphEdge, TaggedDocument, TaggedSentence, Tagging
 
 DocumentInput = str | Sequence[Sequence[str]] | Document
@@ -148,15 +153,20 @@ def piece_offsets(piece: Piece, start: int, end: int) -> tuple[int | None, int |
 def chunk_entities(chunk: Chunk, tagging: Tagging) -> Iterator[Entity]:
     """The entities of a tagged chunk, numbered in their document's sentences, each with its
     text as it stands in the input (the tokens joined by spaces without text), its character
-    span and its score: the one place where tags become entities."""
+    span and its score: the one place where tags become entities. No entity spans a line break
+    of raw text: one found across lines is cut at each break
+    (:func:`~docgraph.data.tokenize.same_line_runs`), each part with its type and score."""
     for found in tagging.entities():
         piece = chunk.pieces[found.sentence]
-        start_char, end_char = piece_offsets(piece, found.start, found.end)
-        text = (" ".join(piece.tokens[found.start:found.end]) if start_char is None
-                else chunk.text[start_char:end_char])  # type: ignore[index]
-        yield Entity(chunk.doc, piece.sentence, piece.first + found.start,
-                     piece.first + found.end, found.type, text, start_char, end_char,
-                     found.score)
+        runs = [(0, found.end - found.start)] if piece.spans is None or chunk.text is None \
+            else same_line_runs(chunk.text, piece.spans[found.start:found.end])
+        for first, stop in runs:
+            start, end = found.start + first, found.start + stop
+            start_char, end_char = piece_offsets(piece, start, end)
+            text = (" ".join(piece.tokens[start:end]) if start_char is None
+                    else chunk.text[start_char:end_char])  # type: ignore[index]
+            yield Entity(chunk.doc, piece.sentence, piece.first + start, piece.first + end,
+                         found.type, text, start_char, end_char, found.score)
 
 
 def chunk_document(chunk: Chunk) -> Document:
