@@ -68,7 +68,7 @@ def model_card(tagger: Tagger, name: str) -> dict[str, Any]:
     figures = None
     if directory is not None and (Path(directory) / "metrics.json").is_file():
         try:
-            metrics = read_json_file(Path(directory) / "metrics.json")
+            metrics = read_json_file(Path(directory) / "metrics.json", sealed=False)
             figures = {split: {key: metrics[split][key] for key in ("precision", "recall", "f1")}
                        for split in ("dev", "test") if isinstance(metrics.get(split), dict)}
         except (OSError, ValueError, KeyError, AttributeError) as err:
