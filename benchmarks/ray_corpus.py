@@ -4,16 +4,17 @@ Generates a corpus of raw-text files (paragraphs of the sample corpus's sentence
 fixed seed; kept in ``--work-dir``, deleted at the end) and runs, each in a fresh process as a
 user would, with the same model:
 
-* ``compare``: ``predict.py`` with 1 and 2 processes and ``tag-corpus`` (a local Ray) with 1
-  and 2 actors, on the same ``--compare-mb`` of text; tokens/s over the whole run (start-up
+* ``compare``: ``predict.py`` with 1 and 2 processes and ``tag-corpus`` with 1 and 2 actors
+  (against a Ray head started here with ``ray start --head``, 3 CPUs, sampled with the run),
+  on the same ``--compare-mb`` of text; tokens/s over the whole run (start-up
   included), and the engine's overhead at equal cores: ``1 - ray / predict``;
 * ``large``: ``tag-corpus`` with 2 actors on ``--large-mb`` of text: the peak resident memory
   of each actor and its resident memory at each quarter of the run (flat memory: the last
   quarter no higher than the first plus a margin), and the cost per million tokens: CPU-seconds
   of the whole process tree and wall seconds.
 
-Memory and CPU come from sampling ``/proc`` (psutil) of the run's process tree every 0.2 s; a
-local Ray's workers are descendants of the driver.
+Memory and CPU come from sampling ``/proc`` (psutil) of the run's process tree and the Ray
+head's every 0.2 s (CPU seconds counted from the run's start).
 
     python benchmarks/ray_corpus.py --work-dir /tmp/ray-corpus --compare-mb 0.5 --large-mb 4 \\
         --out benchmarks/results/measurements/ray/results.json
@@ -26,6 +27,7 @@ import json
 import os
 import platform
 import random
+import secrets
 import shutil
 import subprocess
 import sys
@@ -66,9 +68,16 @@ def make_corpus(folder: Path, megabytes: float, file_mb: float, seed: int = 0) -
 class TreeSampler:
     """Samples a process tree: RSS of each process over time, CPU seconds of each."""
 
-    def __init__(self, pid: int, interval: float = 0.2) -> None:
-        self.root = psutil.Process(pid)
+    def __init__(self, pids: list[int], interval: float = 0.2) -> None:
+        self.roots = [psutil.Process(pid) for pid in pids]
         self.interval = interval
+        self.baseline: dict[int, float] = {}  # CPU seconds of processes there before the run
+        for process in self._tree():
+            try:
+                times = process.cpu_times()
+            except psutil.Error:
+                continue
+            self.baseline[process.pid] = times.user + times.system
         self.rss: dict[int, list[tuple[float, int]]] = {}
         self.names: dict[int, str] = {}
         self.cpu: dict[int, float] = {}
@@ -85,11 +94,23 @@ class TreeSampler:
         self._stop.set()
         self._thread.join()
 
+    def _tree(self) -> list:
+        processes = []
+        for root in self.roots:
+            try:
+                processes += [root, *root.children(recursive=True)]
+            except psutil.Error:
+                continue
+        return processes
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds the tree spent during the run."""
+        return sum(t - self.baseline.get(pid, 0.0) for pid, t in self.cpu.items())
+
     def _run(self) -> None:
         while not self._stop.is_set():
-            try:
-                processes = [self.root, *self.root.children(recursive=True)]
-            except psutil.Error:
+            processes = self._tree()
+            if not processes:
                 break
             tree = 0
             now = time.monotonic() - self.start
@@ -120,21 +141,25 @@ def _rss_quarters(series: list[tuple[float, int]], start: float, end: float) -> 
     return quarters
 
 
-def run(command: list[str], log: Path) -> dict:
-    """Run ``command``, sampled; its wall time, CPU seconds, peaks and actor memory."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_USAGE_STATS_ENABLED="0")
+ENV = dict(os.environ, PYTHONPATH=str(ROOT), RAY_USAGE_STATS_ENABLED="0",
+           RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
+
+
+def run(command: list[str], log: Path, also: list[int] = ()) -> dict:
+    """Run ``command``, sampled with the process trees ``also`` (a Ray head's); its wall time,
+    CPU seconds, peaks and actor memory."""
     start = time.monotonic()
     with open(log, "a") as out:
         out.write(f"$ {' '.join(command)}\n")
         out.flush()
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-        with TreeSampler(process.pid) as sampler:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=ENV)
+        with TreeSampler([process.pid, *also]) as sampler:
             code = process.wait()
     seconds = time.monotonic() - start
     actors = {pid: series for pid, series in sampler.rss.items()
               if "MapWorker" in sampler.names[pid] or "_InputTagger" in sampler.names[pid]}
     result = {"command": command, "returncode": code, "seconds": round(seconds, 2),
-              "cpu_seconds": round(sum(sampler.cpu.values()), 2),
+              "cpu_seconds": round(sampler.cpu_seconds(), 2),
               "peak_tree_rss_mb": round(sampler.peak_tree / 2**20, 1),
               "load_average": os.getloadavg()}
     if actors:
@@ -143,6 +168,49 @@ def run(command: list[str], log: Path) -> dict:
             {"peak_rss_mb": round(max(r for _, r in series) / 2**20, 1),
              "rss_mb_by_quarter": _rss_quarters(series, min(busy), max(busy))}
             for series in actors.values()]
+    return result
+
+
+def start_head(temp: Path, cpus: int, log: Path, attempts: int = 3) -> tuple[subprocess.Popen, str]:
+    """A Ray head on 127.0.0.1 (``ray start --head --block``) in a session of its own, tried
+    again when it does not start (on a loaded machine Ray's 30 s may not be enough)."""
+    for _ in range(attempts):
+        port = 6400 + secrets.randbelow(500)
+        with open(log, "a") as out:
+            head = subprocess.Popen(
+                [str(Path(sys.executable).with_name("ray")), "start", "--head", "--block",
+                 "--port", str(port), "--node-ip-address", "127.0.0.1", "--num-cpus", str(cpus),
+                 "--include-dashboard", "false", "--disable-usage-stats", "--temp-dir",
+                 str(temp)], env=ENV, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True)
+        while head.poll() is None and "Ray runtime started" not in log.read_text():
+            time.sleep(0.5)
+        if head.poll() is None:
+            return head, f"127.0.0.1:{port}"
+    raise RuntimeError(f"no Ray head started; see {log}")
+
+
+def stop_head(head: subprocess.Popen) -> None:
+    """End every process of the head's session, by its id."""
+    for process in psutil.process_iter():
+        try:
+            if os.getsid(process.pid) == head.pid:
+                process.kill()
+        except (OSError, psutil.Error):
+            continue
+    head.wait()
+
+
+def run_ray(command: list[str], log: Path, head: subprocess.Popen, attempts: int = 3) -> dict:
+    """:func:`run` for a tag-corpus command against the head, tried again when it fails;
+    the failed attempts are kept in the result."""
+    failed = []
+    for _ in range(attempts):
+        result = run(command, log, also=[head.pid])
+        if result["returncode"] == 0:
+            break
+        failed.append(result)
+    result["failed_attempts"] = failed
     return result
 
 
@@ -170,8 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     log.write_text("")
     predict = [sys.executable, str(ROOT / "scripts" / "predict.py"), "--model", args.model,
                "--documents", "paragraphs", "--format", "jsonl"]
-    tag = [sys.executable, "-m", "docgraph.cli.tag_corpus", "--model", args.model,
-           "--documents", "paragraphs", "--quiet"]
+    head, address = start_head(work / "ray", 3, log)  # 2 actors + reading
+    tag = [sys.executable, "-m", "docgraph.integrations.tag_corpus", "--model", args.model,
+           "--documents", "paragraphs", "--quiet", "--address", address]
     results: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                      "machine": platform.processor() or platform.machine(),
                      "cores": os.cpu_count(), "model": args.model, "runs": {}}
@@ -190,8 +259,8 @@ def main(argv: list[str] | None = None) -> int:
                 log)
             save()
             out = work / f"ray{n}"
-            results["runs"][f"ray-{n}"] = run([*tag, str(corpus), "--output", str(out),
-                                               "--actors", str(n)], log)
+            results["runs"][f"ray-{n}"] = run_ray([*tag, str(corpus), "--output", str(out),
+                                                   "--actors", str(n)], log, head)
             results["compare_tokens"] = corpus_tokens(out)
             save()
         tokens = results["compare_tokens"]
@@ -204,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             large = work / "large"
             results["large_bytes"] = make_corpus(large, args.large_mb, args.file_mb, seed=1)
             out = work / "ray-large"
-            r = run([*tag, str(large), "--output", str(out), "--actors", "2"], log)
+            r = run_ray([*tag, str(large), "--output", str(out), "--actors", "2"], log, head)
             shutil.rmtree(large)
             r["tokens"] = corpus_tokens(out)
             r["tokens_per_s"] = round(r["tokens"] / r["seconds"], 1)
@@ -215,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             if r["returncode"] != 0:
                 print(f"{name} failed (exit {r['returncode']}); see {log}", file=sys.stderr)
     finally:
+        stop_head(head)
         shutil.rmtree(work, ignore_errors=True)
     save()
     print(json.dumps({k: v for k, v in results.items() if k != "runs"}, indent=2))

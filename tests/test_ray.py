@@ -98,7 +98,8 @@ class Cluster:
     def run(self, *args: str, **kwargs) -> subprocess.Popen:
         """``docgraph tag-corpus ARGS --address`` as a driver in a session of its own."""
         driver = subprocess.Popen(
-            [sys.executable, "-m", "docgraph.cli.tag_corpus", *args, "--address", self.address],
+            [sys.executable, "-m", "docgraph.integrations.tag_corpus", *args,
+             "--address", self.address],
             env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             start_new_session=True, **kwargs)
         self.sessions.add(driver.pid)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from docgraph.cli.tag_corpus import main
+from docgraph.integrations.tag_corpus import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,14 +31,14 @@ def _run(code: str) -> subprocess.CompletedProcess:
 
 def test_the_library_does_not_import_ray():
     out = _run("import sys, docgraph, docgraph.tagging.tagger, docgraph.integrations, "
-               "docgraph.cli.tag_corpus, docgraph.cli.console\n"
+               "docgraph.integrations.tag_corpus, docgraph.cli.console\n"
                "print('ray' in sys.modules)")
     assert out.stdout.strip() == "False", out.stderr
 
 
 def test_without_ray_the_command_says_how_to_install_it(tmp_path):
     (tmp_path / "a.txt").write_text("Berlin.\n")
-    out = _run(WITHOUT_RAY + "from docgraph.cli.tag_corpus import main\n"
+    out = _run(WITHOUT_RAY + "from docgraph.integrations.tag_corpus import main\n"
                f"sys.exit(main([{str(tmp_path / 'a.txt')!r}, '--output', "
                f"{str(tmp_path / 'out')!r}]))")
     assert out.returncode == 2

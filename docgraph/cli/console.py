@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                   "HTML view, graph drawing or noisiest edges of a trained model"),
     "stats": ("docgraph.cli", "stats_main", "corpus and document-graph statistics"),
     "serve": ("docgraph.cli.serve", "serve_main", "an HTTP service of a model's entities"),
+    "tag-corpus": ("docgraph.integrations.tag_corpus", "main",
+                   "tag a corpus on Ray, each input file once (docs/scale.md)"),
 }
 
 

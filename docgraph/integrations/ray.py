@@ -69,12 +69,7 @@ from docgraph.runtime.integrity import (
     unseal,
     write_sealed_json,
 )
-from docgraph.tagging.prediction_io import (
-    ReadOptions,
-    chunk_document,
-    read_chunks,
-    tagged_documents,
-)
+from docgraph.tagging.prediction_io import ReadOptions, read_chunks
 from docgraph.tagging.result import TaggedDocument, entity_records
 from docgraph.tagging.tagger import Tagger
 
@@ -223,16 +218,15 @@ def _parquet_texts(path: Path, data: bytes, config: CorpusConfig) -> Iterator[tu
 
 def _tag_input(tagger: Tagger, path: Path, data: bytes, options: ReadOptions,
                config: CorpusConfig) -> Iterator[TaggedDocument]:
-    """The documents of one input file, tagged in this process: a Parquet file's rows through
-    :meth:`Tagger.pipe <docgraph.tagging.tagger.Tagger.pipe>`, any other file by the readers
-    and the chunk stream of ``predict.py`` (whose offsets point into the file's text)."""
+    """The documents of one input file, tagged in this process by the tagging core
+    (:meth:`Tagger.pipe <docgraph.tagging.tagger.Tagger.pipe>`): a Parquet file's rows as raw
+    strings, any other file as the chunks ``predict.py``'s reader makes of it (offsets into the
+    file's text)."""
     if _is_parquet(path, config):
         ids, texts = itertools.tee(_parquet_texts(path, data, config))
         return tagger.pipe((text for _, text in texts), doc_ids=(i for i, _ in ids),
                            tokenized=config.tokenized, scores=config.scores)
-    chunks = read_chunks(path, options, data)
-    return tagged_documents(tagger.tag_chunks(chunks, chunk_document, processes=1,
-                                              scores=config.scores))
+    return tagger.pipe(read_chunks(path, options, data), scores=config.scores)
 
 
 def _rows(documents: Iterable[TaggedDocument], counts: dict[str, int]) -> Iterator[dict]:
@@ -339,16 +333,16 @@ def _ray_session(config: CorpusConfig) -> Iterator[None]:
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     temp = None
-    if config.address is None:
-        temp = tempfile.mkdtemp(prefix="docgraph-ray-")
-        # logical CPUs for every actor and one for reading and the driver
-        cpus = max(os.cpu_count() or 1, math.ceil(config.actors * config.cpus_per_actor) + 1)
-        ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING,
-                 configure_logging=False, _temp_dir=temp)
-    else:
-        ray.init(address=config.address, logging_level=logging.WARNING,
-                 configure_logging=False)
     try:
+        if config.address is None:
+            temp = tempfile.mkdtemp(prefix="docgraph-ray-")
+            # logical CPUs for every actor and one for reading and the driver
+            cpus = max(os.cpu_count() or 1, math.ceil(config.actors * config.cpus_per_actor) + 1)
+            ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING,
+                     configure_logging=False, _temp_dir=temp)
+        else:
+            ray.init(address=config.address, logging_level=logging.WARNING,
+                     configure_logging=False)
         yield
     finally:
         ray.shutdown()
@@ -391,8 +385,9 @@ def tag_corpus(inputs: Sequence[Path], output: str | Path,
             try:
                 with _ray_session(config):
                     _run(pending, root, output, config, report, errors, progress)
-            except (ray.exceptions.RayError, OSError) as err:
-                log.error("tag-corpus: the job stopped: %s", str(err).splitlines()[0])
+            except Exception as err:  # Ray's own errors are not all RayError: report, list
+                log.error("tag-corpus: the job stopped: %s",
+                          (str(err).splitlines() or [type(err).__name__])[0])
         for path in inputs:
             if not _is_done(path, root, targets[path]):
                 name = str(path.relative_to(root))

@@ -1,0 +1,131 @@
+"""``docgraph tag-corpus INPUT... --output DIR``: tag a corpus on Ray, each input file once
+(:mod:`docgraph.integrations.ray`; docs/scale.md).
+
+The arguments, the inputs, the model and the output directory are checked before Ray or torch
+is imported; a job that leaves inputs untagged lists them and exits with status 1. The command
+sits beside the integration it runs, above ``cli/`` (whose argument helpers it uses): ``cli/``
+imports no integration, and ``docgraph tag-corpus`` finds it by name (:mod:`docgraph.cli.console`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import fields
+from pathlib import Path
+
+from docgraph.cli.arguments import fail, rule_type, setup_logging
+from docgraph.config.corpus import CorpusConfig
+from docgraph.config.errors import DocgraphError
+from docgraph.config.fields import UsageError, setting_of
+from docgraph.data.corpus_files import corpus_inputs
+from docgraph.persistence.run_lock import busy_message
+from docgraph.persistence.shipped import resolve_model
+
+__all__ = ["main", "tag_corpus_parser"]
+
+log = logging.getLogger("docgraph")
+
+#: Seconds between two progress lines.
+PROGRESS_SECONDS = 30.0
+
+
+def tag_corpus_parser() -> argparse.ArgumentParser:
+    """The parser of ``docgraph tag-corpus``: INPUT and ``--output``, and a flag per field of
+    :class:`~docgraph.config.corpus.CorpusConfig`, made from its declaration."""
+    p = argparse.ArgumentParser(
+        prog="docgraph tag-corpus",
+        description="Tag a corpus on Ray Data: one output file per input file, each input "
+                    "tagged once; a job run again tags only what is missing (docs/scale.md).")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="input files, folders (every file under it) or globs: text, span JSON "
+                        "lines, CoNLL, spaCy DocBin (.spacy) or Parquet with a text column")
+    p.add_argument("--output", required=True, metavar="DIR",
+                   help="output directory: one file per input, named after it")
+    p.add_argument("--quiet", action="store_true", help="only errors and the summary")
+    defaults = CorpusConfig()
+    for item in fields(CorpusConfig):
+        setting, default = setting_of(item), getattr(defaults, item.name)
+        if setting.switches:
+            for flag, value in setting.switches.items():
+                p.add_argument(flag, dest=item.name, action="store_const", const=value,
+                               default=default, help=setting.help)
+            continue
+        choices = setting.rule.choices or None
+        shown = f" (default: {default})" if default is not None else ""
+        p.add_argument(setting.flag, dest=item.name, default=default, choices=choices,
+                       type=rule_type(setting), metavar=None if choices else setting.metavar,
+                       help=setting.help + shown)
+    return p
+
+
+def _check(args: argparse.Namespace) -> tuple[CorpusConfig, list[Path]]:
+    """The job's settings and input files, every argument checked (torch-free, Ray-free).
+
+    Raises:
+        UsageError: A bad input, model or output directory.
+    """
+    config = CorpusConfig(**{f.name: getattr(args, f.name) for f in fields(CorpusConfig)})
+    if not _ray_installed():
+        raise UsageError("needs Ray: pip install 'docgraph[ray]'", "--engine", config.engine)
+    resolve_model(config.model)
+    output = Path(args.output)
+    if output.exists() and not output.is_dir():
+        raise UsageError("is a file; expected a directory", "--output", args.output)
+    busy = busy_message(output)
+    if busy is not None:
+        raise UsageError(busy)
+    return config, corpus_inputs(args.inputs)
+
+
+def _ray_installed() -> bool:
+    try:
+        return importlib.util.find_spec("ray") is not None
+    except (ImportError, ValueError):  # an import hook that refuses it, a half-removed module
+        return False
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``docgraph tag-corpus``; 0 when every input is tagged, 1 when some are missing (listed
+    on stderr and in ``DIR/_missing.txt``), 2 for a bad argument."""
+    args = tag_corpus_parser().parse_args(argv)
+    setup_logging(args.quiet)
+    try:
+        config, inputs = _check(args)
+    except (DocgraphError, ValueError) as err:
+        fail(str(err))
+    from docgraph.integrations.ray import tag_corpus  # Ray and torch, once the arguments passed
+
+    last = [time.monotonic()]
+
+    def progress(report) -> None:
+        if time.monotonic() - last[0] >= PROGRESS_SECONDS:
+            last[0] = time.monotonic()
+            log.info("tag-corpus: %d of %d inputs tagged, %s tokens", report.tagged,
+                     report.inputs - report.done_before, f"{report.tokens:,}")
+
+    try:
+        report = tag_corpus(inputs, args.output, config, progress=progress)
+    except (DocgraphError, ValueError) as err:
+        fail(str(err))
+    rate = report.tokens / max(report.seconds, 1e-9)
+    print(f"tag-corpus: {report.inputs} inputs: {report.done_before} done before, "
+          f"{report.tagged} tagged now ({report.documents:,} documents, {report.tokens:,} "
+          f"tokens, {report.entities:,} entities, {rate:,.0f} tokens/s) -> {args.output}",
+          file=sys.stderr)
+    if not report.missing:
+        return 0
+    print(f"tag-corpus: {len(report.missing)} of {report.inputs} inputs not tagged (listed in "
+          f"{Path(args.output) / '_missing.txt'}; run the same command again to tag them):",
+          file=sys.stderr)
+    for name, why in report.missing[:20]:
+        print(f"  {name}: {why}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
