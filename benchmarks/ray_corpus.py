@@ -223,7 +223,7 @@ def corpus_tokens(output: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     p.add_argument("--work-dir", type=Path, required=True)
     p.add_argument("--model", default="conll03")
     p.add_argument("--compare-mb", type=float, default=0.5)

@@ -121,7 +121,7 @@ def trace(model: str, scores: bool, inspect: bool) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="conll03")
     parser.add_argument("--scores", action="store_true")
     parser.add_argument("--inspect", action="store_true")
