@@ -105,15 +105,16 @@ def main() -> int:
     tagger = Tagger.load(model, threads=1)
     conll = load_dataset("conll03", Path(os.environ["DOCGRAPH_DATA_DIR"]) / "conll2003",
                          splits=("dev", "test"))
-    record["conll03_dev_old_types"] = _scores(tagger, conll["dev"], OLD_TYPES)
-    record["conll03_test_old_types"] = _scores(tagger, conll["test"], OLD_TYPES)
-    for split in ("dev", "test"):
-        record[f"own_{split}"] = _scores(tagger, read_labelled(DATA / f"{split}.jsonl"), None)
-    record["load_after"] = os.getloadavg()[0]
-    (out / f"{args.name}.json").write_text(json.dumps(record, indent=1) + "\n")
-    print(f"{args.name}: CoNLL-2003 test (old types) {record['conll03_test_old_types']['f1']}"
-          f" dev {record['conll03_dev_old_types']['f1']}; own test "
-          f"{record['own_test']['f1']} {record['own_test']['per_type']}")
+    # the record is written after each split (a slow machine still leaves the first ones)
+    for key, documents, keep in (
+            ("conll03_test_old_types", conll["test"], OLD_TYPES),
+            ("own_test", read_labelled(DATA / "test.jsonl"), None),
+            ("own_dev", read_labelled(DATA / "dev.jsonl"), None),
+            ("conll03_dev_old_types", conll["dev"], OLD_TYPES)):
+        record[key] = _scores(tagger, documents, keep)
+        record["load_after"] = os.getloadavg()[0]
+        (out / f"{args.name}.json").write_text(json.dumps(record, indent=1) + "\n")
+        print(f"{args.name}: {key} {record[key]['f1']} {record[key]['per_type']}", flush=True)
     return 0
 
 
