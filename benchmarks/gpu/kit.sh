@@ -10,7 +10,7 @@
 #     bash benchmarks/gpu/kit.sh 540                                               # on the GPU
 #   DATA_DIR=../shared/data OUT=/tmp/kit-train STEPS="smoke train" bash benchmarks/gpu/kit.sh 7200
 #
-# STEPS chooses the steps (default all four). Measuring (smoke, determinism, speed) fits in the
+# STEPS chooses the steps (default all five). Measuring (smoke, determinism, speed) fits in the
 # default 9 minutes (540 s; each speed table is cut to what is left). Training wants a command
 # of its own with a longer HARD_STOP: the six default OntoNotes runs one after another need
 # about two hours on an H200 to converge (estimated, not yet measured: a 16000-token epoch took
@@ -26,7 +26,12 @@
 #      (fp32), then --deterministic and --precision bf16 at 4000/16000 tokens (what each
 #      costs or saves; bf16's dev F1 against fp32 needs converged runs: RUNS with
 #      --precision bf16);
-#   4. training: RUNS (name|train.py flags, ';'-separated) one after another, each with
+#   4. tagging: every shipped model (TAG_MODELS) tags the raw text of the whole OntoNotes test
+#      split on the device, faithful and --speed fast, in float32 and in the tagging precision
+#      auto (bfloat16 where the GPU multiplies it), one fresh process each: tokens/s, the batch
+#      size the device got, and the share of tags bfloat16 keeps against float32
+#      (benchmarks/fast_mode.py --part speed; tagging.json);
+#   5. training: RUNS (name|train.py flags, ';'-separated) one after another, each with
 #      --max-minutes set to what is left less RESERVE seconds, so a run that does not converge
 #      in time says so (budget-stopped). Default: OntoNotes BiLSTM-CRF and faithful GCDoc,
 #      seed 1 at 16000-token batches, then seeds 2 and 3.
@@ -57,7 +62,7 @@ OUT=${OUT:-/tmp/kit}
 RESERVE=${RESERVE:-60}
 mkdir -p "$OUT" "$OUT/logs" runs/kit
 export PYTHONUNBUFFERED=1
-STEPS=${STEPS:-smoke determinism speed train}
+STEPS=${STEPS:-smoke determinism speed tagging train}
 left() { echo $(( HARD_STOP - ($(date +%s) - START) )); }
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
 stamp() { echo "[$(( $(date +%s) - START )) s] $*"; }
@@ -69,14 +74,16 @@ if [ -n "$BUNDLE" ]; then
   DATA_DIR=${DATA_DIR:-$BUNDLE/data}
   GLOVE=${GLOVE:-$BUNDLE/glove.6B.50d.subset.txt.gz}
 fi
+TAG_MODELS=${TAG_MODELS:-conll03 conll03-cased conll03-lm ontonotes ontonotes-cased}
 if [ "${REHEARSAL:-0}" = 1 ]; then
   DEVICE=cpu; DATA="--dataset sample"; GLOVE=none; THREADS=1
+  TAG_TEXT="--documents 2"; DATA_DIR=${DATA_DIR:-${DOCGRAPH_DATA_DIR:-../shared/data}}
   SPEED="--dataset sample --budgets 500 2000 --steps 2"
   SPEED_DET="--dataset sample --budgets 500 --steps 2"
   DEFAULT_RUNS="sample-baseline-s1|$DATA --seed 1 --epochs 3 --baseline"
   DEFAULT_RUNS+=";sample-gcdoc-s1|$DATA --seed 1 --epochs 3"
 else
-  DEVICE=cuda; THREADS=${THREADS:-4}
+  DEVICE=cuda; THREADS=${THREADS:-4}; TAG_TEXT="--documents 0"
   DATA_DIR=${DATA_DIR:-${DOCGRAPH_DATA_DIR:-../shared/data}}
   DATA="--dataset ontonotes --data-dir $DATA_DIR/ontonotes"
   SPEED="$DATA --budgets 4000 16000 32000 --steps 8"
@@ -149,7 +156,17 @@ if wants speed && [ "$(left)" -gt 240 ]; then
   stamp "bf16 speed table done"
 fi
 
-# 4. training runs, one after another
+# 4. tagging: every shipped model, faithful and fast, float32 and auto, on the device
+if wants tagging && [ "$(left)" -gt 180 ]; then
+  # shellcheck disable=SC2086
+  DOCGRAPH_TAGGING_THREADS=$THREADS timeout $(( $(left) - 120 )) python3 benchmarks/fast_mode.py \
+    --part speed --device "$DEVICE" --models $TAG_MODELS --variants faithful fast \
+    --precisions fp32 auto --spacy-model '' --rounds 1 $TAG_TEXT --data-dir "$DATA_DIR" \
+    --out "$OUT/tagging.json" 2>&1 | tee "$OUT/logs/tagging.log"
+  stamp "tagging table done"
+fi
+
+# 5. training runs, one after another
 IFS=';' read -r -a JOBS <<< "${RUNS:-$DEFAULT_RUNS}"
 wants train || JOBS=()
 for job in "${JOBS[@]}"; do

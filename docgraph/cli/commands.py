@@ -27,6 +27,8 @@ from docgraph.cli.arguments import (
 )
 from docgraph.config import ExperimentConfig, check_processes, section_settings
 from docgraph.config.errors import DocgraphError
+from docgraph.config.fields import settings_of
+from docgraph.config.tagging import TaggingConfig, approximation_of
 from docgraph.data.conll import (
     first_line_of_type,
     write_conll,
@@ -222,17 +224,27 @@ def _interruption() -> str:
     return "interrupted" if signum in (None, signal.SIGINT) else f"stopped by {signal_name(signum)}"
 
 
+_TAGGING_SETTINGS = dict(settings_of(TaggingConfig))
+
+
 def _load_tagger(args: argparse.Namespace, checked: TaggingInputs) -> Tagger:
     """The model of a tagging command (the directory ``--model`` was found to stand for,
-    ``--device``) with its overrides (``--lm``, ``--threshold``, ``--precision``); an
-    override the model cannot take is a usage error naming its flag."""
+    ``--device``) with its overrides (``--lm``, ``--threshold``, ``--precision``, ``--speed``
+    and the approximations over it); an override the model cannot take is a usage error
+    naming its flag."""
+    device = resolve_device(args.device)
+    speed = approximation_of(args.speed, mc_dropout=args.mc_dropout,
+                             window_encoding=args.window_encoding, mc_samples=args.mc_samples,
+                             int8=None if args.int8 is None else args.int8 == "on",
+                             device=device.type)
     try:
-        return Tagger.load(checked.model_dir, resolve_device(args.device), lm=args.lm,
+        return Tagger.load(checked.model_dir, device, lm=args.lm,
                            threshold=args.threshold, precision=args.precision,
-                           max_doc_tokens=getattr(args, "max_doc_tokens", None))
+                           max_doc_tokens=getattr(args, "max_doc_tokens", None), speed=speed)
     except OverrideError as err:
-        flag = next((setting.flag for section in ("model", "")
-                     if (setting := section_settings(section).get(err.setting)) is not None
+        flag = next((setting.flag for settings in (section_settings("model"),
+                                                   section_settings(""), _TAGGING_SETTINGS)
+                     if (setting := settings.get(err.setting)) is not None
                      and setting.flag), None)
         if flag is None:  # an override no flag sets (Python API only)
             raise

@@ -9,7 +9,7 @@ values are generated from these declarations (:func:`docgraph.cli.arguments.add_
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from docgraph.config.fields import (
     Setting,
@@ -28,17 +28,23 @@ __all__ = [
     "BASELINE_MIN_TOKENS_PER_TAGGING_PROCESS",
     "DEFAULT_BATCH_TOKENS",
     "DEFAULT_MAX_DOC_TOKENS",
+    "DEFAULT_SPEED",
     "DEFAULT_TAGGING_PRECISION",
     "DOCUMENT_SPLITS",
     "EVALUATE",
+    "FAITHFUL",
+    "FAST",
     "INPUT_FORMATS",
     "MAX_AUTO_TAGGING_PROCESSES",
     "MIN_TOKENS_PER_TAGGING_PROCESS",
     "PRECISION_ENV",
     "PREDICT",
+    "SPEEDS",
     "TAGGING_PRECISIONS",
     "VISUALIZE",
+    "Approximation",
     "TaggingConfig",
+    "approximation_of",
     "tagging_settings",
 ]
 
@@ -66,6 +72,58 @@ DEFAULT_TAGGING_PRECISION = "auto"
 PRECISION_ENV = "DOCGRAPH_TAGGING_PRECISION"
 """The environment variable that sets the tagging precision."""
 
+
+
+@dataclass(frozen=True)
+class Approximation:
+    """What a model computes differently from its trained computation when it tags: each
+    field selects an approximate computation inside the same modules, with the same weights
+    (``None`` / ``False``: as trained). Only what the model has is changed: the Monte-Carlo
+    settings reach a model that prunes its document graph, the window encoding one with the
+    cross-sentence module.
+
+    Attributes:
+        mc_dropout: What the Monte-Carlo passes re-sample (``[model] mc_dropout``): ``"output"``
+            runs the uncertainty tagger's Bi-LSTM once.
+        window_encoding: How the cross-sentence windows are encoded
+            (``[model] window_encoding``): ``"per_sentence"`` reads each sentence once.
+        mc_samples: Monte-Carlo passes :math:`T` (``[model] num_samples``).
+        int8: The LSTM and linear layers in int8 (dynamic quantisation; CPU only).
+    """
+
+    mc_dropout: str | None = None
+    window_encoding: str | None = None
+    mc_samples: int | None = None
+    int8: bool = False
+
+    @property
+    def faithful(self) -> bool:
+        """Whether nothing is approximated."""
+        return self == FAITHFUL
+
+    def describe(self) -> str:
+        """The changed settings, ``"faithful"`` when none."""
+        parts = [f"mc_dropout={self.mc_dropout}" if self.mc_dropout else "",
+                 f"window_encoding={self.window_encoding}" if self.window_encoding else "",
+                 f"mc_samples={self.mc_samples}" if self.mc_samples else "",
+                 "int8" if self.int8 else ""]
+        return ", ".join(p for p in parts if p) or "faithful"
+
+
+FAITHFUL = Approximation()
+"""The trained computation (the paper's, for a model trained with the defaults)."""
+
+FAST = Approximation(window_encoding="per_sentence", mc_samples=1)
+"""The fast mode: the cross-sentence windows read one sentence at a time and one Monte-Carlo
+pass; its F1 cost per row of the out-of-domain benchmark is on each shipped model's card
+(``docs/experiments.md``, "Fast tagging")."""
+
+SPEEDS: dict[str, Approximation] = {"faithful": FAITHFUL, "fast": FAST}
+"""The values of ``--speed`` and what each computes."""
+
+DEFAULT_SPEED = "faithful"
+"""The speed a model tags at unless told otherwise."""
+
 MAX_AUTO_TAGGING_PROCESSES = 2
 """Most processes that automatic tagging (``--processes 0``) starts on a CPU."""
 
@@ -87,7 +145,8 @@ PREDICT = "predict"
 VISUALIZE = "visualize"
 
 _ALL_TOOLS = (EVALUATE, PREDICT, VISUALIZE)
-_THRESHOLD = next(setting_of(f) for f in fields(GCDocConfig) if f.name == "threshold")
+_MODEL_SETTINGS = {f.name: setting_of(f) for f in fields(GCDocConfig)}
+_THRESHOLD = _MODEL_SETTINGS["threshold"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +161,11 @@ class TaggingConfig:
         lm: The directory a model's language model was moved to (``None``: where it was).
         precision: The arithmetic of tagging (:mod:`docgraph.runtime.precision`; ``None``:
             ``$DOCGRAPH_TAGGING_PRECISION``, else its default).
+        speed: A named :class:`Approximation` (:data:`SPEEDS`; ``None``: :data:`DEFAULT_SPEED`).
+        mc_dropout: Overrides :attr:`Approximation.mc_dropout` of ``speed``.
+        window_encoding: Overrides :attr:`Approximation.window_encoding` of ``speed``.
+        mc_samples: Overrides :attr:`Approximation.mc_samples` of ``speed``.
+        int8: ``"on"`` / ``"off"``: overrides :attr:`Approximation.int8` of ``speed``.
         processes: Tagging processes on a CPU; ``0`` chooses from the input's size.
         max_doc_tokens: Longest chunk of a document tagged at once; ``None`` takes the
             model's, else :data:`DEFAULT_MAX_DOC_TOKENS`.
@@ -135,6 +199,29 @@ class TaggingConfig:
              "CPU with bf16 instructions; a few tags may change) or auto (bf16 on "
              f"such a CPU, else as trained); default ${PRECISION_ENV}, else "
              f"{DEFAULT_TAGGING_PRECISION}")
+    speed: str | None = choice(
+        None, tuple(SPEEDS), optional=True, flag="--speed", marks=_ALL_TOOLS,
+        help="faithful: the trained computation; fast: approximations of it for speed (the "
+             "cross-sentence windows per sentence, one Monte-Carlo pass; docs/models.md gives "
+             f"each model's F1 cost); default {DEFAULT_SPEED}")
+    mc_dropout: str | None = choice(
+        None, _MODEL_SETTINGS["mc_dropout"].rule.choices, optional=True, flag="--mc-dropout",
+        marks=_ALL_TOOLS,
+        help="approximation: what the Monte-Carlo passes re-sample (output: the uncertainty "
+             "Bi-LSTM runs once); default: as --speed says")
+    window_encoding: str | None = choice(
+        None, _MODEL_SETTINGS["window_encoding"].rule.choices, optional=True,
+        flag="--window-encoding", marks=_ALL_TOOLS,
+        help="approximation: how the cross-sentence windows are encoded (per_sentence: each "
+             "sentence read once); default: as --speed says")
+    mc_samples: int | None = integer(
+        None, low=1, optional=True, flag="--mc-samples", metavar="T", marks=_ALL_TOOLS,
+        help="approximation: Monte-Carlo passes T of the graph's pruning (the model's: 8); "
+             "default: as --speed says")
+    int8: bool | None = choice(
+        None, ("on", "off"), optional=True, flag="--int8", marks=_ALL_TOOLS,
+        help="approximation: the LSTM and linear layers in int8 (CPU only); default: as "
+             "--speed says")
     processes: int = integer(
         0, low=0, flag="--processes", metavar="N", marks=(EVALUATE, PREDICT),
         help=f"tagging processes on a CPU, at most one per core (0: one per core, at most "
@@ -172,6 +259,50 @@ class TaggingConfig:
         marks=(PREDICT,),
         help="keep only the entities whose score is at least P (implies --scores; their "
              "tokens are O in CoNLL and token output; the HTML page shows every entity)")
+
+
+    def approximation(self) -> Approximation:
+        """What this run computes: :attr:`speed`'s approximation with the single settings
+        given over it."""
+        return approximation_of(self.speed, mc_dropout=self.mc_dropout,
+                                window_encoding=self.window_encoding,
+                                mc_samples=self.mc_samples,
+                                int8=None if self.int8 is None else self.int8 == "on")
+
+
+def approximation_of(speed: str | Approximation | None = None, *, mc_dropout: str | None = None,
+                     window_encoding: str | None = None, mc_samples: int | None = None,
+                     int8: bool | None = None, device: str = "cpu") -> Approximation:
+    """The :class:`Approximation` of ``speed`` (a name of :data:`SPEEDS`, an approximation,
+    or ``None`` for :data:`DEFAULT_SPEED`) with the given settings replacing its own. On a
+    ``device`` other than the CPU a named speed leaves int8 out (it runs on the CPU only);
+    ``int8=True`` given there stays, for the model's loading to refuse.
+
+    Raises:
+        ValueError: ``speed`` is not a name of :data:`SPEEDS`, or a setting is out of range.
+    """
+    if speed is None:
+        speed = DEFAULT_SPEED
+    if isinstance(speed, str):
+        if speed not in SPEEDS:
+            raise ValueError(f"speed must be one of {', '.join(SPEEDS)}, got {speed!r}")
+        speed = SPEEDS[speed]
+        if device != "cpu" and speed.int8:
+            speed = replace(speed, int8=False)
+    changes: dict[str, object] = {}
+    for name, value in (("mc_dropout", mc_dropout), ("window_encoding", window_encoding)):
+        if value is not None:
+            if value not in _MODEL_SETTINGS[name].rule.choices:
+                raise ValueError(f"{name} must be one of "
+                                 f"{', '.join(_MODEL_SETTINGS[name].rule.choices)}, got {value!r}")
+            changes[name] = value
+    if mc_samples is not None:
+        if isinstance(mc_samples, bool) or not isinstance(mc_samples, int) or mc_samples < 1:
+            raise ValueError(f"mc_samples must be an integer >= 1, got {mc_samples!r}")
+        changes["mc_samples"] = mc_samples
+    if int8 is not None:
+        changes["int8"] = bool(int8)
+    return replace(speed, **changes) if changes else speed
 
 
 def tagging_settings(tool: str) -> list[tuple[str, Setting]]:

@@ -519,9 +519,16 @@ def direction_weights(lstm: torch.nn.LSTM, suffix: str) -> list[Tensor]:
 def lstm_direction(lstm: torch.nn.LSTM, x: Tensor, suffix: str, h0: Tensor | None = None
                    ) -> Tensor:
     """One direction (``suffix`` ``""`` or ``"_reverse"``) of a one-layer ``batch_first`` LSTM
-    over the padded batch ``x`` from the state ``h0`` (zeros when ``None``)."""
+    over the padded batch ``x`` from the state ``h0`` (zeros when ``None``); in int8 when the
+    LSTM was quantised (:func:`docgraph.nn.quantized.quantize_int8`)."""
     if h0 is None:
         h0 = x.new_zeros(1, x.size(0), lstm.hidden_size)
+    cells = getattr(lstm, "int8_cells", None)  # docgraph.nn.quantized.quantize_int8
+    if cells is not None:
+        h0 = h0.float()
+        return torch.quantized_lstm(x.float(), (h0, h0), [cells[suffix == "_reverse"]],
+                                    lstm.bias, 1, 0.0, False, False, True, dtype=torch.qint8,
+                                    use_dynamic=True)[0]
     weights = direction_weights(lstm, suffix)
     out, _, _ = torch._VF.lstm(x, (h0, h0), weights, lstm.bias, 1, 0.0, lstm.training, False,
                                True)

@@ -31,11 +31,13 @@ from docgraph.config.size import (  # noqa: F401 - training_bytes re-exported fo
     sizes_text,
     training_bytes,
 )
+from docgraph.config.tagging import FAITHFUL, Approximation
 from docgraph.data.embeddings import GLOVE_6B_50D, load_embeddings
 from docgraph.data.lm_fingerprints import LanguageModelError
 from docgraph.data.open_vocab import OpenVocab, PretrainedTable
 from docgraph.data.vocab import VOCAB_FILE, Vocab, Vocabularies, label_types
 from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks
+from docgraph.nn.quantized import quantize_int8
 from docgraph.persistence.checkpoint import (
     CheckpointError,
     load_checkpoint,
@@ -87,12 +89,17 @@ class ModelOverrides:
             bfloat16 where this CPU multiplies it natively (resolved before: the language model
             in bfloat16, the network too unless the model reads a language model's features);
             applied to the configuration like ``threshold``.
+        approximation: Tag with these approximations of the trained computation
+            (:class:`~docgraph.config.tagging.Approximation`, what ``--speed fast`` selects):
+            its Monte-Carlo and window settings applied to the configuration, int8 to the
+            loaded network (:func:`~docgraph.nn.quantized.quantize_int8`).
     """
 
     lm: str | Path | None = None
     threshold: float | None = None
     open_vocabulary: bool = True
     precision: str | None = None
+    approximation: Approximation = FAITHFUL
 
     @property
     def lm_precision(self) -> str:
@@ -129,6 +136,14 @@ class ModelOverrides:
         precision = self.network_precision(config)
         if precision is not None and precision != config.model.precision:
             changes["precision"] = precision
+        approx = self.approximation
+        if config.model.uses_uncertainty:
+            if approx.mc_dropout is not None:
+                changes["mc_dropout"] = approx.mc_dropout
+            if approx.mc_samples is not None:
+                changes["num_samples"] = approx.mc_samples
+        if config.model.uses_cross_sentence and approx.window_encoding is not None:
+            changes["window_encoding"] = approx.window_encoding
         if not changes:
             return config
         return apply_overrides(config, {"model": changes}, where="tagging override")
@@ -290,7 +305,8 @@ def load_model_dir(directory: str | Path | ModelFiles, map_location: str | torch
     files = read_model_files(directory)
     config, vocabs = read_model_dir(files, overrides)  # overrides applied to config
     directory = files.directory
-    model = load_model_weights(directory, config, vocabs, map_location)
+    model = load_model_weights(directory, config, vocabs, map_location,
+                               ModelOverrides(approximation=overrides.approximation))
     if files.packed:
         problem = embeddings_problem(config.embeddings)
         if problem is not None:
@@ -349,6 +365,10 @@ def load_model_weights(directory: str | Path, config: ExperimentConfig, vocabs: 
     directory = Path(directory)
     if overrides is not None:
         config = overrides.apply(config)
+    int8 = overrides is not None and overrides.approximation.int8
+    if int8 and torch.device(map_location).type != "cpu":
+        raise OverrideError("int8", "on", f"{directory}: int8 tagging runs on the CPU only "
+                            "(tag on the CPU, or without int8)")
     model = build_model(config.model, vocabs)
     state = load_checkpoint(directory / "model.pt", map_location)
     if not isinstance(state.get("model"), Mapping):
@@ -366,7 +386,7 @@ def load_model_weights(directory: str | Path, config: ExperimentConfig, vocabs: 
     except (RuntimeError, KeyError) as err:
         raise CheckpointError(f"{directory / 'model.pt'}: weights do not fit ({err})") from err
     model.eval()
-    return model.to(map_location)
+    return quantize_int8(model) if int8 else model.to(map_location)
 
 
 def _shapes(state: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:

@@ -10,9 +10,10 @@ it was trained in (``[model] precision``, float32 unless trained with ``--precis
   bfloat16 under :func:`torch.autocast`; emissions, the CRF and the Monte-Carlo masks stay
   float32. A few tags may differ from float32's.
 * ``"auto"``: on a CPU whose instructions multiply bfloat16 natively (AVX-512 BF16 or AMX, as
-  oneDNN reports them), a language model's layers in bfloat16 and the network too, unless the
-  model reads a language model's features (there the network is a small share of the time);
-  elsewhere the trained precision.
+  oneDNN reports them) and on a GPU that does (:func:`torch.cuda.is_bf16_supported`), a
+  language model's layers in bfloat16 and the network too, unless the model reads a language
+  model's features (there the network is a small share of the time); elsewhere the trained
+  precision.
 
 Why and by how much: ``docs/experiments.md``, "Tagging in bfloat16".
 """
@@ -45,8 +46,8 @@ def native_bf16() -> bool:
 def tagging_precision(precision: str | None, device: torch.device | str) -> str | None:
     """The precision to tag in on ``device``, as
     :attr:`ModelOverrides.precision <docgraph.persistence.model_dir.ModelOverrides>` takes it:
-    ``"fp32"``, ``"bf16"``, ``"auto"`` (this CPU multiplies bfloat16 natively) or ``None``
-    (as trained: ``"auto"`` elsewhere). It is ``precision``, else
+    ``"fp32"``, ``"bf16"``, ``"auto"`` (this CPU, or this GPU, multiplies bfloat16 natively) or
+    ``None`` (as trained: ``"auto"`` elsewhere). It is ``precision``, else
     ``$DOCGRAPH_TAGGING_PRECISION``, else :data:`DEFAULT_TAGGING_PRECISION`.
 
     Raises:
@@ -61,4 +62,7 @@ def tagging_precision(precision: str | None, device: torch.device | str) -> str 
                          f"{precision!r}")
     if precision != "auto":
         return precision
-    return "auto" if torch.device(device).type == "cpu" and native_bf16() else None
+    device = torch.device(device)
+    if device.type == "cuda":
+        return "auto" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else None
+    return "auto" if device.type == "cpu" and native_bf16() else None

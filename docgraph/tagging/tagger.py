@@ -29,6 +29,7 @@ import torch
 
 from docgraph.config import ExperimentConfig
 from docgraph.config.errors import DocgraphError
+from docgraph.config.tagging import Approximation, approximation_of
 from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document, make_document
 from docgraph.data.tokenize import text_to_sentences, word_spans
@@ -149,7 +150,8 @@ class Tagger:
              lm: str | Path | None = None, threshold: float | None = None,
              open_vocabulary: bool = True, threads: int | None = None,
              max_doc_tokens: int | None = None, batch_tokens: int | None = None,
-             precision: str | None = None) -> Tagger:
+             precision: str | None = None, speed: str | Approximation | None = None
+             ) -> Tagger:
         """Load a model directory written by ``scripts/train.py`` or :meth:`save`, or a shipped
         model by name (``"conll03"``, ``"ontonotes"``: :mod:`docgraph.persistence.shipped`).
 
@@ -172,23 +174,29 @@ class Tagger:
                 (:func:`~docgraph.runtime.precision.tagging_precision`; default:
                 ``$DOCGRAPH_TAGGING_PRECISION``, else
                 :data:`~docgraph.runtime.precision.DEFAULT_TAGGING_PRECISION`).
+            speed: ``"faithful"`` (the trained computation), ``"fast"`` (the approximations of
+                :data:`~docgraph.config.tagging.FAST`) or an
+                :class:`~docgraph.config.tagging.Approximation` (default:
+                :data:`~docgraph.config.tagging.DEFAULT_SPEED`; also in the tagging processes).
 
         Raises:
             CheckpointError: ``path`` is neither a model directory nor a shipped model's name,
                 or a file of it is missing or damaged.
             ValueError: ``threads`` (or ``$DOCGRAPH_TAGGING_THREADS``) is not an integer >= 0,
-                ``max_doc_tokens`` is negative, ``batch_tokens`` below 1 or ``precision`` not
-                one of :data:`~docgraph.runtime.precision.TAGGING_PRECISIONS`.
+                ``max_doc_tokens`` is negative, ``batch_tokens`` below 1, ``precision`` not
+                one of :data:`~docgraph.runtime.precision.TAGGING_PRECISIONS`, ``speed`` not one
+                of :data:`~docgraph.config.tagging.SPEEDS`, or int8 asked of a GPU.
         """
         threads = tagging_threads(threads)  # checked before the model loads
         precision = tagging_precision(precision, device)
+        approximation = approximation_of(speed, device=torch.device(device).type)
         if max_doc_tokens is not None and max_doc_tokens < 0:
             raise ValueError(f"max_doc_tokens must be >= 0 (0: whole documents), got "
                              f"{max_doc_tokens}")
         if batch_tokens is not None and batch_tokens < 1:
             raise ValueError(f"batch_tokens must be >= 1, got {batch_tokens}")
         overrides = ModelOverrides(lm=lm, threshold=threshold, open_vocabulary=open_vocabulary,
-                                   precision=precision)
+                                   precision=precision, approximation=approximation)
         files = read_model_files(path)
         model, vocabs, config = load_model_dir(files, device, overrides)
         return cls(model, vocabs, config, device, path=files.directory, overrides=overrides,
