@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 
-from docgraph.cli.arguments import fail, rule_type, setup_logging
+from docgraph.cli.arguments import OneLineParser, fail, rule_type, setup_logging
 from docgraph.config.corpus import CorpusConfig
 from docgraph.config.errors import DocgraphError
 from docgraph.config.fields import UsageError, setting_of
@@ -37,7 +37,7 @@ PROGRESS_SECONDS = 30.0
 def tag_corpus_parser() -> argparse.ArgumentParser:
     """The parser of ``docgraph tag-corpus``: INPUT and ``--output``, and a flag per field of
     :class:`~docgraph.config.corpus.CorpusConfig`, made from its declaration."""
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="docgraph tag-corpus",
         description="Tag a corpus on Ray Data: one output file per input file, each input "
                     "tagged once; a job run again tags only what is missing (docs/scale.md).")
