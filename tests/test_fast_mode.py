@@ -236,3 +236,30 @@ def test_the_studys_table_gives_each_variants_change_and_largest_loss():
     assert "| cased | 90.00 | -0.10 |" in table
     assert "| lower | 85.00 | +0.20 |" in table
     assert "| largest loss | | -0.10 |" in table
+
+
+def test_the_service_loads_its_workers_model_at_the_speed_it_is_given(monkeypatch):
+    from docgraph.cli.serve import serve_parser
+    from docgraph.config.serve import ServeConfig
+    from docgraph.serve import worker
+
+    assert serve_parser().parse_args(["--model", "conll03", "--speed", "fast"]).speed == "fast"
+    loaded, sent = [], []
+
+    def spy(model, **kwargs):
+        loaded.append(kwargs["speed"])
+        raise RuntimeError("stop here")
+
+    class Pipe:
+        def send(self, message):
+            sent.append(message)
+
+    def leave(status):
+        raise SystemExit(status)
+
+    monkeypatch.setattr(worker.Tagger, "load", spy)
+    monkeypatch.setattr(worker, "leave_now", leave)
+    monkeypatch.setattr(worker.signal, "signal", lambda *args: None)
+    with pytest.raises(SystemExit):
+        worker.main(Pipe(), ServeConfig(model="conll03", speed="fast"))
+    assert loaded == ["fast"] and sent == [("failed", "stop here")]

@@ -11,7 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from docgraph.config.fields import check_config, choice, integer, number, text
-from docgraph.config.tagging import DEFAULT_BATCH_TOKENS, TAGGING_PRECISIONS
+from docgraph.config.tagging import (
+    DEFAULT_BATCH_TOKENS,
+    DEFAULT_SPEED,
+    SPEEDS,
+    TAGGING_PRECISIONS,
+)
 
 __all__ = ["ServeConfig"]
 
@@ -27,6 +32,8 @@ class ServeConfig:
         workers: Model worker processes, each with the model loaded, fed by one batcher.
         threads: Torch intra-op threads of each worker.
         precision: The arithmetic of tagging (:mod:`docgraph.runtime.precision`).
+        speed: ``"faithful"`` or ``"fast"`` (:data:`~docgraph.config.tagging.SPEEDS`; ``None``:
+            :data:`~docgraph.config.tagging.DEFAULT_SPEED`).
         max_batch_tokens: The most tokens packed into one tagging pass.
         max_wait_ms: How long the first document of a pass waits for others to join it.
         max_queue: The most documents waiting; a request that does not fit is refused (503).
@@ -48,6 +55,9 @@ class ServeConfig:
     precision: str | None = choice(None, TAGGING_PRECISIONS, optional=True, flag="--precision",
                                    help="arithmetic of tagging (default: "
                                         "$DOCGRAPH_TAGGING_PRECISION, else auto)")
+    speed: str | None = choice(None, tuple(SPEEDS), optional=True, flag="--speed",
+                               help="faithful: the trained computation; fast: its "
+                                    f"approximations for speed (default: {DEFAULT_SPEED})")
     max_batch_tokens: int = integer(DEFAULT_BATCH_TOKENS, low=1, flag="--max-batch-tokens",
                                     metavar="TOKENS",
                                     help="most tokens packed into one tagging pass")
