@@ -350,7 +350,8 @@ def markdown_table(record: dict[str, Any]) -> str:
 
 def parser() -> argparse.ArgumentParser:
     """The command line of ``benchmarks/fast_mode.py``."""
-    p = argparse.ArgumentParser(prog="fast_mode.py", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, prog="fast_mode.py",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--part", choices=("quality", "speed"), default="quality")
     p.add_argument("--models", nargs="+", default=["conll03", "ontonotes"])
     p.add_argument("--variants", nargs="+", default=list(DEFAULT_VARIANTS), metavar="SPEC")
