@@ -381,17 +381,19 @@ def tag_corpus(inputs: Sequence[Path], output: str | Path,
         pending = [p for p in inputs if not _is_done(p, root, targets[p])]
         report.done_before = len(inputs) - len(pending)
         errors: dict[str, str] = {}
+        stopped = ""
         if pending:
             try:
                 with _ray_session(config):
                     _run(pending, root, output, config, report, errors, progress)
             except Exception as err:  # Ray's own errors are not all RayError: report, list
-                log.error("tag-corpus: the job stopped: %s",
-                          (str(err).splitlines() or [type(err).__name__])[0])
+                stopped = (str(err).splitlines() or [type(err).__name__])[0]
+                log.error("tag-corpus: the job stopped: %s", stopped)
         for path in inputs:
             if not _is_done(path, root, targets[path]):
                 name = str(path.relative_to(root))
-                report.missing.append((name, errors.get(name, "not tagged (the job stopped)")))
+                why = "not tagged" + (f" (the job stopped: {stopped})" if stopped else "")
+                report.missing.append((name, errors.get(name, why)))
         missing = output / MISSING_FILE
         if report.missing:
             atomic_write_text(missing, "".join(f"{n}\t{why}\n" for n, why in report.missing))
