@@ -19,7 +19,7 @@ from docgraph.cli.arguments import (
     VALUE_FLAGS,
     OneLineParser,
     check_arguments,
-    check_model_dir,
+    check_model_argument,
     check_model_size,
     check_some_tokens,
     check_stats_arguments,
@@ -343,19 +343,19 @@ def test_check_model_size_without_a_memory_figure_lets_it_through(monkeypatch):
 
 
 # ------------------------------------------------------------------------ tagging tools
-def test_check_model_dir(model, tmp_path):
-    assert check_model_dir(str(model)) == model.resolve()
+def test_check_model_argument(model, tmp_path):
+    assert check_model_argument(str(model)) == model.resolve()
     for name in shipped_models():
-        check_model_dir(name)
+        check_model_argument(name)
     names = ", ".join(shipped_models()) or "none installed"
     with pytest.raises(UsageError) as info:
-        check_model_dir(str(tmp_path / "none"))
+        check_model_argument(str(tmp_path / "none"))
     assert str(info.value) == (f"--model {tmp_path / 'none'}: neither a model directory nor a "
                                f"shipped model (shipped: {names})")
     (model / "vocab.json").unlink()
     (model / "model.pt").unlink()
     with pytest.raises(UsageError) as info:
-        check_model_dir(str(model), "--from")
+        check_model_argument(str(model), "--from")
     assert str(info.value) == (f"--from {model}: not a model directory written by train.py "
                                "(no vocab.json, model.pt; train.py writes config.json, "
                                "vocab.json, model.pt)")
@@ -364,7 +364,7 @@ def test_check_model_dir(model, tmp_path):
     (model / "model.pt").write_bytes(b"")
     with pytest.raises(UsageError, match=rf"^--model {model}: model.pt is not a readable "
                                          "docgraph checkpoint: the file is empty"):
-        check_model_dir(str(model))
+        check_model_argument(str(model))
 
 
 def test_check_input_file(tmp_path):
