@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from docgraph.runtime.lazy import lazy_exports
 
 #: Where each public name lives; each is imported from its module on first use (PEP 562), so
 #: that importing one module of this package loads no other.
@@ -34,12 +33,4 @@ _MODULES: dict[str, str] = {
 __all__ = sorted(_MODULES)
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _MODULES)
