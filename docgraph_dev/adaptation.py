@@ -185,7 +185,8 @@ def markdown_table(summary: Mapping[str, Any]) -> str:
 
 def parser() -> argparse.ArgumentParser:
     """The command line of ``benchmarks/adaptation.py``."""
-    p = argparse.ArgumentParser(allow_abbrev=False, prog="adaptation.py", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        allow_abbrev=False, prog="adaptation.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--data-dir", help="the OntoNotes directory (train/dev/test.gold_conll.gz)")
     p.add_argument("--genre", default="bc", help="OntoNotes genre of the new domain")
     p.add_argument("--keep", nargs="*", default=[], metavar="TYPE",

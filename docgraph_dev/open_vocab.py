@@ -21,7 +21,8 @@ from docgraph.runtime.atomic import atomic_write_json
 
 def parser() -> argparse.ArgumentParser:
     """The command line of ``benchmarks/open_vocab.py``."""
-    p = argparse.ArgumentParser(allow_abbrev=False, prog="open_vocab.py", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        allow_abbrev=False, prog="open_vocab.py", description=__doc__.split("\n\n")[0])
     p.add_argument("run_dir", help="a trained run directory")
     p.add_argument("--split", default="test", choices=("dev", "test"))
     p.add_argument("--data-dir", default=None, help="corpus directory (default: the run's)")

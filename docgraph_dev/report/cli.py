@@ -52,7 +52,8 @@ def load_speed(paths: Iterable[str | Path]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(allow_abbrev=False, description="Markdown results tables from run directories.")
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, description="Markdown results tables from run directories.")
     parser.add_argument("directories", nargs="+", help="directories searched for metrics.json")
     parser.add_argument("--out", required=True, help="markdown file to write (atomically)")
     parser.add_argument("--speed", nargs="*", default=[],

@@ -22,14 +22,16 @@ from docgraph.config.experiment import (
     section_settings,
 )
 from docgraph.config.fields import UsageError, check_field, check_processes
-from docgraph.config.init_from import init_from_config
+from docgraph.config.init_from import fine_tune_settings, init_from_config
 from docgraph.config.presets import load_toml, preset_path
 from docgraph.config.size import ModelSizeError, host_available_memory, memory_problem
 from docgraph.config.train import small_corpus_settings
 from docgraph.data.registry import (
     check_corpus,
+    check_labelled_file,
     dataset_files,
     load_corpus,
+    read_labelled,
     split_off_dev,
 )
 from docgraph.persistence.archive import damage_message
@@ -79,6 +81,12 @@ def check_arguments(args: argparse.Namespace) -> ExperimentConfig:
     elif getattr(args, "data_dir", None) is not None and getattr(args, "dataset", None):
         # no corpus there: said before torch loads
         dataset_files(config.dataset, config.data_dir, config.file_splits)
+    if config.fine_tune.rehearse is not None:
+        if config.init_from is None:
+            raise UsageError("rehearses the model a run starts from: give --init-from MODEL",
+                             "--rehearse", config.fine_tune.rehearse)
+        check_labelled_file(config.fine_tune.rehearse, "--rehearse")
+        read_labelled(config.fine_tune.rehearse)  # read whole: a bad line before torch loads
     config = small_corpus_config(config, args)
     if not getattr(args, "resume", None):
         check_output_dir(config.output_dir, getattr(args, "seeds", None),
@@ -291,9 +299,16 @@ def small_corpus_config(config: ExperimentConfig, args: argparse.Namespace) -> E
     (:func:`chosen_preset`) and whose training split is small
     (:func:`~docgraph.config.train.small_corpus_settings`): the corpus is read here, before
     torch loads, and its dev share held out as the run will hold it out; a flag's value stays.
-    A resumed run keeps its saved configuration."""
-    if (getattr(args, "resume", None) or chosen_preset(args) is not None
-            or config.train.small_corpus_tokens == 0):
+    A resumed run keeps its saved configuration. A run that starts from a trained model
+    (``--init-from``) takes the fine-tuning settings instead, where no preset or flag sets
+    them (:func:`~docgraph.config.init_from.fine_tune_settings`), whatever the corpus's size."""
+    if getattr(args, "resume", None):
+        return config
+    if config.init_from is not None:
+        given = {key.split(".", 1)[1] for key in given_settings(args) if key.startswith("train.")}
+        return apply_overrides(config, {"train": fine_tune_settings(config.train, given)},
+                               where="fine-tuning")
+    if chosen_preset(args) is not None or config.train.small_corpus_tokens == 0:
         return config
     train = load_corpus(config)["train"]
     if config.dev_fraction > 0 and len(train) > 1:
