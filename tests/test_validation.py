@@ -30,7 +30,7 @@ BAD_FLAGS = [
 
 def test_rules_cover_every_field_of_every_configuration():
     from docgraph.config import ExperimentConfig, GCDocConfig, GraphConfig, TrainConfig
-    from docgraph.config.init_from import FineTuneConfig
+    from docgraph.config.fine_tune import FineTuneConfig
 
     for section, cls in (("model", GCDocConfig), ("graph", GraphConfig),
                          ("train", TrainConfig), ("fine_tune", FineTuneConfig)):

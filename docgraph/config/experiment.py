@@ -5,7 +5,7 @@ A preset (``configs/<dataset>.toml``) has top-level keys of :class:`ExperimentCo
 tables ``[model]`` (:class:`~docgraph.config.model.GCDocConfig`), ``[graph]``
 (:class:`~docgraph.config.graph.GraphConfig`), ``[train]``
 (:class:`~docgraph.config.train.TrainConfig`) and ``[fine_tune]``
-(:class:`~docgraph.config.init_from.FineTuneConfig`).
+(:class:`~docgraph.config.fine_tune.FineTuneConfig`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from docgraph.config.fields import (
     switch,
     text,
 )
+from docgraph.config.fine_tune import FineTuneConfig
 from docgraph.config.graph import GraphConfig
-from docgraph.config.init_from import FineTuneConfig
 from docgraph.config.model import SAVED_WITHOUT, GCDocConfig
 from docgraph.config.train import TrainConfig
 

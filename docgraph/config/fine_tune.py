@@ -1,0 +1,46 @@
+"""How a run that starts from a trained model keeps what the model knows (``[fine_tune]``),
+torch-free."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from docgraph.config.fields import check_config, choice, text
+
+__all__ = ["KEEP_TYPES", "FineTuneConfig"]
+
+#: How a fine-tuning run treats the starting model's types that the training data does not
+#: annotate (:attr:`FineTuneConfig.keep_types`).
+KEEP_TYPES = ("silver", "partial", "off")
+
+
+@dataclass
+class FineTuneConfig:
+    """How a run that starts from a trained model (``--init-from``) keeps what the model
+    knows.
+
+    Args:
+        keep_types: The model's entity types that the training documents do not annotate
+            (their spans are ``O`` there, annotated or not): ``"silver"`` tags the training
+            and dev documents with the starting model and keeps its entities of those types
+            where the data has no span (silver labels); ``"partial"`` trains with a CRF loss
+            in which a token tagged ``O`` may also carry any label of those types (the
+            log-likelihood of every path so allowed), the dev documents as ``"silver"``;
+            ``"off"`` (``--fully-annotated``) takes every ``O`` as it is: for data that
+            annotates every type it holds.
+        rehearse: A labelled file (any format ``--train`` reads) whose documents join the
+            training documents: text of the starting model's domain, gold or tagged by the
+            model, so that training sees its types on it.
+    """
+
+    keep_types: str = choice("silver", KEEP_TYPES, flag="--keep-types",
+                             switches={"--fully-annotated": "off"},
+                             help="--init-from: the model's types that the training data does "
+                                  "not annotate: silver (the model's own entities kept as "
+                                  "labels), partial (unknown, not O, in the loss) or off")
+    rehearse: str | None = text(None, optional=True, flag="--rehearse", metavar="FILE",
+                                help="--init-from: a labelled file of the model's domain whose "
+                                     "documents join the training documents")
+
+    def __post_init__(self) -> None:
+        check_config(self, "fine_tune")
