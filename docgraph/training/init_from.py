@@ -28,7 +28,7 @@ vocabularies grown by the new data, and output layers grown by the entity types 
   last columns of the context encoder's input, and the input weights of that encoder
   (:data:`LM_COLUMNS`) gain those columns as zeros. The features then change nothing until
   training moves them, and the run's first forward pass is the model's.
-* **Types the data does not annotate** (:class:`~docgraph.config.init_from.FineTuneConfig`):
+* **Types the data does not annotate** (:class:`~docgraph.config.fine_tune.FineTuneConfig`):
   the model's entities of those types kept as silver labels where the data has no span
   (:func:`with_silver`), or a token tagged ``O`` allowed any label of those types in the loss
   (:func:`label_lattice`).
