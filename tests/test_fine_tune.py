@@ -17,12 +17,8 @@ from conftest import TINY_FLAGS, tiny_config
 
 from docgraph.cli.arguments import check_arguments, train_parser
 from docgraph.config import ConfigError, ExperimentConfig, TrainConfig, check_values
-from docgraph.config.init_from import (
-    FINE_TUNING,
-    FineTuneConfig,
-    fine_tune_line,
-    fine_tune_settings,
-)
+from docgraph.config.fine_tune import FineTuneConfig
+from docgraph.config.init_from import FINE_TUNING, fine_tune_line, fine_tune_settings
 from docgraph.config.train import SMALL_CORPUS
 from docgraph.data.document import make_document
 from docgraph.data.vocab import Vocab
