@@ -99,7 +99,7 @@ def test_front_page_is_short_and_keeps_the_install_commands() -> None:
     text = README.read_text(encoding="utf-8")
     assert len(text.encode("utf-8")) <= 12_288
     assert "python3 -m venv .venv && . .venv/bin/activate\n" in text
-    assert 'pip install torch==2.13.0 -e ".[glove,dev,lm,spacy]"\n' in text
+    assert 'pip install torch==2.13.0 -e ".[glove,dev,lm,spacy,serve,ray]"\n' in text
     assert "python -m pytest -q\n" in text
     for link in ("benchmarks/results/RESULTS.md", "docs/design.md", "notebooks/"):
         assert f"]({link})" in text
