@@ -123,7 +123,9 @@ def test_the_presets_resolve_as_before_whatever_the_corpus_size(dataset, tmp_pat
             "clip_norm": 5.0, "lr_schedule": "none", "lr_decay": 0.05, "batch_tokens": 4000,
             "eval_batch_tokens": 8000, "loss_reduction": "sentence_mean", "threads": 0,
             "processes": 0, "max_minutes": 0.0, "lowercase_share": 0.0,
-            "uppercase_share": 0.0, "deterministic": False}
+            "uppercase_share": 0.0, "novel_name_share": 0.0, "novel_name_variants": 3,
+            "word_dropout": 0.0, "mention_masking": 0.0, "selection": "dev",
+            "deterministic": False}
 
 
 def test_a_resumed_run_keeps_its_saved_settings(tmp_path):
