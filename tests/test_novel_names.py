@@ -6,7 +6,13 @@ from docgraph.config import TrainConfig
 from docgraph.config.fields import ConfigError
 from docgraph.data.augment import epoch_cases
 from docgraph.data.document import Document, Sentence
-from docgraph.data.novel_names import NameGenerator, case_shape, novel_name_seed, novel_names
+from docgraph.data.novel_names import (
+    NameGenerator,
+    case_shape,
+    cue_words,
+    novel_name_seed,
+    novel_names,
+)
 from docgraph.metrics import name_groups
 
 
@@ -72,6 +78,33 @@ def test_epoch_draw_keeps_the_case_draw_and_adds_invented_names_without_overlap(
         epoch_cases(10, 0.5, 0.3, seed=1, epoch=0, novel_share=0.3)
 
 
+def test_cue_words_are_the_words_of_several_different_mentions():
+    doc = _doc()
+    # "quenby" is in ("marisol", "quenby"), ("quenby",) and ("quenby", "prize"); "halvorsen" in
+    # ("halvorsen", "optics") and ("halvorsen",); every other word in one mention
+    assert cue_words([doc], 3) == {"quenby"}
+    assert cue_words([doc], 2) == {"quenby", "halvorsen"}
+    assert "optics" in cue_words([doc], 1) and cue_words([doc], 4) == frozenset()
+    assert cue_words([doc], 2, kept_types={"PER", "MISC"}) == {"halvorsen"}
+
+
+def test_kept_words_keep_their_form_inside_mentions_and_the_rest_is_invented():
+    doc = _doc()
+    new = novel_names(doc, seed=3, kept_words={"optics", "st."})
+    plain = novel_names(doc, seed=3)
+    assert new.sentences[0].tokens[4] == "Optics" and plain.sentences[0].tokens[4] != "Optics"
+    assert new.sentences[2].tokens[5] == "St."
+    for old, token, tag in zip(doc.tokens, new.tokens, doc.tags):
+        if tag != "O" and old.lower() not in {"optics", "st."}:
+            assert token.lower() != old.lower()
+
+
+def test_novel_name_cues_need_invented_names():
+    with pytest.raises(ConfigError, match="novel_name_cues"):
+        TrainConfig(novel_name_cues=5)
+    assert TrainConfig(novel_name_cues=5, novel_name_share=0.3).novel_name_cues == 5
+
+
 def test_train_config_refuses_shares_over_one():
     with pytest.raises(ConfigError, match="novel_name_share"):
         TrainConfig(lowercase_share=0.5, uppercase_share=0.3, novel_name_share=0.3)
@@ -102,7 +135,7 @@ def test_a_run_trains_on_invented_names_and_selects_on_the_three_forms_of_dev(tm
     from docgraph.training.experiment import run_experiment
 
     config = tiny_config(tmp_path / "run", epochs=2, novel_name_share=0.4, word_dropout=0.1,
-                         mention_masking=0.5, selection="robust_dev")
+                         mention_masking=0.5, selection="robust_dev", novel_name_cues=2)
     metrics = run_experiment(config, progress=False)
     records = [json.loads(line) for line in (tmp_path / "run" / "train_log.jsonl").open()]
     for record in records:

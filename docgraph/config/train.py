@@ -81,6 +81,11 @@ class TrainConfig:
             the three sum to at most 1).
         novel_name_variants: The number of invented-name versions of the training split; a
             document drawn in epoch ``e`` is seen in version ``e mod novel_name_variants``.
+        novel_name_cues: Where above 0, the odd-numbered invented-name versions keep the
+            words found in at least this many different mentions of the training split
+            (:func:`~docgraph.data.novel_names.cue_words`: ``"Corp"``, ``"Bank"``, first
+            names), so that an invented name with a telling word (``"Halvorsen Optics"``) is
+            learnt from that word; the even-numbered versions invent every word.
         word_dropout: The probability that a training token's word id is replaced by the
             unknown word in a step (its characters kept; :mod:`docgraph.graph.masking`).
         mention_masking: The probability that a token of an entity mention that repeats an
@@ -143,6 +148,9 @@ class TrainConfig:
                                           "with invented names")
     novel_name_variants: int = integer(3, low=1, high=64, flag="--novel-name-variants",
                                        help="invented-name versions of the training split")
+    novel_name_cues: int = integer(0, low=0, high=1_000_000, flag="--novel-name-cues",
+                                   help="odd invented-name versions keep words found in at "
+                                        "least this many training mentions (0: none)")
     word_dropout: float = number(0.0, low=0.0, high=1.0, high_open=True, flag="--word-dropout",
                                  help="probability that a training token's word becomes the "
                                       "unknown word")
@@ -163,6 +171,9 @@ class TrainConfig:
             raise ConfigError(f"[train] lowercase_share + uppercase_share + novel_name_share = "
                               f"{self.lowercase_share} + {self.uppercase_share} + "
                               f"{self.novel_name_share}: expected a sum of at most 1")
+        if self.novel_name_cues and not self.novel_name_share:
+            raise ConfigError("[train] novel_name_cues needs novel_name_share above 0 (the cue "
+                              "words are kept in the invented-name versions)")
 
 
 #: The ``[train]`` settings of a small corpus (fewer training tokens than

@@ -19,12 +19,14 @@ drawn again.
 from __future__ import annotations
 
 import random
-from collections.abc import Container
+from collections import defaultdict
+from collections.abc import Container, Iterable
 
 from docgraph.data.document import Document, Sentence
+from docgraph.data.tags import spans
 
-__all__ = ["NOT_NAMES", "SELECTION_SEED", "NameGenerator", "case_shape", "novel_name_seed",
-           "novel_names"]
+__all__ = ["NOT_NAMES", "SELECTION_SEED", "NameGenerator", "case_shape", "cue_words",
+           "novel_name_seed", "novel_names"]
 
 #: Entity types whose words are not names (OntoNotes' numeric and temporal types: "Monday",
 #: "million", "percent"): their mentions are kept as they are.
@@ -97,12 +99,37 @@ def novel_name_seed(seed: int, version: int) -> int:
     return 1_000 * (seed + 1) + version
 
 
+def cue_words(documents: Iterable[Document], min_mentions: int,
+              kept_types: Container[str] = NOT_NAMES) -> frozenset[str]:
+    """The words (lowercased) found in at least ``min_mentions`` different entity mentions of
+    ``documents`` (``"corp"``, ``"bank"``, ``"university"``, ``"john"``): words that tell a
+    mention's type rather than name it, which a name users bring shares with names the corpus
+    holds (``"Halvorsen Optics"``, ``"Quenby Crater"``).
+
+    Args:
+        documents: Labelled documents (a training split).
+        min_mentions: The number of different mentions (compared lowercased) a word must be in.
+        kept_types: Types whose mentions are not names and are not counted.
+    """
+    mentions: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    for document in documents:
+        for sentence in document.sentences:
+            for type_, start, end in spans(sentence.tags):
+                if type_ in kept_types:
+                    continue
+                words = tuple(w.lower() for w in sentence.tokens[start:end])
+                for word in words:
+                    mentions[word].add(words)
+    return frozenset(w for w, found in mentions.items() if len(found) >= min_mentions)
+
+
 def novel_names(document: Document, seed: int, avoid: Container[str] = frozenset(),
-                kept_types: Container[str] = NOT_NAMES) -> Document:
+                kept_types: Container[str] = NOT_NAMES,
+                kept_words: Container[str] = frozenset()) -> Document:
     """``document`` with every word of its entity mentions replaced by an invented word.
 
-    A token is replaced when its tag is not ``"O"``, its type is not in ``kept_types`` and it
-    holds a letter; every occurrence of
+    A token is replaced when its tag is not ``"O"``, its type is not in ``kept_types``, it
+    holds a letter and its lowercased form is not in ``kept_words``; every occurrence of
     a word inside a mention (compared lowercased) gets the same invented word in this document,
     in the original token's case shape (:func:`case_shape`; ``"other"`` is written as title
     case). Tokens outside mentions, tags, ids and sentences are kept.
@@ -112,6 +139,7 @@ def novel_names(document: Document, seed: int, avoid: Container[str] = frozenset
         seed: Seed; with the document id it decides every invented word.
         avoid: Lowercased words an invented word must not be.
         kept_types: Types whose mentions are left as they are (words that are not names).
+        kept_words: Lowercased words kept where they are part of a mention (:func:`cue_words`).
     """
     generator = NameGenerator(seed, document.doc_id, avoid)
     invented: dict[str, str] = {}
@@ -119,9 +147,10 @@ def novel_names(document: Document, seed: int, avoid: Container[str] = frozenset
     for sentence in document.sentences:
         tokens = list(sentence.tokens)
         for i, (token, tag) in enumerate(zip(sentence.tokens, sentence.tags)):
-            if tag == "O" or tag[2:] in kept_types or not any(c.isalpha() for c in token):
-                continue
             key = token.lower()
+            if (tag == "O" or tag[2:] in kept_types or key in kept_words
+                    or not any(c.isalpha() for c in token)):
+                continue
             if key not in invented:
                 invented[key] = generator.word(token)
             shape = case_shape(token)

@@ -29,7 +29,7 @@ from docgraph.data.augment import case_variant, variants_needed
 from docgraph.data.contextual import ContextualEncoder, cached_features
 from docgraph.data.document import Document
 from docgraph.data.embeddings import load_embeddings
-from docgraph.data.novel_names import SELECTION_SEED, novel_name_seed, novel_names
+from docgraph.data.novel_names import SELECTION_SEED, cue_words, novel_name_seed, novel_names
 from docgraph.data.registry import (
     dataset_files,
     load_corpus,
@@ -193,13 +193,16 @@ def _novel_name_variants(config: ExperimentConfig, train: list[Document], vocabs
                          features: Any, progress: bool) -> dict[str, PreparedSplit]:
     """The invented-name versions of the training split (``"novel-0"``, ...), none without
     ``[train] novel_name_share``. Invented words avoid the pretrained table's words and the
-    vocabulary's, so each is an unknown word to the model."""
+    vocabulary's, so each is an unknown word to the model; the odd-numbered versions keep the
+    cue words of ``[train] novel_name_cues``."""
     tc = config.train
     if tc.novel_name_share == 0:
         return {}
     avoid = _avoided_words(config, vocabs)
+    cues = cue_words(train, tc.novel_name_cues) if tc.novel_name_cues else frozenset()
     return {f"novel-{v}": prepare_in_parts(
-        [novel_names(d, novel_name_seed(config.seed, v), avoid) for d in train], vocabs,
+        [novel_names(d, novel_name_seed(config.seed, v), avoid,
+                     kept_words=cues if v % 2 else frozenset()) for d in train], vocabs,
         config, features, f"building graphs (train, invented names {v})" if progress else None)
         for v in range(tc.novel_name_variants)}
 
