@@ -24,11 +24,12 @@ from docgraph.runtime.atomic import atomic_write_json
 BIOGRAPHY = Path(__file__).parent / "data" / "novel-names" / "biography.jsonl"
 
 
-def tag_biography(model: str, path: Path = BIOGRAPHY) -> dict:
-    """The entities ``model`` finds in each document of ``path`` against its gold spans."""
+def tag_biography(model: str, path: Path = BIOGRAPHY, consistency: bool = False) -> dict:
+    """The entities ``model`` finds in each document of ``path`` against its gold spans (with
+    label consistency in decoding, ``consistency``)."""
     from docgraph.tagging.tagger import Tagger
 
-    tagger = Tagger.load(model)
+    tagger = Tagger.load(model, consistency=consistency)
     out = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
@@ -59,15 +60,19 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="novel_names_biography.py", allow_abbrev=False,
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="+", default=["conll03"], help="names or directories")
+    p.add_argument("--consistency", action="store_true",
+                   help="label consistency in decoding; each model is named '<model> "
+                        "--consistency' in the record")
     p.add_argument("--out", required=True, help="JSON record")
     args = p.parse_args(argv)
     record = {"command": "python benchmarks/novel_names_biography.py "
                          + " ".join(argv if argv is not None else sys.argv[1:]),
               "models": {}}
     for model in args.models:
-        record["models"][model] = tag_biography(model)
-        for doc, result in record["models"][model].items():
-            print(f"{model}: {doc}: F1 {result['f1']:.2f}; " + "; ".join(
+        name = f"{model} --consistency" if args.consistency else model
+        record["models"][name] = tag_biography(model, consistency=args.consistency)
+        for doc, result in record["models"][name].items():
+            print(f"{name}: {doc}: F1 {result['f1']:.2f}; " + "; ".join(
                 f"{n} ({e['gold']}) {e['tagged']}" for n, e in result["repeated_names"].items()))
     atomic_write_json(Path(args.out), record)
     return 0

@@ -61,6 +61,9 @@ def parser() -> argparse.ArgumentParser:
                    help="the split of both corpora (choose settings on dev)")
     p.add_argument("--limit", type=int, default=0, help="first N documents of a split (0: all)")
     p.add_argument("--processes", type=int, default=0, help="tagging processes (0: automatic)")
+    p.add_argument("--consistency", action="store_true",
+                   help="tag with label consistency in decoding (Tagger.load(consistency=True)); "
+                        "the record names each model '<model> --consistency'")
     p.add_argument("--out", help="JSON record")
     p.add_argument("--table", nargs="+", metavar="JSON", help="print the Markdown table of "
                    "these records and stop")
@@ -146,11 +149,12 @@ def evaluate_tagger(name: str, model_corpus: str, tag: Callable[[list[Document]]
     return rows
 
 
-def docgraph_tagger(model: str, processes: int) -> tuple[str, Callable]:
+def docgraph_tagger(model: str, processes: int, consistency: bool = False
+                    ) -> tuple[str, Callable]:
     """The corpus type set of a docgraph model and a function that tags documents with it."""
     from docgraph.tagging.tagger import Tagger
 
-    tagger = Tagger.load(model)
+    tagger = Tagger.load(model, consistency=consistency)
     corpus = "conll03" if set(tagger.entity_types) <= {"PER", "LOC", "ORG", "MISC"} \
         else "ontonotes"
     return corpus, lambda docs: tagger.tag(docs, processes=processes)[1]
@@ -248,10 +252,11 @@ def main(argv: list[str] | None = None) -> int:
         "commit": _commit(), "cpu": cpu_model(), "split": args.split, "taggers": {},
     }
     for model in args.models:
-        corpus, tag = docgraph_tagger(model, args.processes)
-        record["taggers"][model] = {"corpus": corpus,
-                                    "rows": evaluate_tagger(model, corpus, tag, corpora,
-                                                            split=args.split, novel=novel)}
+        corpus, tag = docgraph_tagger(model, args.processes, args.consistency)
+        name = f"{model} --consistency" if args.consistency else model
+        record["taggers"][name] = {"corpus": corpus,
+                                   "rows": evaluate_tagger(name, corpus, tag, corpora,
+                                                           split=args.split, novel=novel)}
     if args.spacy_model:
         tag = spacy_tagger(args.spacy_model)
         rows = {}

@@ -77,6 +77,33 @@ def test_pipe_keeps_the_input_order_in_two_processes(tagger, sample_splits):
         [e.score for t in one for e in t.entities], rel=1e-5)
 
 
+def test_label_consistency_is_the_step_applied_to_the_scored_tagging(model_dir, sample_splits):
+    """A tagger loaded with ``consistency`` gives, in one process and in two, the tags of the
+    consistency step applied to each document's scored tagging, and scores only when asked."""
+    from docgraph.config.tagging import LABEL_CONSISTENCY
+    from docgraph.tagging.consistency import consistent_tagging
+    from docgraph.tagging.result import Tagging
+
+    inputs = _inputs(sample_splits) + [sample_splits["test"][k] for k in range(4, 12)]
+    plain = Tagger.load(model_dir)
+    consistent = Tagger.load(model_dir, consistency=True)
+    assert consistent.consistency == LABEL_CONSISTENCY and plain.consistency is None
+    expected = []
+    for t in plain.pipe(inputs, scores=True):
+        by_span = {(e.sentence, e.start, e.end): e.score for e in t.entities}
+        tagging = Tagging(t.tags, [[by_span[(s.index, a, b)] for _, a, b in spans(s.tags)]
+                                   for s in t.sentences])
+        expected.append(consistent_tagging([s.tokens for s in t.sentences], tagging,
+                                           LABEL_CONSISTENCY.min_votes,
+                                           LABEL_CONSISTENCY.relabel_below).tags)
+    one = list(consistent.pipe(inputs))
+    assert [t.tags for t in one] == expected
+    assert all(e.score is None for t in one for e in t.entities)
+    two = list(consistent.pipe(inputs, scores=True, processes=2))
+    assert [t.tags for t in two] == expected
+    assert all(0.0 < e.score <= 1.0 for t in two for e in t.entities)
+
+
 def test_pipe_reads_a_generator_lazily(tagger, sample_splits):
     """The first document comes out of an endless input: the core reads a group ahead, not
     the whole input."""

@@ -230,8 +230,8 @@ _TAGGING_SETTINGS = dict(settings_of(TaggingConfig))
 def _load_tagger(args: argparse.Namespace, checked: TaggingInputs) -> Tagger:
     """The model of a tagging command (the directory ``--model`` was found to stand for,
     ``--device``) with its overrides (``--lm``, ``--threshold``, ``--precision``, ``--speed``
-    and the approximations over it); an override the model cannot take is a usage error
-    naming its flag."""
+    and the approximations over it) and ``--consistency``; an override the model cannot take
+    is a usage error naming its flag."""
     device = resolve_device(args.device)
     speed = approximation_of(args.speed, mc_dropout=args.mc_dropout,
                              window_encoding=args.window_encoding, mc_samples=args.mc_samples,
@@ -240,7 +240,8 @@ def _load_tagger(args: argparse.Namespace, checked: TaggingInputs) -> Tagger:
     try:
         return Tagger.load(checked.model_dir, device, lm=args.lm,
                            threshold=args.threshold, precision=args.precision,
-                           max_doc_tokens=getattr(args, "max_doc_tokens", None), speed=speed)
+                           max_doc_tokens=getattr(args, "max_doc_tokens", None), speed=speed,
+                           consistency=args.consistency)
     except OverrideError as err:
         flag = next((setting.flag for settings in (section_settings("model"),
                                                    section_settings(""), _TAGGING_SETTINGS)

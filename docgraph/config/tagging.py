@@ -35,6 +35,7 @@ __all__ = [
     "FAITHFUL",
     "FAST",
     "INPUT_FORMATS",
+    "LABEL_CONSISTENCY",
     "MAX_AUTO_TAGGING_PROCESSES",
     "MIN_TOKENS_PER_TAGGING_PROCESS",
     "PRECISION_ENV",
@@ -43,6 +44,7 @@ __all__ = [
     "TAGGING_PRECISIONS",
     "VISUALIZE",
     "Approximation",
+    "LabelConsistency",
     "TaggingConfig",
     "approximation_of",
     "tagging_settings",
@@ -118,6 +120,27 @@ FAST = Approximation(window_encoding="per_sentence", mc_samples=1)
 pass; its F1 cost per row of the out-of-domain benchmark is on each shipped model's card
 (``docs/experiments.md``, "Fast tagging")."""
 
+@dataclass(frozen=True)
+class LabelConsistency:
+    """The thresholds of label consistency in decoding
+    (:func:`~docgraph.tagging.consistency.consistent_tagging`): one type for each name of what
+    the model tags at once, the name's untagged repeats tagged.
+
+    Attributes:
+        min_votes: The summed entity score a name needs before its untagged repeats are tagged.
+        relabel_below: A mention of another type than its name's keeps its type when scored
+            at least this.
+    """
+
+    min_votes: float = 0.5
+    relabel_below: float = 0.7
+
+
+LABEL_CONSISTENCY = LabelConsistency()
+"""The thresholds of ``--consistency``, chosen on CoNLL-2003 dev (cased, lowercased, invented
+names; ``docs/experiments.md``, "Names never seen")."""
+
+
 SPEEDS: dict[str, Approximation] = {"faithful": FAITHFUL, "fast": FAST}
 """The values of ``--speed`` and what each computes."""
 
@@ -166,6 +189,7 @@ class TaggingConfig:
         window_encoding: Overrides :attr:`Approximation.window_encoding` of ``speed``.
         mc_samples: Overrides :attr:`Approximation.mc_samples` of ``speed``.
         int8: ``"on"`` / ``"off"``: overrides :attr:`Approximation.int8` of ``speed``.
+        consistency: Label consistency in decoding (:data:`LABEL_CONSISTENCY`).
         processes: Tagging processes on a CPU; ``0`` chooses from the input's size.
         max_doc_tokens: Longest chunk of a document tagged at once; ``None`` takes the
             model's, else :data:`DEFAULT_MAX_DOC_TOKENS`.
@@ -222,6 +246,10 @@ class TaggingConfig:
         None, ("on", "off"), optional=True, flag="--int8", marks=_ALL_TOOLS,
         help="approximation: the LSTM and linear layers in int8 (CPU only); default: as "
              "--speed says")
+    consistency: bool = switch(
+        False, switches={"--consistency": True}, marks=_ALL_TOOLS,
+        help="label consistency in decoding: each name of a document gets one type (its "
+             "mentions' scores vote) and its untagged repeats are tagged")
     processes: int = integer(
         0, low=0, flag="--processes", metavar="N", marks=(EVALUATE, PREDICT),
         help=f"tagging processes on a CPU, at most one per core (0: one per core, at most "

@@ -35,7 +35,7 @@ from typing import Protocol, TypeVar
 import torch
 
 from docgraph.config import ExperimentConfig
-from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS
+from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS, LabelConsistency
 from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document
 from docgraph.data.vocab import Vocabularies
@@ -54,6 +54,7 @@ from docgraph.runtime.processes import (
 )
 from docgraph.runtime.threads import bounded_threads
 from docgraph.tagging.chunks import ChunkInspection
+from docgraph.tagging.consistency import consistent_tagging
 from docgraph.tagging.inference import GraphInspection, inspect_graphs, score_graphs, tag_graphs
 from docgraph.tagging.result import Tagging
 
@@ -104,12 +105,14 @@ class TaggingModel(Protocol):
 
 class StreamingTagger(TaggingModel, Protocol):
     """What :func:`stream_tags` needs besides the model: where its processes load it from
-    (``path``, ``None``: no processes) with which ``overrides``, and the intra-op ``threads``
-    of tagging in this process (a :class:`~docgraph.tagging.tagger.Tagger`)."""
+    (``path``, ``None``: no processes) with which ``overrides``, the intra-op ``threads``
+    of tagging in this process and the label ``consistency`` of decoding (a
+    :class:`~docgraph.tagging.tagger.Tagger`)."""
 
     path: Path | None
     overrides: ModelOverrides
     threads: int
+    consistency: LabelConsistency | None
 
 
 GPU_BATCH_TOKENS = 32_000
@@ -264,7 +267,8 @@ def stream_tags(items: Iterable[T], document: Callable[[T], Document],
 
     Yields:
         Each item with its :class:`~docgraph.tagging.result.Tagging` (no sentences for an
-        item without any), and with ``inspect`` its :class:`ChunkInspection`.
+        item without any; with the tagger's label consistency applied), and with ``inspect``
+        its :class:`ChunkInspection`.
 
     Raises:
         ValueError: ``processes`` is negative, or above 1 for a tagger without a model
@@ -300,6 +304,8 @@ def stream_tags(items: Iterable[T], document: Callable[[T], Document],
         ahead.append(pair)
         tokens += size(pair)
     workers = count(tokens) if most > 1 else 1
+    consistency = getattr(tagger, "consistency", None)
+    scored = scores or consistency is not None
     groups: Iterator[list[tuple[T, Document]]]
     if ended and workers > 1:  # a short input: one share per process
         shares = contiguous_shards([size(p) for p in ahead], workers)
@@ -308,13 +314,26 @@ def stream_tags(items: Iterable[T], document: Callable[[T], Document],
     else:
         groups = group_items(_drain(ahead, pairs), size, group_tokens)
     if workers == 1:
-        for group in groups:
-            with bounded_threads(tagger.threads):
-                found = _tag_group(_tagged(group), tagger, mc_seed, scores, inspect)
-            yield from _spread(group, found, scores, inspect, _has_graph(tagger))
+        tagged = (item for group in groups for item in _spread(
+            group, _tag_in_this_process(group, tagger, mc_seed, scored, inspect), scored,
+            inspect, _has_graph(tagger)))
     else:
-        yield from _tag_in_pool(groups, str(tagger.path), tagger.overrides, workers, mc_seed,
-                                scores, inspect, tagger.batch_tokens, _has_graph(tagger))
+        tagged = _tag_in_pool(groups, str(tagger.path), tagger.overrides, workers, mc_seed,
+                              scored, inspect, tagger.batch_tokens, _has_graph(tagger))
+    if consistency is None:
+        yield from tagged
+        return
+    for item, tagging, *rest in tagged:
+        tokens = [s.tokens for s in document(item).sentences]
+        tagging = consistent_tagging(tokens, tagging, consistency.min_votes,
+                                     consistency.relabel_below)
+        yield (item, tagging if scores else Tagging(tagging.tags, None), *rest)
+
+
+def _tag_in_this_process(group: Sequence[tuple[T, Document]], tagger: StreamingTagger,
+                         mc_seed: int, scores: bool, inspect: bool) -> list[tuple]:
+    with bounded_threads(tagger.threads):
+        return _tag_group(_tagged(group), tagger, mc_seed, scores, inspect)
 
 
 def _tagged(group: Sequence[tuple[T, Document]]) -> list[Document]:

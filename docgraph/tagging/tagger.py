@@ -29,7 +29,12 @@ import torch
 
 from docgraph.config import ExperimentConfig
 from docgraph.config.errors import DocgraphError
-from docgraph.config.tagging import Approximation, approximation_of
+from docgraph.config.tagging import (
+    LABEL_CONSISTENCY,
+    Approximation,
+    LabelConsistency,
+    approximation_of,
+)
 from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document, make_document
 from docgraph.data.tokenize import text_to_sentences, word_spans
@@ -121,7 +126,8 @@ class Tagger:
                  device: str | torch.device = "cpu", lm_encoder: ContextualEncoder | None = None,
                  path: str | Path | None = None, overrides: ModelOverrides | None = None,
                  threads: int | None = None, max_doc_tokens: int | None = None,
-                 batch_tokens: int | None = None) -> None:
+                 batch_tokens: int | None = None,
+                 consistency: bool | LabelConsistency = False) -> None:
         self.model = model
         self.vocabs = vocabs
         self.config = config
@@ -144,14 +150,18 @@ class Tagger:
         #: The token budget of a tagging batch in this process
         #: (:func:`~docgraph.tagging.pipeline.batch_tokens` unless given).
         self.batch_tokens = batch_tokens or default_batch_tokens(config, self.device)
+        #: Label consistency in decoding (:func:`~docgraph.tagging.consistency.consistent_tagging`)
+        #: applied to every tagged document, ``None``: none.
+        self.consistency: LabelConsistency | None = (
+            LABEL_CONSISTENCY if consistency is True else consistency or None)
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu",
              lm: str | Path | None = None, threshold: float | None = None,
              open_vocabulary: bool = True, threads: int | None = None,
              max_doc_tokens: int | None = None, batch_tokens: int | None = None,
-             precision: str | None = None, speed: str | Approximation | None = None
-             ) -> Tagger:
+             precision: str | None = None, speed: str | Approximation | None = None,
+             consistency: bool | LabelConsistency = False) -> Tagger:
         """Load a model directory written by ``scripts/train.py`` or :meth:`save`, or a shipped
         model by name (``"conll03"``, ``"ontonotes"``: :mod:`docgraph.persistence.shipped`).
 
@@ -178,6 +188,8 @@ class Tagger:
                 :data:`~docgraph.config.tagging.FAST`) or an
                 :class:`~docgraph.config.tagging.Approximation` (default:
                 :data:`~docgraph.config.tagging.DEFAULT_SPEED`; also in the tagging processes).
+            consistency: Label consistency in decoding: ``True`` with the thresholds of
+                :data:`~docgraph.config.tagging.LABEL_CONSISTENCY`, or others.
 
         Raises:
             CheckpointError: ``path`` is neither a model directory nor a shipped model's name,
@@ -200,7 +212,8 @@ class Tagger:
         files = read_model_files(path)
         model, vocabs, config = load_model_dir(files, device, overrides)
         return cls(model, vocabs, config, device, path=files.directory, overrides=overrides,
-                   threads=threads, max_doc_tokens=max_doc_tokens, batch_tokens=batch_tokens)
+                   threads=threads, max_doc_tokens=max_doc_tokens, batch_tokens=batch_tokens,
+                   consistency=consistency)
 
     def save(self, directory: str | Path, overwrite: bool = False) -> Path:
         """Write the model directory this tagger was loaded from to ``directory``, whole or
