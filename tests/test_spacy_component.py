@@ -525,3 +525,14 @@ def test_the_component_tags_in_the_precision_it_is_given(model_dir):
         .precision == "fp32"
     with pytest.raises(DocgraphSpacyError, match="precision must be one of auto, fp32, bf16"):
         pipeline(model_dir, precision="fp16")
+
+
+def test_consistency_reaches_the_tagger(model_dir, sample_splits):
+    """``consistency`` in the component's config tags as a tagger loaded with it does."""
+    documents = [[list(s.tokens) for s in d.sentences if len(s)] for d in sample_splits["test"]]
+    nlp = pipeline(model_dir, consistency=True)
+    assert nlp.get_pipe("docgraph_ner").tagger.consistency is not None
+    docs = list(nlp.pipe(make_doc(nlp, d) for d in documents))
+    expected = Tagger.load(model_dir, consistency=True).tag(documents)[1]
+    assert [t._.docgraph_tag for doc in docs for t in doc] == [
+        t for doc in expected for s in doc for t in s]

@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Sequence
 
 from docgraph import serve
-from docgraph.cli.arguments import OneLineParser, fail, rule_type, setup_logging
+from docgraph.cli.arguments import OneLineParser, add_setting_flag, fail, setup_logging
 from docgraph.config.errors import DocgraphError
 from docgraph.config.fields import settings_of
 from docgraph.config.serve import ServeConfig
@@ -36,13 +36,7 @@ def serve_parser() -> argparse.ArgumentParser:
                     "gracefully on SIGTERM or Ctrl-C. See docs/serve.md.")
     defaults = ServeConfig()
     for name, setting in settings_of(ServeConfig):
-        default = getattr(defaults, name)
-        choices = setting.rule.choices or None
-        shown = f" (default: {default})" if default is not None and name != "model" else ""
-        p.add_argument(setting.flag, dest=name, default=default, choices=choices,
-                       required=name == "model",
-                       type=None if choices else rule_type(setting),
-                       metavar=None if choices else setting.metavar, help=setting.help + shown)
+        add_setting_flag(p, name, setting, getattr(defaults, name), required=name == "model")
     return p
 
 

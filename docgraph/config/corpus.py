@@ -27,7 +27,7 @@ CORPUS_INPUT_FORMATS = (*INPUT_FORMATS, "parquet")
 """How a corpus job reads an input file: ``predict.py``'s formats, and Parquet with a column
 of text."""
 
-OUTPUT_SETTINGS = ("model", "output_format", "scores", "input_format", "documents",
+OUTPUT_SETTINGS = ("model", "output_format", "scores", "consistency", "input_format", "documents",
                    "tokenized", "text_column", "id_column", "max_doc_tokens")
 """The fields that decide the records a job writes (its other fields say where it runs)."""
 
@@ -46,6 +46,8 @@ class CorpusConfig:
         gpus_per_actor: GPUs reserved for each tagger (``0``: tag on the CPU).
         output_format: The format of the output files (:data:`OUTPUT_FORMATS`).
         scores: Give every entity its probability under the model.
+        consistency: Label consistency in decoding
+            (:data:`~docgraph.config.tagging.LABEL_CONSISTENCY`).
         input_format: How an input file is read (:data:`CORPUS_INPUT_FORMATS`; ``auto``:
             Parquet for a ``.parquet`` file, else as ``predict.py`` reads it).
         documents: What a document of raw text is (:data:`DOCUMENT_SPLITS`).
@@ -75,6 +77,9 @@ class CorpusConfig:
                                 help="output files: Parquet or JSON lines, one per input file")
     scores: bool = switch(False, switches={"--scores": True},
                           help="give every entity its probability under the model")
+    consistency: bool = switch(False, switches={"--consistency": True},
+                               help="label consistency in decoding: each name of a document "
+                                    "gets one type and its untagged repeats are tagged")
     input_format: str = choice(
         "auto", CORPUS_INPUT_FORMATS, flag="--input-format",
         help="auto: Parquet for a .parquet file, a spaCy DocBin for a .spacy file, span JSON "

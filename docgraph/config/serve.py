@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from docgraph.config.fields import check_config, choice, integer, number, text
+from docgraph.config.fields import check_config, choice, integer, number, switch, text
 from docgraph.config.tagging import (
     DEFAULT_BATCH_TOKENS,
     DEFAULT_SPEED,
@@ -34,6 +34,8 @@ class ServeConfig:
         precision: The arithmetic of tagging (:mod:`docgraph.runtime.precision`).
         speed: ``"faithful"`` or ``"fast"`` (:data:`~docgraph.config.tagging.SPEEDS`; ``None``:
             :data:`~docgraph.config.tagging.DEFAULT_SPEED`).
+        consistency: Label consistency in decoding
+            (:data:`~docgraph.config.tagging.LABEL_CONSISTENCY`).
         max_batch_tokens: The most tokens packed into one tagging pass.
         max_wait_ms: How long the first document of a pass waits for others to join it.
         max_queue: The most documents waiting; a request that does not fit is refused (503).
@@ -58,6 +60,9 @@ class ServeConfig:
     speed: str | None = choice(None, tuple(SPEEDS), optional=True, flag="--speed",
                                help="faithful: the trained computation; fast: its "
                                     f"approximations for speed (default: {DEFAULT_SPEED})")
+    consistency: bool = switch(False, switches={"--consistency": True},
+                               help="label consistency in decoding: each name of a document "
+                                    "gets one type and its untagged repeats are tagged")
     max_batch_tokens: int = integer(DEFAULT_BATCH_TOKENS, low=1, flag="--max-batch-tokens",
                                     metavar="TOKENS",
                                     help="most tokens packed into one tagging pass")

@@ -298,7 +298,8 @@ class _InputTagger:
         threads = max(1, int(config.cpus_per_actor))
         device = "cuda" if config.gpus_per_actor > 0 else "cpu"
         self.tagger = Tagger.load(config.model, device=device, threads=threads,
-                                  max_doc_tokens=config.max_doc_tokens)
+                                  max_doc_tokens=config.max_doc_tokens,
+                                  consistency=config.consistency)
         self.config, self.root, self.output = config, Path(root), Path(output)
         self.options = _read_options(config, self.tagger)
 

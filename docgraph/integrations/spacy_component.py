@@ -324,6 +324,7 @@ class DocgraphNER(Pipe):
             ``$DOCGRAPH_TAGGING_PRECISION``, else :mod:`docgraph.runtime.precision`'s).
         speed: ``"faithful"`` or ``"fast"`` (``predict.py --speed``; default:
             :data:`~docgraph.config.tagging.DEFAULT_SPEED`).
+        consistency: Label consistency in decoding (``predict.py --consistency``).
 
     Raises:
         DocgraphSpacyError: The model directory is not ours, an argument is out of range, or
@@ -337,7 +338,7 @@ class DocgraphNER(Pipe):
                  threshold: float | None = _TAGGING.threshold,
                  max_doc_tokens: int | None = _TAGGING.max_doc_tokens,
                  threads: int | None = None, precision: str | None = None,
-                 speed: str | None = None) -> None:
+                 speed: str | None = None, consistency: bool = False) -> None:
         for key, value, least in (("batch_tokens", batch_tokens, 1), ("mc_seed", mc_seed, 0),
                                   ("max_doc_tokens", max_doc_tokens, 0)):
             if value is not None and value < least:
@@ -354,7 +355,8 @@ class DocgraphNER(Pipe):
         self.mc_seed = int(mc_seed)
         self._options = {"batch_tokens": batch_tokens, "device": device,
                          "threshold": threshold, "max_doc_tokens": max_doc_tokens,
-                         "precision": precision, "speed": speed}
+                         "precision": precision, "speed": speed,
+                         "consistency": bool(consistency)}
         self._said_sentences = self._said_empty = False
         self._pid = os.getpid()
         self._missing: DocgraphSpacyError | None = None
@@ -384,7 +386,7 @@ class DocgraphNER(Pipe):
                 model_path, resolve_device(options["device"]), threshold=options["threshold"],
                 threads=self.threads, max_doc_tokens=options["max_doc_tokens"],
                 batch_tokens=options["batch_tokens"], precision=options["precision"],
-                speed=options["speed"])
+                speed=options["speed"], consistency=options["consistency"])
         except (CheckpointError, ValueError) as err:
             raise DocgraphSpacyError(f"docgraph_ner: cannot load {model_path}: {err}") from err
         self.model_path = model_path
@@ -623,7 +625,8 @@ def _files_differ(loaded: Path, copy: Path) -> bool:
     default_config={"overwrite_ents": False, "batch_tokens": None,
                     "mc_seed": _TAGGING.mc_seed, "device": _TAGGING.device,
                     "threshold": _TAGGING.threshold, "max_doc_tokens": _TAGGING.max_doc_tokens,
-                    "threads": None, "precision": None, "speed": None},
+                    "threads": None, "precision": None, "speed": None,
+                    "consistency": False},
     assigns=["doc.ents", "token.ent_iob", "token.ent_type", "doc._.docgraph"],
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0,
                            "ents_per_type": None},
@@ -632,10 +635,10 @@ def make_docgraph_ner(nlp: Language, name: str, model: str, overwrite_ents: bool
                       batch_tokens: int | None, mc_seed: int, device: str,
                       threshold: float | None, max_doc_tokens: int | None,
                       threads: int | None, precision: str | None = None,
-                      speed: str | None = None) -> DocgraphNER:
+                      speed: str | None = None, consistency: bool = False) -> DocgraphNER:
     """The ``docgraph_ner`` factory (:class:`DocgraphNER`), registered with spaCy on import
     and through the ``spacy_factories`` entry point of ``pip install docgraph[spacy]``."""
     return DocgraphNER(nlp, name, model=model, overwrite_ents=overwrite_ents,
                        batch_tokens=batch_tokens, mc_seed=mc_seed, device=device,
                        threshold=threshold, max_doc_tokens=max_doc_tokens, threads=threads,
-                       precision=precision, speed=speed)
+                       precision=precision, speed=speed, consistency=consistency)

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 
-from docgraph.cli.arguments import OneLineParser, fail, rule_type, setup_logging
+from docgraph.cli.arguments import OneLineParser, add_setting_flag, fail, setup_logging
 from docgraph.config.corpus import CorpusConfig
 from docgraph.config.errors import DocgraphError
-from docgraph.config.fields import UsageError, setting_of
+from docgraph.config.fields import UsageError, settings_of
 from docgraph.data.corpus_files import corpus_inputs
 from docgraph.persistence.run_lock import busy_message
 from docgraph.persistence.shipped import resolve_model
@@ -48,18 +48,8 @@ def tag_corpus_parser() -> argparse.ArgumentParser:
                    help="output directory: one file per input, named after it")
     p.add_argument("--quiet", action="store_true", help="only errors and the summary")
     defaults = CorpusConfig()
-    for item in fields(CorpusConfig):
-        setting, default = setting_of(item), getattr(defaults, item.name)
-        if setting.switches:
-            for flag, value in setting.switches.items():
-                p.add_argument(flag, dest=item.name, action="store_const", const=value,
-                               default=default, help=setting.help)
-            continue
-        choices = setting.rule.choices or None
-        shown = f" (default: {default})" if default is not None else ""
-        p.add_argument(setting.flag, dest=item.name, default=default, choices=choices,
-                       type=rule_type(setting), metavar=None if choices else setting.metavar,
-                       help=setting.help + shown)
+    for name, setting in settings_of(CorpusConfig):
+        add_setting_flag(p, name, setting, getattr(defaults, name))
     return p
 
 

@@ -94,7 +94,8 @@ def main(conn: Connection, config: ServeConfig) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         tagger = Tagger.load(config.model, threads=config.threads, precision=config.precision,
-                             batch_tokens=config.max_batch_tokens, speed=config.speed)
+                             batch_tokens=config.max_batch_tokens, speed=config.speed,
+                             consistency=config.consistency)
         tag_pass(tagger, [PassDocument("warm-up", _WARM_UP, scores=True),
                           PassDocument("warm-up", _WARM_UP)])
         conn.send(("ready", model_card(tagger, config.model)))

@@ -37,6 +37,7 @@ from docgraph.cli.arguments.flags import (
 from docgraph.cli.arguments.parsers import (
     add_data_arguments,
     add_progress_arguments,
+    add_setting_flag,
     add_tagging_arguments,
     add_tagging_flags,
     evaluate_parser,
@@ -84,6 +85,7 @@ __all__ = [
     "ValueFlag",
     "add_data_arguments",
     "add_progress_arguments",
+    "add_setting_flag",
     "add_tagging_arguments",
     "add_tagging_flags",
     "check_arguments",

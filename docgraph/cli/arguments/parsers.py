@@ -11,6 +11,7 @@ before torch loads, beside :mod:`~docgraph.cli.arguments.train_checks` and
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from docgraph.cli.arguments.flags import (
     MODEL_HELP,
@@ -26,6 +27,7 @@ from docgraph.cli.arguments.flags import (
     switch_help,
     value_flags,
 )
+from docgraph.config.fields import Setting
 from docgraph.config.graph import GraphConfig
 from docgraph.config.tagging import (
     EVALUATE,
@@ -105,6 +107,23 @@ def add_progress_arguments(p: argparse.ArgumentParser) -> None:
                         "progress lines (default: %(default)g; on a terminal progress is a bar)")
 
 
+def add_setting_flag(p: argparse.ArgumentParser, name: str, setting: Setting, default: Any,
+                     required: bool = False) -> None:
+    """The flag (or switches) of one declared setting, made from its declaration: its type
+    and check (an ``argparse`` error naming the flag), choices, metavar, default and
+    ``--help`` (the default shown unless ``None`` or ``required``)."""
+    if setting.switches:
+        for flag, value in setting.switches.items():
+            p.add_argument(flag, dest=name, action="store_const", const=value,
+                           default=default, help=setting.help)
+        return
+    choices = setting.rule.choices or None
+    shown = f" (default: {default})" if default is not None and not required else ""
+    p.add_argument(setting.flag, dest=name, default=default, choices=choices, required=required,
+                   type=setting.parse if name == "threshold" else rule_type(setting),
+                   metavar=None if choices else setting.metavar, help=setting.help + shown)
+
+
 def add_tagging_flags(p: argparse.ArgumentParser, tool: str) -> None:
     """The flags of :class:`~docgraph.config.tagging.TaggingConfig` that ``tool`` takes
     (:func:`~docgraph.config.tagging.tagging_settings`), each made from its declaration: its
@@ -113,18 +132,7 @@ def add_tagging_flags(p: argparse.ArgumentParser, tool: str) -> None:
     and ``--help``."""
     defaults = TaggingConfig()
     for name, setting in tagging_settings(tool):
-        default = getattr(defaults, name)
-        if setting.switches:
-            for flag, value in setting.switches.items():
-                p.add_argument(flag, dest=name, action="store_const", const=value,
-                               default=default, help=setting.help)
-            continue
-        choices = setting.rule.choices or None
-        shown = f" (default: {default})" if default is not None else ""
-        p.add_argument(setting.flag, dest=name, default=default, choices=choices,
-                       type=setting.parse if name == "threshold" else rule_type(setting),
-                       metavar=None if choices else setting.metavar,
-                       help=setting.help + shown)
+        add_setting_flag(p, name, setting, getattr(defaults, name))
 
 
 def add_tagging_arguments(p: argparse.ArgumentParser, tool: str) -> None:
@@ -215,6 +223,6 @@ def visualize_parser() -> argparse.ArgumentParser:
 
 
 
-__all__ = ["add_data_arguments", "add_progress_arguments", "add_tagging_arguments",
-           "add_tagging_flags", "evaluate_parser", "predict_parser", "stats_parser", "train_parser",
-           "visualize_parser"]
+__all__ = ["add_data_arguments", "add_progress_arguments", "add_setting_flag",
+           "add_tagging_arguments", "add_tagging_flags", "evaluate_parser", "predict_parser",
+           "stats_parser", "train_parser", "visualize_parser"]
