@@ -86,6 +86,12 @@ def test_cue_words_are_the_words_of_several_different_mentions():
     assert cue_words([doc], 2) == {"quenby", "halvorsen"}
     assert "optics" in cue_words([doc], 1) and cue_words([doc], 4) == frozenset()
     assert cue_words([doc], 2, kept_types={"PER", "MISC"}) == {"halvorsen"}
+    # "returned" is a lowercase word outside mentions but in no mention; "quenby" (lowercase,
+    # a mention) is not a common word; add one that is both
+    common = Document("c", (Sentence(("the", "optics", "of", "Halvorsen", "Optics"),
+                                     ("O", "O", "O", "B-ORG", "I-ORG"), "c", 0),))
+    assert cue_words([doc, common], 3) == {"quenby"}
+    assert cue_words([doc, common], 3, common=True) == {"quenby", "optics"}
 
 
 def test_kept_words_keep_their_form_inside_mentions_and_the_rest_is_invented():
@@ -103,6 +109,8 @@ def test_novel_name_cues_need_invented_names():
     with pytest.raises(ConfigError, match="novel_name_cues"):
         TrainConfig(novel_name_cues=5)
     assert TrainConfig(novel_name_cues=5, novel_name_share=0.3).novel_name_cues == 5
+    with pytest.raises(ConfigError, match="novel_name_common_cues"):
+        TrainConfig(novel_name_common_cues=True, novel_name_share=0.3)
 
 
 def test_train_config_refuses_shares_over_one():

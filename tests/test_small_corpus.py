@@ -124,7 +124,7 @@ def test_the_presets_resolve_as_before_whatever_the_corpus_size(dataset, tmp_pat
             "eval_batch_tokens": 8000, "loss_reduction": "sentence_mean", "threads": 0,
             "processes": 0, "max_minutes": 0.0, "lowercase_share": 0.0,
             "uppercase_share": 0.0, "novel_name_share": 0.0, "novel_name_variants": 3,
-            "novel_name_cues": 0,
+            "novel_name_cues": 0, "novel_name_common_cues": False,
             "word_dropout": 0.0, "mention_masking": 0.0, "selection": "dev",
             "deterministic": False}
 

@@ -86,6 +86,9 @@ class TrainConfig:
             (:func:`~docgraph.data.novel_names.cue_words`: ``"Corp"``, ``"Bank"``, first
             names), so that an invented name with a telling word (``"Halvorsen Optics"``) is
             learnt from that word; the even-numbered versions invent every word.
+        novel_name_common_cues: The cue words of ``novel_name_cues`` also hold every mention
+            word the training split uses in lowercase outside mentions (``"airport"``,
+            ``"cement"``), so that a common word inside a name is learnt as telling its type.
         word_dropout: The probability that a training token's word id is replaced by the
             unknown word in a step (its characters kept; :mod:`docgraph.graph.masking`).
         mention_masking: The probability that a token of an entity mention that repeats an
@@ -151,6 +154,10 @@ class TrainConfig:
     novel_name_cues: int = integer(0, low=0, high=1_000_000, flag="--novel-name-cues",
                                    help="odd invented-name versions keep words found in at "
                                         "least this many training mentions (0: none)")
+    novel_name_common_cues: bool = switch(
+        False, switches={"--novel-name-common-cues": True},
+        help="the cue words kept in invented names also hold the mention words the training "
+             "split uses as common (lowercase) words")
     word_dropout: float = number(0.0, low=0.0, high=1.0, high_open=True, flag="--word-dropout",
                                  help="probability that a training token's word becomes the "
                                       "unknown word")
@@ -171,6 +178,9 @@ class TrainConfig:
             raise ConfigError(f"[train] lowercase_share + uppercase_share + novel_name_share = "
                               f"{self.lowercase_share} + {self.uppercase_share} + "
                               f"{self.novel_name_share}: expected a sum of at most 1")
+        if self.novel_name_common_cues and not self.novel_name_cues:
+            raise ConfigError("[train] novel_name_common_cues needs novel_name_cues above 0 "
+                              "(the words join the cue words)")
         if self.novel_name_cues and not self.novel_name_share:
             raise ConfigError("[train] novel_name_cues needs novel_name_share above 0 (the cue "
                               "words are kept in the invented-name versions)")

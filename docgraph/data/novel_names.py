@@ -100,27 +100,34 @@ def novel_name_seed(seed: int, version: int) -> int:
 
 
 def cue_words(documents: Iterable[Document], min_mentions: int,
-              kept_types: Container[str] = NOT_NAMES) -> frozenset[str]:
+              kept_types: Container[str] = NOT_NAMES, common: bool = False) -> frozenset[str]:
     """The words (lowercased) found in at least ``min_mentions`` different entity mentions of
     ``documents`` (``"corp"``, ``"bank"``, ``"university"``, ``"john"``): words that tell a
     mention's type rather than name it, which a name users bring shares with names the corpus
-    holds (``"Halvorsen Optics"``, ``"Quenby Crater"``).
+    holds (``"Halvorsen Optics"``, ``"Quenby Crater"``). With ``common``, also every word of a
+    mention that the documents use in lowercase outside mentions (``"airport"``, ``"cement"``):
+    a common word inside a name describes what the name names.
 
     Args:
         documents: Labelled documents (a training split).
         min_mentions: The number of different mentions (compared lowercased) a word must be in.
         kept_types: Types whose mentions are not names and are not counted.
+        common: Add the mention words used as common words.
     """
     mentions: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    lowercase: set[str] = set()
     for document in documents:
         for sentence in document.sentences:
+            lowercase.update(token for token, tag in zip(sentence.tokens, sentence.tags)
+                             if tag == "O" and token.islower())
             for type_, start, end in spans(sentence.tags):
                 if type_ in kept_types:
                     continue
                 words = tuple(w.lower() for w in sentence.tokens[start:end])
                 for word in words:
                     mentions[word].add(words)
-    return frozenset(w for w, found in mentions.items() if len(found) >= min_mentions)
+    return frozenset(w for w, found in mentions.items()
+                     if len(found) >= min_mentions or (common and w in lowercase))
 
 
 def novel_names(document: Document, seed: int, avoid: Container[str] = frozenset(),

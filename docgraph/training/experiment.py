@@ -199,7 +199,8 @@ def _novel_name_variants(config: ExperimentConfig, train: list[Document], vocabs
     if tc.novel_name_share == 0:
         return {}
     avoid = _avoided_words(config, vocabs)
-    cues = cue_words(train, tc.novel_name_cues) if tc.novel_name_cues else frozenset()
+    cues = cue_words(train, tc.novel_name_cues, common=tc.novel_name_common_cues) \
+        if tc.novel_name_cues else frozenset()
     return {f"novel-{v}": prepare_in_parts(
         [novel_names(d, novel_name_seed(config.seed, v), avoid,
                      kept_words=cues if v % 2 else frozenset()) for d in train], vocabs,
