@@ -85,9 +85,13 @@ def _tagging_batches(model: GCDoc, graphs: Sequence[DocumentGraph], batch_tokens
             if cuda:
                 with torch.cuda.device(index):
                     torch.cuda.manual_seed(seed)
-        with Progress(progress or "", total=sum(int(g.num_nodes) for g in graphs),
-                      unit="token", enabled=progress is not None) as bar:
-            for indices, batch in iterate_batches(graphs, sampler, device, model):
+        batches = iterate_batches(graphs, sampler, device, model)
+        if progress is None:
+            yield from batches
+            return
+        with Progress(progress, total=sum(int(g.num_nodes) for g in graphs),
+                      unit="token") as bar:
+            for indices, batch in batches:
                 yield indices, batch
                 bar.update(int(batch.num_nodes))
 

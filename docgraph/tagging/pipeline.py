@@ -35,6 +35,7 @@ from typing import Protocol, TypeVar
 import torch
 
 from docgraph.config import ExperimentConfig
+from docgraph.config.graph import GraphConfig
 from docgraph.config.tagging import DEFAULT_MAX_DOC_TOKENS, LabelConsistency
 from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document
@@ -93,11 +94,14 @@ Tags = list[list[str]]
 
 
 class TaggingModel(Protocol):
-    """What tagging needs of a loaded model (a :class:`~docgraph.tagging.tagger.Tagger`)."""
+    """What tagging needs of a loaded model (a :class:`~docgraph.tagging.tagger.Tagger`):
+    with its configuration, the graph configuration it builds documents' graphs by
+    (``config.graph_config()``, resolved once)."""
 
     model: GCDoc
     vocabs: Vocabularies
     config: ExperimentConfig
+    graph_config: GraphConfig
     device: torch.device
     lm_encoder: ContextualEncoder | None
     batch_tokens: int
@@ -157,7 +161,7 @@ def _graphs(documents: Sequence[Document], tagged: TaggingModel) -> list[Documen
     """The graphs of documents already cut to size, with the features of the language model
     the model reads, if any, computed on them."""
     config = tagged.config
-    graphs = documents_to_graphs(documents, tagged.vocabs, config.graph_config())
+    graphs = documents_to_graphs(documents, tagged.vocabs, tagged.graph_config)
     if config.lm is not None:
         encoder = tagged.lm_encoder or ContextualEncoder.from_config(config)
         attach_token_features(graphs, encoder.encode(list(documents)))
@@ -201,6 +205,7 @@ class _LoadedModel:
     device: torch.device
     lm_encoder: ContextualEncoder | None
     batch_tokens: int
+    graph_config: GraphConfig
 
 
 # The model of a tagging process of the pool, loaded once by _load_worker.
@@ -218,7 +223,7 @@ def _load_worker(model_dir: str, overrides: ModelOverrides | None, threads: int,
     encoder = (ContextualEncoder.from_config(config, precision=precision)
                if config.lm is not None else None)
     _WORKER = _LoadedModel(model, vocabs, config, torch.device("cpu"), encoder,
-                           budget or batch_tokens(config))
+                           budget or batch_tokens(config), config.graph_config())
 
 
 def _tag_in_worker(documents: list[Document], mc_seed: int, scores: bool, inspect: bool
@@ -282,20 +287,20 @@ def stream_tags(items: Iterable[T], document: Callable[[T], Document],
                          "(Tagger.load)")
     bound_onednn_caches()
     model = tagger.config.model
-    min_tokens = min_tagging_tokens(model.graph, model.cross_sentence)
     pairs = ((item, document(item)) for item in items)
 
     def size(pair: tuple[T, Document]) -> int:
         return pair[1].num_tokens
 
     def count(tokens: int) -> int:
-        return tagging_processes(tokens, tagger.device, processes, min_tokens=min_tokens)
+        return tagging_processes(tokens, tagger.device, processes, min_tokens=min_tagging_tokens(
+            model.graph, model.cross_sentence))
 
     # Read ahead until the input is long enough for every process there can be, each with a
     # group of its own, or until it ends; then the processes are counted on the whole input.
     ahead: deque[tuple[T, Document]] = deque()
     tokens, ended = 0, False
-    most = 1 if tagger.path is None else count(sys.maxsize)
+    most = 1 if tagger.path is None or processes == 1 else count(sys.maxsize)
     while most > 1 and (count(tokens) < most or tokens < most * group_tokens):
         pair = next(pairs, None)
         if pair is None:

@@ -150,6 +150,8 @@ class Tagger:
         #: The token budget of a tagging batch in this process
         #: (:func:`~docgraph.tagging.pipeline.batch_tokens` unless given).
         self.batch_tokens = batch_tokens or default_batch_tokens(config, self.device)
+        #: The graph configuration documents are built by (``config.graph_config()``).
+        self.graph_config = config.graph_config()
         #: Label consistency in decoding (:func:`~docgraph.tagging.consistency.consistent_tagging`)
         #: applied to every tagged document, ``None``: none.
         self.consistency: LabelConsistency | None = (
