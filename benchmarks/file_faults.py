@@ -225,7 +225,7 @@ def kill_predict_pid_trial(index: int, work: Path, setup: dict[str, Path],
     left = [w for w in workers if _wait_alive(w, 10.0)]
     new_semaphores = sorted(p.name for p in (set(shm.glob("sem.*")) if shm.is_dir() else set())
                             - semaphores)
-    again = script("predict", *args[:4], "--processes", "1", *TAGGING_FLAGS, tmp=tmp)
+    again = script("predict", *args[:5], "--processes", "1", *TAGGING_FLAGS, tmp=tmp)
     record = {"kind": "kill9-predict-pid", "workers_seen": started,
               "stderr_of_the_killed": stderr.strip()[-500:], "left_running": left,
               "semaphores_left": new_semaphores, "then": again.returncode,
