@@ -287,20 +287,21 @@ def stream_tags(items: Iterable[T], document: Callable[[T], Document],
                          "(Tagger.load)")
     bound_onednn_caches()
     model = tagger.config.model
+    one = tagger.path is None or processes == 1
+    min_tokens = 0 if one else min_tagging_tokens(model.graph, model.cross_sentence)
     pairs = ((item, document(item)) for item in items)
 
     def size(pair: tuple[T, Document]) -> int:
         return pair[1].num_tokens
 
     def count(tokens: int) -> int:
-        return tagging_processes(tokens, tagger.device, processes, min_tokens=min_tagging_tokens(
-            model.graph, model.cross_sentence))
+        return tagging_processes(tokens, tagger.device, processes, min_tokens=min_tokens)
 
     # Read ahead until the input is long enough for every process there can be, each with a
     # group of its own, or until it ends; then the processes are counted on the whole input.
     ahead: deque[tuple[T, Document]] = deque()
     tokens, ended = 0, False
-    most = 1 if tagger.path is None or processes == 1 else count(sys.maxsize)
+    most = 1 if one else count(sys.maxsize)
     while most > 1 and (count(tokens) < most or tokens < most * group_tokens):
         pair = next(pairs, None)
         if pair is None:
@@ -309,7 +310,7 @@ def stream_tags(items: Iterable[T], document: Callable[[T], Document],
         ahead.append(pair)
         tokens += size(pair)
     workers = count(tokens) if most > 1 else 1
-    consistency = getattr(tagger, "consistency", None)
+    consistency = tagger.consistency
     scored = scores or consistency is not None
     groups: Iterator[list[tuple[T, Document]]]
     if ended and workers > 1:  # a short input: one share per process
@@ -325,14 +326,13 @@ def stream_tags(items: Iterable[T], document: Callable[[T], Document],
     else:
         tagged = _tag_in_pool(groups, str(tagger.path), tagger.overrides, workers, mc_seed,
                               scored, inspect, tagger.batch_tokens, _has_graph(tagger))
-    if consistency is None:
-        yield from tagged
-        return
-    for item, tagging, *rest in tagged:
-        tokens = [s.tokens for s in document(item).sentences]
-        tagging = consistent_tagging(tokens, tagging, consistency.min_votes,
-                                     consistency.relabel_below)
-        yield (item, tagging if scores else Tagging(tagging.tags, None), *rest)
+    for item, doc, tagging, *rest in tagged:
+        if consistency is not None:
+            tagging = consistent_tagging([s.tokens for s in doc.sentences], tagging,
+                                         consistency.min_votes, consistency.relabel_below)
+            if not scores:
+                tagging = Tagging(tagging.tags, None)
+        yield (item, tagging, *rest)
 
 
 def _tag_in_this_process(group: Sequence[tuple[T, Document]], tagger: StreamingTagger,
@@ -348,14 +348,14 @@ def _tagged(group: Sequence[tuple[T, Document]]) -> list[Document]:
 
 def _spread(group: Sequence[tuple[T, Document]], found: Sequence[tuple], scores: bool,
             inspect: bool, has_graph: bool) -> Iterator[tuple]:
-    """The items of a group with the results of :func:`_tagged`'s documents (an empty one
-    for the others)."""
+    """The items of a group, each with its document and the results of :func:`_tagged`'s
+    documents (an empty one for the others)."""
     it = iter(found)
     empty: tuple = (Tagging([], [] if scores else None),)
     if inspect:
         empty += (ChunkInspection(None, None, [] if has_graph else None),)
     for item, doc in group:
-        yield (item, *(next(it) if doc.sentences else empty))
+        yield (item, doc, *(next(it) if doc.sentences else empty))
 
 
 def _has_graph(tagged: TaggingModel) -> bool:

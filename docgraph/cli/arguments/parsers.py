@@ -11,6 +11,7 @@ before torch loads, beside :mod:`~docgraph.cli.arguments.train_checks` and
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from docgraph.cli.arguments.flags import (
@@ -108,10 +109,11 @@ def add_progress_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_setting_flag(p: argparse.ArgumentParser, name: str, setting: Setting, default: Any,
-                     required: bool = False) -> None:
+                     required: bool = False, parse: Callable[[str], Any] | None = None) -> None:
     """The flag (or switches) of one declared setting, made from its declaration: its type
-    and check (an ``argparse`` error naming the flag), choices, metavar, default and
-    ``--help`` (the default shown unless ``None`` or ``required``)."""
+    and check (an ``argparse`` error naming the flag; ``parse`` in place of the check, for a
+    value checked later), choices, metavar, default and ``--help`` (the default shown unless
+    ``None`` or ``required``)."""
     if setting.switches:
         for flag, value in setting.switches.items():
             p.add_argument(flag, dest=name, action="store_const", const=value,
@@ -120,7 +122,7 @@ def add_setting_flag(p: argparse.ArgumentParser, name: str, setting: Setting, de
     choices = setting.rule.choices or None
     shown = f" (default: {default})" if default is not None and not required else ""
     p.add_argument(setting.flag, dest=name, default=default, choices=choices, required=required,
-                   type=setting.parse if name == "threshold" else rule_type(setting),
+                   type=parse or rule_type(setting),
                    metavar=None if choices else setting.metavar, help=setting.help + shown)
 
 
@@ -132,7 +134,8 @@ def add_tagging_flags(p: argparse.ArgumentParser, tool: str) -> None:
     and ``--help``."""
     defaults = TaggingConfig()
     for name, setting in tagging_settings(tool):
-        add_setting_flag(p, name, setting, getattr(defaults, name))
+        add_setting_flag(p, name, setting, getattr(defaults, name),
+                         parse=setting.parse if name == "threshold" else None)
 
 
 def add_tagging_arguments(p: argparse.ArgumentParser, tool: str) -> None:
