@@ -43,8 +43,9 @@ def test_torchrun_two_processes(tmp_path):
            "--master_port", str(free_port()), str(ROOT / "scripts" / "train.py"),
            "--dataset", "sample", "--output-dir", str(out), *TINY_FLAGS,
            "--epochs", "3", "--lr", "0.03", "--batch-tokens", "500"]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=script_env(),
-                         cwd=ROOT)
+    # torchrun's agent leaves its own torchelastic_* directory in $TMPDIR: keep it in tmp_path
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=240,
+                         env=dict(script_env(), TMPDIR=str(tmp_path)), cwd=ROOT)
     assert res.returncode == 0, res.stderr[-3000:]
     assert res.stdout.count("test F1") == 1  # only rank 0 reports
     metrics = json.loads((out / "metrics.json").read_text())
