@@ -162,13 +162,14 @@ def _text_corpus(folder: Path, files: int, documents: int, sentences: int) -> in
     return files * documents
 
 
-def _predicted(path: Path, tmp: Path) -> dict[str, list[dict]]:
-    """``predict.py --format jsonl --scores``'s records of the file ``path`` (tagged alone, as
-    an actor tags it: a file's documents share tagging batches), grouped by document."""
+def _predicted(path: Path, tmp: Path, *flags: str) -> dict[str, list[dict]]:
+    """``predict.py --format jsonl --scores FLAGS``'s records of the file ``path`` (tagged
+    alone, as an actor tags it: a file's documents share tagging batches), grouped by
+    document."""
     out = tmp / f"{path.name}.predicted.jsonl"
     subprocess.run([sys.executable, str(ROOT / "scripts" / "predict.py"), str(path),
                     "--model", "conll03", "--format", "jsonl", "--scores", "--processes", "1",
-                    "--output", str(out)], check=True, capture_output=True, text=True)
+                    "--output", str(out), *flags], check=True, capture_output=True, text=True)
     grouped: dict[str, list[dict]] = collections.defaultdict(list)
     for line in out.read_text().splitlines():
         record = json.loads(line)
@@ -229,6 +230,25 @@ def test_a_job_tags_every_format_as_predict_does_and_lists_a_bad_input(cluster, 
     assert "4 done before, 1 tagged now" in log
     assert not (output / "_missing.txt").exists()
     assert all(p.stat().st_mtime_ns == t for p, t in before.items())
+
+
+@pytest.mark.timeout(900)
+def test_a_job_with_consistency_tags_as_predict_with_it(cluster, tmp_path):
+    """``--consistency`` reaches the actors: the biography of invented names, whose tags it
+    changes, comes out as ``predict.py --consistency`` writes it."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copy(ROOT / "benchmarks" / "data" / "novel-names" / "biography.jsonl", corpus)
+    path = corpus / "biography.jsonl"
+    expected = _predicted(path, tmp_path, "--consistency")
+    (tmp_path / "plain").mkdir()
+    assert expected != _predicted(path, tmp_path / "plain")
+    output = tmp_path / "out"
+    code, log = _finish(cluster.run(str(corpus), "--output", str(output), "--actors", "1",
+                                    "--scores", "--consistency"))
+    assert code == 0, log
+    rows = list(read_output(output_path(path, corpus, output, "parquet")))
+    assert {row["doc"]: row["entities"] for row in rows} == expected
 
 
 @pytest.mark.timeout(900)
