@@ -23,6 +23,7 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.data import Batch
 
+from docgraph.batching.loader import PlanSettings
 from docgraph.batching.plan import BatchPlan, buckets_for, grid_for, plan_batch
 from docgraph.config.model import SAVED_WITHOUT, GCDocConfig
 from docgraph.nn import (
@@ -313,6 +314,11 @@ class GCDoc(nn.Module):
         """The floating dtype of the parameters: that of the host-side plans' floating tensors
         (:meth:`plan`)."""
         return self.emission.weight.dtype
+
+    def plan_settings(self) -> PlanSettings:
+        """What the host-side plans of this model's batches need of it (:func:`collate
+        <docgraph.batching.loader.collate>`): its configuration and dtype."""
+        return PlanSettings(self.config, self.dtype)
 
     def _plan_of(self, batch: Batch, plan: BatchPlan | None = None, tagging: bool = False
                  ) -> BatchPlan:

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from docgraph.data.chunking import (
+    GreedyPacker,
     make_chunk,
     pack_greedy,
     pack_sentences,
@@ -98,6 +99,16 @@ def test_greedy_packing_by_hand():
     assert list(pack_greedy([3, 2, 4, 1, 5], 5, size=int)) == [[3, 2], [4, 1], [5]]
     assert list(pack_greedy([6, 1], 5, size=int)) == [[6], [1]]  # too long: alone
     assert list(pack_greedy([], 5)) == []
+
+
+def test_the_packer_closes_a_group_on_the_item_that_would_overflow_it():
+    packer: GreedyPacker[str] = GreedyPacker(5)
+    assert [packer.push(w, n) for w, n in [("a", 3), ("b", 2), ("c", 4), ("d", 9), ("e", 1)]] \
+        == [None, None, ["a", "b"], ["c"], ["d"]]
+    assert packer.flush() == ["e"]
+    assert packer.flush() is None  # empty afterwards
+    assert packer.push("f", 1) is None and packer.flush() == ["f"]
+    assert repr(packer) == "GreedyPacker(max_tokens=5)"
 
 
 def test_pieces_of_a_long_sentence():

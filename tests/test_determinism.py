@@ -45,7 +45,7 @@ def _train_steps(graphs, vocabs, steps=3):
     groups = clip_groups(model)
     for step in range(steps):
         batch = collate(graphs, [step % len(graphs), (step + 1) % len(graphs)],
-                        torch.device("cpu"), model)
+                        torch.device("cpu"), model.plan_settings())
         training_step(model, optimizer, batch, groups, 5.0)
     return model.state_dict()
 

@@ -412,7 +412,7 @@ def test_a_plan_made_beforehand_gives_what_the_module_plans_itself(sample_splits
     torch.manual_seed(0)
     model = build_model(GCDocConfig(hidden=8, char_hidden=4, char_dim=4, sent_dim=8,
                                     uncertainty_hidden=4, num_samples=3), sample_vocabs).eval()
-    batch = collate(graphs, [0, 1, 2], torch.device("cpu"), model)
+    batch = collate(graphs, [0, 1, 2], torch.device("cpu"), model.plan_settings())
     plan = model.plan(batch)
     module = model.document_graph
     h = torch.randn(batch.num_nodes, module.channels)

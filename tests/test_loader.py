@@ -4,13 +4,12 @@ prefetching of batches in a background thread."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 
 import pytest
 import torch
 from conftest import TINY_MODEL
 
-from docgraph.batching.loader import collate, iterate_batches
+from docgraph.batching.loader import PlanSettings, collate, iterate_batches
 from docgraph.batching.sampler import TokenBudgetBatchSampler
 from docgraph.config.graph import GraphConfig
 from docgraph.data.document import make_document
@@ -19,14 +18,6 @@ from docgraph.graph.build import documents_to_graphs
 from docgraph.model import GCDocConfig
 
 CPU = torch.device("cpu")
-
-
-@dataclass
-class _Planned:
-    """The two things a batch's plan needs of a model (a :class:`PlannedModel`)."""
-
-    config: GCDocConfig
-    dtype: torch.dtype = torch.float32
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +36,9 @@ def test_collate_batches_the_graphs_in_the_order_of_the_indices(graphs):
 
 
 def test_collate_attaches_the_plan_of_the_model(graphs):
-    model = _Planned(GCDocConfig(**TINY_MODEL), torch.float64)
-    batch = collate(graphs, [0, 1], CPU, model)
-    assert batch.plan.fits(model.config)
+    settings = PlanSettings(GCDocConfig(**TINY_MODEL), torch.float64)
+    batch = collate(graphs, [0, 1], CPU, settings)
+    assert batch.plan.fits(settings.config)
     assert not batch.plan.fits(GCDocConfig(**TINY_MODEL, window=1))
     assert batch.plan.dtype == torch.float64
     assert batch.plan.sentences.buckets[0].mean_weights.dtype == torch.float64
@@ -85,8 +76,9 @@ def test_prefetched_batches_equal_the_plain_ones_and_errors_reach_the_loop(sampl
     graphs = documents_to_graphs(sample_splits["train"], sample_vocabs, GraphConfig())
     model = build_model(GCDocConfig(**TINY_MODEL), sample_vocabs)
     sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs], 800, seed=3)
-    plain = list(iterate_batches(graphs, sampler, torch.device("cpu"), model))
-    ahead = list(iterate_batches(graphs, sampler, torch.device("cpu"), model, prefetch=2))
+    settings = model.plan_settings()
+    plain = list(iterate_batches(graphs, sampler, CPU, settings))
+    ahead = list(iterate_batches(graphs, sampler, CPU, settings, prefetch=2))
     assert [i for i, _ in plain] == [i for i, _ in ahead] and len(plain) > 2
     for (_, a), (_, b) in zip(plain, ahead):
         assert torch.equal(a.word, b.word) and b.plan.fits(model.config)
@@ -94,4 +86,4 @@ def test_prefetched_batches_equal_the_plain_ones_and_errors_reach_the_loop(sampl
             a.plan.sentences.buckets[0].forward_index)
     broken = [[0], [10**6]]  # the second batch names a graph that does not exist
     with pytest.raises(IndexError):
-        list(iterate_batches(graphs, broken, torch.device("cpu"), model, prefetch=1))
+        list(iterate_batches(graphs, broken, CPU, settings, prefetch=1))

@@ -96,7 +96,7 @@ def graphs(sample_splits, sample_vocabs):
 def _step_counts(graphs, vocabs, config, indices):
     torch.manual_seed(0)
     model = build_model(config, vocabs)
-    batch = collate(graphs, indices, torch.device("cpu"), model)
+    batch = collate(graphs, indices, torch.device("cpu"), model.plan_settings())
     optimizer = make_optimizer(model, TrainConfig(optimizer="adam", clip_norm=5.0))
     groups = clip_groups(model)
 

@@ -7,7 +7,7 @@ from docgraph.runtime.lazy import lazy_exports
 #: Where each public name lives; each is imported from its module on first use (PEP 562), so
 #: that importing one module of this package loads no other.
 _MODULES: dict[str, str] = {
-    "PlannedModel": "docgraph.batching.loader",
+    "PlanSettings": "docgraph.batching.loader",
     "collate": "docgraph.batching.loader",
     "iterate_batches": "docgraph.batching.loader",
     "BatchPlan": "docgraph.batching.plan",

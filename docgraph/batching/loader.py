@@ -11,7 +11,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Protocol
+from dataclasses import dataclass
 
 import torch
 from torch_geometric.data import Batch
@@ -21,19 +21,24 @@ from docgraph.config.model import GCDocConfig
 from docgraph.graph import DocumentGraph
 
 
-class PlannedModel(Protocol):
-    """What a batch's host-side plan needs of a model (:class:`~docgraph.model.GCDoc` has it)."""
+@dataclass(frozen=True)
+class PlanSettings:
+    """What a batch's host-side plan needs of a model: its configuration and the floating
+    dtype of its parameters (:meth:`docgraph.model.GCDoc.plan_settings`).
 
-    @property
-    def config(self) -> GCDocConfig: ...
+    Args:
+        config: The model's configuration.
+        dtype: The floating dtype of the plan's tensors.
+    """
 
-    @property
-    def dtype(self) -> torch.dtype: ...
+    config: GCDocConfig
+    dtype: torch.dtype = torch.float32
 
 
 def collate(graphs: Sequence[DocumentGraph], indices: Sequence[int], device: torch.device,
-            model: PlannedModel | None = None) -> Batch:
-    """Collate ``graphs[indices]`` into a batch on ``device``, with ``model``'s host-side plan
+            plan: PlanSettings | None = None) -> Batch:
+    """Collate ``graphs[indices]`` into a batch on ``device``, with the host-side plan of a
+    model of the ``plan`` settings
     (:func:`~docgraph.batching.plan.plan_batch`) attached as ``batch.plan``; on CUDA through
     pinned memory with non-blocking copies.
 
@@ -41,39 +46,40 @@ def collate(graphs: Sequence[DocumentGraph], indices: Sequence[int], device: tor
     ``device`` (:func:`~docgraph.batching.plan.grid_for`), one collated with gradients on
     (training) without one."""
     batch = Batch.from_data_list([graphs[i] for i in indices])
-    plan = None
-    if model is not None:
-        plan = plan_batch(batch, model.config, buckets_for(device), model.dtype,
-                          grid_for(device, tagging=not torch.is_grad_enabled()))
+    planned = None
+    if plan is not None:
+        planned = plan_batch(batch, plan.config, buckets_for(device), plan.dtype,
+                             grid_for(device, tagging=not torch.is_grad_enabled()))
     if device.type == "cuda":
         batch = batch.pin_memory().to(device, non_blocking=True)
-        if plan is not None:
-            plan = plan.pin_memory().to(device, non_blocking=True)
+        if planned is not None:
+            planned = planned.pin_memory().to(device, non_blocking=True)
     else:
         batch = batch.to(device)
-    if plan is not None:
-        batch.plan = plan
+    if planned is not None:
+        batch.plan = planned
     return batch
 
 
 def iterate_batches(graphs: Sequence[DocumentGraph], sampler: Iterable[list[int]],
-                    device: torch.device, model: PlannedModel | None = None, prefetch: int = 0
+                    device: torch.device, plan: PlanSettings | None = None, prefetch: int = 0
                     ) -> Iterator[tuple[list[int], Batch]]:
     """Yield ``(indices, batch)`` for every list of graph indices the sampler gives.
 
-    With ``model``, each batch carries the model's host-side plan (:func:`collate`). With
+    With ``plan``, each batch carries the host-side plan of a model of those settings
+    (:func:`collate`). With
     ``prefetch > 0`` a background thread collates up to that many batches ahead, so the
     collation and the plan stay off the critical path of the step.
     """
     if prefetch <= 0:
         for indices in sampler:
-            yield indices, collate(graphs, indices, device, model)
+            yield indices, collate(graphs, indices, device, plan)
         return
-    yield from _prefetched(graphs, list(sampler), device, model, prefetch)
+    yield from _prefetched(graphs, list(sampler), device, plan, prefetch)
 
 
 def _prefetched(graphs: Sequence[DocumentGraph], batches: list[list[int]],
-                device: torch.device, model: PlannedModel | None, depth: int
+                device: torch.device, plan: PlanSettings | None, depth: int
                 ) -> Iterator[tuple[list[int], Batch]]:
     ready: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
@@ -81,7 +87,7 @@ def _prefetched(graphs: Sequence[DocumentGraph], batches: list[list[int]],
     def produce() -> None:
         try:
             for indices in batches:
-                item = (indices, collate(graphs, indices, device, model))
+                item = (indices, collate(graphs, indices, device, plan))
                 while not stop.is_set():
                     try:
                         ready.put(item, timeout=0.1)

@@ -3,7 +3,7 @@
 
 GCDoc's graph and cross-sentence windows span a whole document; a document longer than a
 token budget is cut into chunks of consecutive sentences packed greedily in order
-(:func:`pack_greedy`), each a :class:`Document` of its own, so the graph edges between tokens
+(:class:`GreedyPacker`), each a :class:`Document` of its own, so the graph edges between tokens
 of different chunks are lost. Training keeps a sentence longer than the budget whole, as a
 chunk of its own; tagging first cuts it into pieces of the budget's length
 (:func:`piece_bounds`), each a sentence for the model. Torch-free.
@@ -13,34 +13,60 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from docgraph.data.document import Document, Sentence
 
 T = TypeVar("T")
 
 
+class GreedyPacker(Generic[T]):
+    """Consecutive items, pushed one at a time, in groups of at most ``max_tokens`` tokens,
+    packed greedily in order: a group ends before the item that would take it past the
+    budget; an item larger than the budget is a group of its own. The caller drives the loop,
+    so a stream of any length is packed with one group in memory.
+
+    Args:
+        max_tokens: Token budget per group (``>= 1``).
+    """
+
+    def __init__(self, max_tokens: int) -> None:
+        self.max_tokens = max_tokens
+        self._group: list[T] = []
+        self._used = 0
+
+    def push(self, item: T, size: int) -> list[T] | None:
+        """Add ``item`` of ``size`` tokens; the group it closed, if it closed one."""
+        closed = None
+        if self._group and self._used + size > self.max_tokens:
+            closed, self._group, self._used = self._group, [], 0
+        self._group.append(item)
+        self._used += size
+        return closed
+
+    def flush(self) -> list[T] | None:
+        """The last group (``None`` when there is none); the packer is empty afterwards."""
+        closed, self._group, self._used = self._group or None, [], 0
+        return closed
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}(max_tokens={self.max_tokens})"
+
+
 def pack_greedy(items: Iterable[T], max_tokens: int, size: Callable[[T], int] = len
                 ) -> Iterator[list[T]]:
-    """Consecutive items in groups of at most ``max_tokens`` tokens, packed greedily in order:
-    a group ends before the item that would take it past the budget; an item larger than
-    the budget is a group of its own. No items, no groups.
+    """The groups of :class:`GreedyPacker` over ``items``; no items, no groups.
 
     Args:
         items: The items (sentences, pieces), in order.
         max_tokens: Token budget per group (``>= 1``).
         size: The number of tokens of an item.
     """
-    group: list[T] = []
-    used = 0
+    packer: GreedyPacker[T] = GreedyPacker(max_tokens)
     for item in items:
-        length = size(item)
-        if group and used + length > max_tokens:
+        if (group := packer.push(item, size(item))) is not None:
             yield group
-            group, used = [], 0
-        group.append(item)
-        used += length
-    if group:
+    if (group := packer.flush()) is not None:
         yield group
 
 

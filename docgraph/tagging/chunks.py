@@ -6,7 +6,7 @@ adapter (:mod:`docgraph.tagging.prediction_io`) -- is numbered into sentences; a
 longer than ``max_tokens`` is cut into pieces of ``max_tokens`` tokens, each a sentence of its
 own for the model (:func:`~docgraph.data.chunking.piece_bounds`), and the pieces are packed
 greedily in order into chunks of at most ``max_tokens`` tokens
-(:func:`~docgraph.data.chunking.pack_greedy`; :func:`document_chunks`). A chunk is a document
+(:class:`~docgraph.data.chunking.GreedyPacker`; :func:`document_chunks`). A chunk is a document
 of its own for the model: the graph and the cross-sentence windows never reach across chunks.
 
 Back (:func:`tagged_documents`): the tagged chunks of a document are joined into its
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from docgraph.data.chunking import pack_greedy, piece_bounds
+from docgraph.data.chunking import GreedyPacker, piece_bounds
 from docgraph.data.document import Document, make_document
 from docgraph.data.tokenize import (
     Span,
@@ -132,14 +132,22 @@ def document_chunks(doc: str, pieces: Iterable[Piece], text: str | None, path: P
     default); an empty document gives one empty chunk."""
     if bounds is None and text is not None:
         bounds = (0, len(text))
-    first = True
-    for packed in pack_greedy(pieces, max_tokens):
+    def chunk(packed: list[Piece], first: bool) -> Chunk:
         progress = done
         if progress is None:  # raw text: how far into the text the chunk ends
             progress = packed[-1].spans[-1][1] / max(1, len(text))  # type: ignore[index,arg-type]
-        yield Chunk(doc, tuple(packed), text, first, path, progress, bounds)
-        first = False
-    if first:
+        return Chunk(doc, tuple(packed), text, first, path, progress, bounds)
+
+    # the loop is here, not in a packer handed the pieces, so the packing calls no code above it
+    packer: GreedyPacker[Piece] = GreedyPacker(max_tokens)
+    first = True
+    for piece in pieces:
+        if (packed := packer.push(piece, len(piece))) is not None:
+            yield chunk(packed, first)
+            first = False
+    if (packed := packer.flush()) is not None:
+        yield chunk(packed, first)
+    elif first:
         yield Chunk(doc, (), text, True, path, 1.0 if done is None else done, bounds)
 
 

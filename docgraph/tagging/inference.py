@@ -85,7 +85,7 @@ def _tagging_batches(model: GCDoc, graphs: Sequence[DocumentGraph], batch_tokens
             if cuda:
                 with torch.cuda.device(index):
                     torch.cuda.manual_seed(seed)
-        batches = iterate_batches(graphs, sampler, device, model)
+        batches = iterate_batches(graphs, sampler, device, model.plan_settings())
         if progress is None:
             yield from batches
             return

@@ -23,7 +23,7 @@ standard input (``predict.py -``), read whole once.
 
 A document longer than ``max_tokens`` (``--max-doc-tokens``) is tagged in chunks of whole
 sentences, packed greedily in order by the one packing rule
-(:func:`docgraph.data.chunking.pack_greedy`); a sentence longer than ``max_tokens`` (a text
+(:class:`docgraph.data.chunking.GreedyPacker`); a sentence longer than ``max_tokens`` (a text
 without sentence punctuation) is tagged in pieces of ``max_tokens`` tokens, each a sentence of
 its own for the model (:func:`~docgraph.data.chunking.piece_bounds`): the chunks of
 :meth:`Tagger.chunks <docgraph.tagging.tagger.Tagger.chunks>`. A chunk is a document of its own

@@ -506,7 +506,7 @@ class Trainer:
         tokens = 0
         start = time.perf_counter()
         batches = iterate_batches(self.epoch_graphs(epoch), self.sampler, self.device,
-                                  self.model, prefetch=2)
+                                  self.model.plan_settings(), prefetch=2)
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
         drop_sum = torch.zeros((), dtype=torch.long, device=self.device)
 
