@@ -109,8 +109,10 @@ def parse_run(name: str) -> tuple[str, int | None]:
 
 
 def train_command(kind: str, corpus: Path, run_dir: Path, model: str, preset: str,
-                  epochs: int, patience: int, max_minutes: float, seed: int) -> list[str]:
-    """The ``scripts/train.py`` command of a ``scratch`` or ``finetune`` run."""
+                  epochs: int, patience: int, max_minutes: float, seed: int,
+                  more: Sequence[str] = ()) -> list[str]:
+    """The ``scripts/train.py`` command of a ``scratch`` or ``finetune`` run (``more``: further
+    ``train.py`` arguments, last)."""
     command = [sys.executable, str(ROOT / "scripts" / "train.py"), "--dataset", "column",
                "--data-dir", str(corpus), "--config", preset, "--output-dir", str(run_dir),
                "--epochs", str(epochs), "--patience", str(patience), "--max-minutes",
@@ -118,17 +120,21 @@ def train_command(kind: str, corpus: Path, run_dir: Path, model: str, preset: st
                "--device", "cpu", "--overwrite", "--quiet"]
     if kind == "finetune":
         command += ["--init-from", model]
-    return command
+    return command + list(more)
 
 
-def test_scores(model: str | Path, documents: Sequence[Document]) -> dict[str, Any]:
-    """Scores of the model ``model`` on ``documents`` (tagged whole, gold tokens)."""
+def test_scores(model: str | Path, documents: Sequence[Document],
+                types: Sequence[str] | None = None) -> dict[str, Any]:
+    """Scores of the model ``model`` on ``documents`` (tagged whole, gold tokens); with
+    ``types``, its predictions of any other type count as ``O``."""
+    from docgraph.data.tags import entity_type
     from docgraph.tagging.tagger import Tagger
 
     tagger = Tagger.load(model)
     predictions = tagger.tag(list(documents), processes=1)[1]
     gold = [list(s.tags) for d in documents for s in d.sentences]
-    found = [s for doc in predictions for s in doc]
+    found = [[t if types is None or entity_type(t) in types else "O" for t in s]
+             for doc in predictions for s in doc]
     return score(gold, found).to_dict()
 
 
@@ -210,6 +216,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--reuse", action="store_true",
                    help="a run whose directory holds a finished run (metrics.json) is scored "
                         "without training it again")
+    p.add_argument("--variant", default="",
+                   help="a name for runs trained with more train.py arguments (after --): "
+                        "their records and directories are <genre>[+TYPE]~<variant>-<run>")
+    p.add_argument("--start-types-test", default=None, metavar="DIR",
+                   help="also score each trained run on the CoNLL-2003 test split in DIR, "
+                        "the starting model's types only (its other predictions count as O)")
+    p.add_argument("train_args", nargs="*", help="more train.py arguments (after --)")
     p.add_argument("--summarise", action="store_true",
                    help="write <name>.json from the runs' records in --out and print the table")
     return p
@@ -223,8 +236,14 @@ def _commit() -> str:
         return "unknown"
 
 
+def _domain(args: argparse.Namespace) -> str:
+    """The records' and run directories' prefix: genre, kept types, variant."""
+    variant = f"~{args.variant}" if args.variant else ""
+    return f"{args.genre}{''.join('+' + k for k in args.keep)}{variant}"
+
+
 def _summarise(args: argparse.Namespace, out: Path) -> int:
-    prefix = f"{args.genre}{''.join('+' + k for k in args.keep)}-"
+    prefix = f"{_domain(args)}-"
     records = {p.stem[len(prefix):]: json.loads(p.read_text())
                for p in sorted((out / "runs").glob(f"{prefix}*.json"))}
     summary = {"genre": args.genre, "keep": args.keep, "model": args.model,
@@ -246,12 +265,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser().error("--data-dir is required to train or score runs")
     for name in args.runs:
         parse_run(name)
+    if args.train_args and not args.variant:
+        parser().error("more train.py arguments (after --) need --variant to name their runs")
     from docgraph.data.registry import load_dataset
     from docgraph.runtime.machine import cpu_model
 
     splits = load_dataset("ontonotes", args.data_dir)
     mapping = type_map(args.keep)
-    domain = f"{args.genre}{''.join('+' + k for k in args.keep)}"
+    domain = _domain(args)
     work = Path(args.work)
     for name in args.runs:
         record_path = out / "runs" / f"{domain}-{name}.json"
@@ -286,7 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 command = train_command(kind, data, model, args.model, args.preset,
                                         args.epochs, args.patience, args.max_minutes,
-                                        args.seed)
+                                        args.seed, args.train_args)
             if command:
                 record["command"] = " ".join(command[1:])
                 print(f"{name}: {record['command']}", flush=True)
@@ -305,6 +326,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             (out / "runs").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(model / "train.log", out / "runs" / f"{domain}-{name}.log")
         record["test"] = test_scores(model, corpus["test"])
+        if args.start_types_test and kind != "zero-shot":
+            from docgraph.tagging.tagger import Tagger
+
+            conll = load_dataset("conll03", args.start_types_test, splits=("test",))["test"]
+            start_types = Tagger.load(args.model).entity_types
+            record["start_types_test"] = {"types": start_types,
+                                          **test_scores(model, conll, start_types)}
         record["seconds"] = round(time.perf_counter() - start, 1)
         atomic_write_json(record_path, record)
         print(f"{name}: test F1 {record['test']['f1']:.2f} ({record['seconds']} s)",

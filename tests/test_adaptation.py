@@ -77,6 +77,18 @@ def test_runs_and_their_commands(tmp_path):
     for flag, value in (("--epochs", "30"), ("--patience", "5"), ("--max-minutes", "12.0"),
                         ("--dataset", "column"), ("--config", "p.toml")):
         assert scratch[scratch.index(flag) + 1] == value
+    rehearsed = train_command("finetune", tmp_path / "c", tmp_path / "r", "conll03", "p.toml",
+                              30, 5, 12.0, 1, ["--rehearse", "news.txt"])
+    assert rehearsed == [*finetune, "--rehearse", "news.txt"]  # last: they win over the caps
+
+
+def test_more_train_arguments_need_a_variant(tmp_path, capsys):
+    from docgraph_dev.adaptation import main
+
+    with pytest.raises(SystemExit):
+        main(["--data-dir", str(tmp_path), "--out", str(tmp_path), "--runs", "finetune-5",
+              "--", "--rehearse", "news.txt"])
+    assert "need --variant" in capsys.readouterr().err
 
 
 def _record(f1: float, stop: str = "early_stopping") -> dict:
