@@ -18,7 +18,7 @@ PY
 [ "$sides" = old ] || bash "$here/outputs.sh" "$new" "$model" "$out/in" "$out/new"
 [ -d "$out/old" ] && [ -d "$out/new" ] || exit 0
 cd "$out/old"
-for f in $(find . -type f ! -path './run/*' | sort) run/train.out; do
+for f in $(find . -type f ! -path './run/*' | sort); do
   f=${f#./}
   if [ ! -e "$out/new/$f" ]; then echo "MISSING   $f"
   elif cmp -s <(sed "s#$out/old#OUT#g" "$out/old/$f") <(sed "s#$out/new#OUT#g" "$out/new/$f"); then
