@@ -35,10 +35,12 @@ primitive cache (:func:`probe_child`): what chose ``docgraph.tagging.pipeline.BA
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
 import random
+import shlex
 import subprocess
 import sys
 import threading
@@ -185,19 +187,19 @@ def check(results: list[dict]) -> dict:
     at most linear -- from the second largest input ``b`` to the largest ``c``, the peak grows
     by no more than the growth from the smallest ``a`` to ``b`` extrapolated,
     ``(c - b) / (b - a) * max(0, peak(b) - peak(a))``, plus :data:`NOISE_MB`. Also the growth
-    in MB of memory per MB of input from ``b`` to ``c`` of each model and layout."""
+    in MB of memory per MB of input from ``b`` to ``c`` of each model, setting and layout."""
     linear, growth = True, {}
-    for model in sorted({r["model"] for r in results}):
+    for model in sorted({(r["model"], r.get("setting", "defaults")) for r in results}):
         for layout in sorted({r["layout"] for r in results}):
-            runs = sorted((r for r in results if r["model"] == model and r["layout"] == layout),
-                          key=lambda r: r["bytes"])
+            runs = sorted((r for r in results if (r["model"], r.get("setting", "defaults"))
+                           == model and r["layout"] == layout), key=lambda r: r["bytes"])
             if len(runs) < 3:
                 continue
             a, b, c = runs[0], runs[-2], runs[-1]
             allowed = ((c["bytes"] - b["bytes"]) / (b["bytes"] - a["bytes"])
                        * max(0.0, b["peak_rss_mb"] - a["peak_rss_mb"]) + NOISE_MB)
             linear &= c["peak_rss_mb"] - b["peak_rss_mb"] <= allowed
-            growth[f"{model} {layout}"] = round(
+            growth[f"{' '.join(model)} {layout}"] = round(
                 (c["peak_rss_mb"] - b["peak_rss_mb"]) / ((c["bytes"] - b["bytes"]) / 2**20), 2)
     return {"all_under_2gb": all(r["peak_rss_mb"] < LIMIT_MB for r in results),
             "at_most_linear": linear, "max_peak_rss_mb": max(r["peak_rss_mb"] for r in results),
@@ -269,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--code", default=str(ROOT),
                         help="the checkout whose scripts/predict.py runs (default: this one)")
     parser.add_argument("--out", default=None, help="write the results here (JSON)")
+    parser.add_argument("--setting", action="append", default=[], metavar="NAME=FLAGS",
+                        help="run each model with these predict.py flags too, e.g. "
+                             "'fast=--speed fast' (repeatable; default: predict.py's defaults)")
     parser.add_argument("--probe-batches", type=int, nargs="*", default=[],
                         metavar="TOKENS", help="also probe one tagging process with these "
                         "batch budgets on the 1 MB one-line input (--probe-groups groups)")
@@ -287,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     sentences = corpus_sentences()
     code = Path(args.code).resolve()
     env = dict(os.environ, PYTHONPATH=str(code), PYTHONWARNINGS="ignore")
+    settings = dict(s.split("=", 1) for s in args.setting) or {"defaults": ""}
     results = []
     for layout in args.layouts:
         for size_name in args.sizes:
@@ -294,14 +300,17 @@ def main(argv: list[str] | None = None) -> int:
             path = work / f"{layout}-{size_name}.txt"
             path.write_text(text, encoding="utf-8")
             tokens = count_tokens(text)
-            for name, directory in models.items():
-                out = work / f"{layout}-{size_name}-{name}.jsonl"
+            for (name, directory), (setting, flags) in itertools.product(models.items(),
+                                                                         settings.items()):
+                out = work / f"{layout}-{size_name}-{name}-{setting}.jsonl"
                 command = [sys.executable, str(code / "scripts" / "predict.py"), "--model",
-                           directory, "--device", "cpu", "--output", str(out), str(path)]
+                           directory, "--device", "cpu", "--output", str(out), str(path),
+                           *shlex.split(flags)]
                 run = run_predict(command, env)
                 entities = (sum(1 for _ in out.open(encoding="utf-8"))
                             if run["returncode"] == 0 else None)
-                record = {"model": name, "layout": layout, "size": size_name,
+                record = {"model": name, "setting": setting, "flags": flags,
+                          "layout": layout, "size": size_name,
                           "bytes": len(text.encode()), "tokens": tokens, **run,
                           "tokens_per_s": round(tokens / run["seconds"]),
                           "entities": entities}
