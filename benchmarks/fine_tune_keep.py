@@ -27,21 +27,17 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the checkout's docgraph_dev
 DATA = ROOT / "benchmarks" / "data" / "fine-tune-keep"
 OLD_TYPES = ("LOC", "MISC", "ORG", "PER")
 
 
 def _scores(tagger: Any, documents: list, keep: tuple[str, ...] | None) -> dict[str, Any]:
-    """Scores of ``tagger`` on ``documents``; with ``keep``, predictions of other types
-    count as ``O``."""
-    from docgraph.data.tags import entity_type
-    from docgraph.metrics import score
+    """Scores of ``tagger`` on ``documents``, rounded; with ``keep``, predictions of other
+    types count as ``O``."""
+    from docgraph_dev.adaptation import test_scores
 
-    predicted = tagger.tag(documents, processes=1)[1]
-    found = [[t if keep is None or entity_type(t) in keep else "O" for t in s]
-             for doc in predicted for s in doc]
-    gold = [list(s.tags) for d in documents for s in d.sentences]
-    result = score(gold, found).to_dict()
+    result = test_scores(tagger, documents, keep)
     result["per_type"] = {k: round(v["f1"], 2) for k, v in result["per_type"].items()}
     return {k: (round(v, 2) if isinstance(v, float) else v) for k, v in result.items()}
 

@@ -189,10 +189,10 @@ def check(results: list[dict]) -> dict:
     ``(c - b) / (b - a) * max(0, peak(b) - peak(a))``, plus :data:`NOISE_MB`. Also the growth
     in MB of memory per MB of input from ``b`` to ``c`` of each model, setting and layout."""
     linear, growth = True, {}
-    for model in sorted({(r["model"], r.get("setting", "defaults")) for r in results}):
+    for model in sorted({(r["model"], r["setting"]) for r in results}):
         for layout in sorted({r["layout"] for r in results}):
-            runs = sorted((r for r in results if (r["model"], r.get("setting", "defaults"))
-                           == model and r["layout"] == layout), key=lambda r: r["bytes"])
+            runs = sorted((r for r in results if (r["model"], r["setting"]) == model
+                           and r["layout"] == layout), key=lambda r: r["bytes"])
             if len(runs) < 3:
                 continue
             a, b, c = runs[0], runs[-2], runs[-1]

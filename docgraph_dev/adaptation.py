@@ -123,14 +123,12 @@ def train_command(kind: str, corpus: Path, run_dir: Path, model: str, preset: st
     return command + list(more)
 
 
-def test_scores(model: str | Path, documents: Sequence[Document],
+def test_scores(tagger: Any, documents: Sequence[Document],
                 types: Sequence[str] | None = None) -> dict[str, Any]:
-    """Scores of the model ``model`` on ``documents`` (tagged whole, gold tokens); with
-    ``types``, its predictions of any other type count as ``O``."""
+    """Scores of a loaded :class:`~docgraph.tagging.tagger.Tagger` on ``documents`` (tagged
+    whole, gold tokens); with ``types``, its predictions of any other type count as ``O``."""
     from docgraph.data.tags import entity_type
-    from docgraph.tagging.tagger import Tagger
 
-    tagger = Tagger.load(model)
     predictions = tagger.tag(list(documents), processes=1)[1]
     gold = [list(s.tags) for d in documents for s in d.sentences]
     found = [[t if types is None or entity_type(t) in types else "O" for t in s]
@@ -269,8 +267,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser().error("more train.py arguments (after --) need --variant to name their runs")
     from docgraph.data.registry import load_dataset
     from docgraph.runtime.machine import cpu_model
+    from docgraph.tagging.tagger import Tagger
 
     splits = load_dataset("ontonotes", args.data_dir)
+    start_test = None  # (CoNLL-2003 test, the starting model's types), read once for all runs
+    if args.start_types_test:
+        start_test = (load_dataset("conll03", args.start_types_test, splits=("test",))["test"],
+                      Tagger.load(args.model).entity_types)
     mapping = type_map(args.keep)
     domain = _domain(args)
     work = Path(args.work)
@@ -325,14 +328,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "train_config")}
             (out / "runs").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(model / "train.log", out / "runs" / f"{domain}-{name}.log")
-        record["test"] = test_scores(model, corpus["test"])
-        if args.start_types_test and kind != "zero-shot":
-            from docgraph.tagging.tagger import Tagger
-
-            conll = load_dataset("conll03", args.start_types_test, splits=("test",))["test"]
-            start_types = Tagger.load(args.model).entity_types
+        tagger = Tagger.load(model)
+        record["test"] = test_scores(tagger, corpus["test"])
+        if start_test is not None and kind != "zero-shot":
+            conll, start_types = start_test
             record["start_types_test"] = {"types": start_types,
-                                          **test_scores(model, conll, start_types)}
+                                          **test_scores(tagger, conll, start_types)}
         record["seconds"] = round(time.perf_counter() - start, 1)
         atomic_write_json(record_path, record)
         print(f"{name}: test F1 {record['test']['f1']:.2f} ({record['seconds']} s)",

@@ -67,9 +67,8 @@ def iterate_batches(graphs: Sequence[DocumentGraph], sampler: Iterable[list[int]
     """Yield ``(indices, batch)`` for every list of graph indices the sampler gives.
 
     With ``plan``, each batch carries the host-side plan of a model of those settings
-    (:func:`collate`). With
-    ``prefetch > 0`` a background thread collates up to that many batches ahead, so the
-    collation and the plan stay off the critical path of the step.
+    (:func:`collate`). With ``prefetch > 0`` a background thread collates up to that many
+    batches ahead, so the collation and the plan stay off the critical path of the step.
     """
     if prefetch <= 0:
         for indices in sampler:
