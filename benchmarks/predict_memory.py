@@ -189,17 +189,18 @@ def check(results: list[dict]) -> dict:
     ``(c - b) / (b - a) * max(0, peak(b) - peak(a))``, plus :data:`NOISE_MB`. Also the growth
     in MB of memory per MB of input from ``b`` to ``c`` of each model, setting and layout."""
     linear, growth = True, {}
-    for model in sorted({(r["model"], r["setting"]) for r in results}):
+    for model, setting in sorted({(r["model"], r["setting"]) for r in results}):
         for layout in sorted({r["layout"] for r in results}):
-            runs = sorted((r for r in results if (r["model"], r["setting"]) == model
-                           and r["layout"] == layout), key=lambda r: r["bytes"])
+            runs = sorted((r for r in results if r["model"] == model
+                           and r["setting"] == setting and r["layout"] == layout),
+                          key=lambda r: r["bytes"])
             if len(runs) < 3:
                 continue
             a, b, c = runs[0], runs[-2], runs[-1]
             allowed = ((c["bytes"] - b["bytes"]) / (b["bytes"] - a["bytes"])
                        * max(0.0, b["peak_rss_mb"] - a["peak_rss_mb"]) + NOISE_MB)
             linear &= c["peak_rss_mb"] - b["peak_rss_mb"] <= allowed
-            growth[f"{' '.join(model)} {layout}"] = round(
+            growth[f"{model} {setting} {layout}"] = round(
                 (c["peak_rss_mb"] - b["peak_rss_mb"]) / ((c["bytes"] - b["bytes"]) / 2**20), 2)
     return {"all_under_2gb": all(r["peak_rss_mb"] < LIMIT_MB for r in results),
             "at_most_linear": linear, "max_peak_rss_mb": max(r["peak_rss_mb"] for r in results),
