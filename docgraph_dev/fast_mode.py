@@ -51,14 +51,16 @@ DEFAULT_VARIANTS = (
 )
 
 
-def variant(spec: str) -> Approximation:
-    """The :class:`~docgraph.config.tagging.Approximation` a variant names (module docstring).
+def variant(spec: str) -> str | Approximation:
+    """What a variant names (module docstring): a speed's name as it is (``"fast"`` is each
+    model's own fast mode), else the :class:`~docgraph.config.tagging.Approximation` of its
+    settings.
 
     Raises:
         ValueError: An unknown name or setting.
     """
     if spec in SPEEDS:
-        return SPEEDS[spec]
+        return spec
     settings: dict[str, Any] = {}
     for part in spec.split("+"):
         key, _, value = part.partition("=")
@@ -74,7 +76,7 @@ def variant(spec: str) -> Approximation:
     return approximation_of(**settings)
 
 
-def load_tagger(model: str, approximation: Approximation, device: str = "cpu",
+def load_tagger(model: str, approximation: str | Approximation, device: str = "cpu",
                 precision: str | None = None):
     """A :class:`~docgraph.tagging.tagger.Tagger` of ``model`` computing ``approximation`` in
     ``precision`` (``None``: the default tagging precision)."""
@@ -170,7 +172,8 @@ def quality(models: Sequence[str], variants: Sequence[str], data_dir: str | None
                                    corpora, split=split, novel=novel)
             entry["corpus"] = corpus
             entry["weights_sha256"] = _sha256(Path(tagger.path) / "model.pt")
-            entry["variants"][spec] = {"approximation": variant(spec).describe(), "rows": rows,
+            entry["variants"][spec] = {"approximation":
+                                       tagger.overrides.approximation.describe(), "rows": rows,
                                        "seconds": round(time.perf_counter() - start, 1)}
             faithful = entry["variants"].get("faithful")
             if faithful is not None:

@@ -210,7 +210,7 @@ def test_auto_precision_takes_bf16_on_a_gpu_that_multiplies_it(bf16, monkeypatch
 def test_the_studys_variants_name_the_approximations():
     from docgraph_dev.fast_mode import DEFAULT_VARIANTS, variant
 
-    assert variant("faithful") == FAITHFUL and variant("fast") == FAST
+    assert variant("faithful") == "faithful" and variant("fast") == "fast"  # each model's own
     assert variant("window_encoding=per_sentence+mc_samples=1+int8") == Approximation(
         window_encoding="per_sentence", mc_samples=1, int8=True)
     assert variant("mc_dropout=output") == Approximation(mc_dropout="output")
@@ -263,3 +263,83 @@ def test_the_service_loads_its_workers_model_at_the_speed_it_is_given(monkeypatc
     with pytest.raises(SystemExit):
         worker.main(Pipe(), ServeConfig(model="conll03", speed="fast"))
     assert loaded == ["fast"] and sent == [("failed", "stop here")]
+
+
+def _model_copy(model_dir, target):
+    """The files of the model directory ``model_dir`` copied to ``target``."""
+    import shutil
+
+    from docgraph.persistence.shipped import MODEL_FILES
+
+    target.mkdir()
+    for name in MODEL_FILES:
+        shutil.copyfile(model_dir / name, target / name)
+    return target
+
+
+def test_a_model_directory_declares_its_own_fast_mode(model_dir, tmp_path, monkeypatch):
+    from docgraph import cli
+    from docgraph.persistence.fast_mode import FAST_MODE_FILE, model_fast_mode, save_fast_mode
+
+    own = _model_copy(model_dir, tmp_path / "own")
+    assert model_fast_mode(own) == FAST  # no file: the library's fast mode
+    declared = Approximation(mc_samples=2)
+    assert save_fast_mode(own, declared) == own / FAST_MODE_FILE
+    assert model_fast_mode(own) == declared
+    tagger = Tagger.load(own, speed="fast")
+    assert tagger.overrides.approximation == declared
+    assert tagger.model.config.num_samples == 2
+    assert tagger.model.config.window_encoding == "concat"  # as trained: not FAST's
+    assert Tagger.load(own, speed="faithful").overrides.approximation == FAITHFUL
+    # a setting given over --speed fast replaces the model's own, the rest stays
+    loaded = []
+    load = Tagger.load.__func__
+    monkeypatch.setattr(Tagger, "load", classmethod(
+        lambda cls, *a, **k: loaded.append(k["speed"]) or load(cls, *a, **k)))
+    text = tmp_path / "in.txt"
+    text.write_text(TEXT + "\n", encoding="utf-8")
+    assert cli.predict_main(["--model", str(own), "--device", "cpu", "--speed", "fast",
+                             "--int8", "on", str(text), "--output",
+                             str(tmp_path / "out.jsonl"), "--quiet"]) == 0
+    assert loaded == [Approximation(mc_samples=2, int8=True)]
+    # a saved copy keeps it
+    assert model_fast_mode(tagger.save(tmp_path / "saved")) == declared
+
+
+def test_a_packed_models_fast_mode_is_in_its_manifest(packed, tmp_path):
+    import shutil
+
+    from docgraph.persistence.archive import CheckpointError
+    from docgraph.persistence.fast_mode import FAST_MODE_FILE, model_fast_mode, save_fast_mode
+    from docgraph.persistence.manifest import file_sha256, read_manifest, verify_manifest
+
+    directory = tmp_path / "packed"
+    shutil.copytree(packed[1].directory, directory)
+    save_fast_mode(directory, Approximation(mc_samples=1, int8=True))
+    assert read_manifest(directory)["files"][FAST_MODE_FILE] == \
+        file_sha256(directory / FAST_MODE_FILE)
+    verify_manifest(directory)
+    assert model_fast_mode(directory) == Approximation(mc_samples=1, int8=True)
+    path = directory / FAST_MODE_FILE
+    path.write_text(path.read_text().replace("true", "false"), encoding="utf-8")
+    with pytest.raises(CheckpointError, match=f"{FAST_MODE_FILE}.*damaged"):
+        model_fast_mode(directory)
+
+
+@pytest.mark.parametrize("record, problem", [
+    ({"mc_samples": 0}, "mc_samples must be an integer >= 1"),
+    ({"window_encoding": "twice"}, "window_encoding must be one of"),
+    ({"speed": "fast"}, "expected an object of"),
+])
+def test_a_fast_mode_file_that_declares_no_approximation_is_refused_by_name(
+        model_dir, tmp_path, record, problem):
+    from docgraph.persistence.archive import CheckpointError
+    from docgraph.persistence.fast_mode import FAST_MODE_FILE, model_fast_mode
+    from docgraph.runtime.integrity import write_sealed_json
+
+    own = _model_copy(model_dir, tmp_path / "own")
+    write_sealed_json(own / FAST_MODE_FILE, record)
+    with pytest.raises(CheckpointError, match=f"{FAST_MODE_FILE}: not a fast mode.*{problem}"):
+        model_fast_mode(own)
+    with pytest.raises(CheckpointError, match=FAST_MODE_FILE):
+        Tagger.load(own, speed="faithful")  # a damaged model directory, whatever the speed

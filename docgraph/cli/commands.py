@@ -45,6 +45,7 @@ from docgraph.data.stats import GRAPH_KEYS, corpus_statistics, format_statistics
 from docgraph.graph import graph_statistics
 from docgraph.metrics import consistency_text, format_table
 from docgraph.persistence.checkpoint import atomic_write_json, atomic_write_text
+from docgraph.persistence.fast_mode import model_fast_mode
 from docgraph.persistence.model_dir import OverrideError
 from docgraph.persistence.run_lock import RunLock, run_directory
 from docgraph.runtime.atomic import WriteError, atomic_write
@@ -236,7 +237,7 @@ def _load_tagger(args: argparse.Namespace, checked: TaggingInputs) -> Tagger:
     speed = approximation_of(args.speed, mc_dropout=args.mc_dropout,
                              window_encoding=args.window_encoding, mc_samples=args.mc_samples,
                              int8=None if args.int8 is None else args.int8 == "on",
-                             device=device.type)
+                             device=device.type, fast=model_fast_mode(checked.model_dir))
     try:
         return Tagger.load(checked.model_dir, device, lm=args.lm,
                            threshold=args.threshold, precision=args.precision,

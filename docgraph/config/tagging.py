@@ -116,9 +116,10 @@ FAITHFUL = Approximation()
 """The trained computation (the paper's, for a model trained with the defaults)."""
 
 FAST = Approximation(window_encoding="per_sentence", mc_samples=1)
-"""The fast mode: the cross-sentence windows read one sentence at a time and one Monte-Carlo
-pass; its F1 cost per row of the out-of-domain benchmark is on each shipped model's card
-(``docs/experiments.md``, "Fast tagging")."""
+"""The fast mode of a model whose directory declares none of its own
+(:mod:`docgraph.persistence.fast_mode`): the cross-sentence windows read one sentence at a time
+and one Monte-Carlo pass; its F1 cost per row of the out-of-domain benchmark is on each shipped
+model's card (``docs/experiments.md``, "Fast tagging")."""
 
 @dataclass(frozen=True)
 class LabelConsistency:
@@ -225,9 +226,10 @@ class TaggingConfig:
              f"{DEFAULT_TAGGING_PRECISION}")
     speed: str | None = choice(
         None, tuple(SPEEDS), optional=True, flag="--speed", marks=_ALL_TOOLS,
-        help="faithful: the trained computation; fast: approximations of it for speed (the "
-             "cross-sentence windows per sentence, one Monte-Carlo pass; docs/models.md gives "
-             f"each model's F1 cost); default {DEFAULT_SPEED}")
+        help="faithful: the trained computation; fast: the model's approximations of it for "
+             "speed (unless its directory declares others, the cross-sentence windows per "
+             "sentence and one Monte-Carlo pass; docs/models.md gives each model's and its F1 "
+             f"cost); default {DEFAULT_SPEED}")
     mc_dropout: str | None = choice(
         None, _MODEL_SETTINGS["mc_dropout"].rule.choices, optional=True, flag="--mc-dropout",
         marks=_ALL_TOOLS,
@@ -300,11 +302,14 @@ class TaggingConfig:
 
 def approximation_of(speed: str | Approximation | None = None, *, mc_dropout: str | None = None,
                      window_encoding: str | None = None, mc_samples: int | None = None,
-                     int8: bool | None = None, device: str = "cpu") -> Approximation:
+                     int8: bool | None = None, device: str = "cpu",
+                     fast: Approximation = FAST) -> Approximation:
     """The :class:`Approximation` of ``speed`` (a name of :data:`SPEEDS`, an approximation,
     or ``None`` for :data:`DEFAULT_SPEED`) with the given settings replacing its own. On a
     ``device`` other than the CPU a named speed leaves int8 out (it runs on the CPU only);
-    ``int8=True`` given there stays, for the model's loading to refuse.
+    ``int8=True`` given there stays, for the model's loading to refuse. ``"fast"`` is ``fast``:
+    the model's own fast mode where its directory declares one
+    (:func:`~docgraph.persistence.fast_mode.model_fast_mode`).
 
     Raises:
         ValueError: ``speed`` is not a name of :data:`SPEEDS`, or a setting is out of range.
@@ -314,7 +319,7 @@ def approximation_of(speed: str | Approximation | None = None, *, mc_dropout: st
     if isinstance(speed, str):
         if speed not in SPEEDS:
             raise ValueError(f"speed must be one of {', '.join(SPEEDS)}, got {speed!r}")
-        speed = SPEEDS[speed]
+        speed = fast if speed == "fast" else SPEEDS[speed]
         if device != "cpu" and speed.int8:
             speed = replace(speed, int8=False)
     changes: dict[str, object] = {}

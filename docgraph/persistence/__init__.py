@@ -21,6 +21,8 @@ _MODULES: dict[str, str] = {
     "save_model_dir": "docgraph.persistence.model_dir",
     "PackSummary": "docgraph.persistence.packing",
     "pack_model_dir": "docgraph.persistence.packing",
+    "model_fast_mode": "docgraph.persistence.fast_mode",
+    "save_fast_mode": "docgraph.persistence.fast_mode",
     "read_manifest": "docgraph.persistence.manifest",
     "verify_manifest": "docgraph.persistence.manifest",
     "load_checkpoint": "docgraph.persistence.checkpoint",

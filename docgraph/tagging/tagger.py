@@ -41,6 +41,7 @@ from docgraph.data.tokenize import text_to_sentences, word_spans
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit
 from docgraph.model import GCDoc
+from docgraph.persistence.fast_mode import model_fast_mode
 from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.manifest import save_threshold
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
@@ -186,8 +187,8 @@ class Tagger:
                 (:func:`~docgraph.runtime.precision.tagging_precision`; default:
                 ``$DOCGRAPH_TAGGING_PRECISION``, else
                 :data:`~docgraph.runtime.precision.DEFAULT_TAGGING_PRECISION`).
-            speed: ``"faithful"`` (the trained computation), ``"fast"`` (the approximations of
-                :data:`~docgraph.config.tagging.FAST`) or an
+            speed: ``"faithful"`` (the trained computation), ``"fast"`` (the model's fast
+                mode: :func:`~docgraph.persistence.fast_mode.model_fast_mode`) or an
                 :class:`~docgraph.config.tagging.Approximation` (default:
                 :data:`~docgraph.config.tagging.DEFAULT_SPEED`; also in the tagging processes).
             consistency: Label consistency in decoding: ``True`` with the thresholds of
@@ -203,7 +204,9 @@ class Tagger:
         """
         threads = tagging_threads(threads)  # checked before the model loads
         precision = tagging_precision(precision, device)
-        approximation = approximation_of(speed, device=torch.device(device).type)
+        files = read_model_files(path)
+        approximation = approximation_of(speed, device=torch.device(device).type,
+                                         fast=model_fast_mode(files))
         if max_doc_tokens is not None and max_doc_tokens < 0:
             raise ValueError(f"max_doc_tokens must be >= 0 (0: whole documents), got "
                              f"{max_doc_tokens}")
@@ -211,7 +214,6 @@ class Tagger:
             raise ValueError(f"batch_tokens must be >= 1, got {batch_tokens}")
         overrides = ModelOverrides(lm=lm, threshold=threshold, open_vocabulary=open_vocabulary,
                                    precision=precision, approximation=approximation)
-        files = read_model_files(path)
         model, vocabs, config = load_model_dir(files, device, overrides)
         return cls(model, vocabs, config, device, path=files.directory, overrides=overrides,
                    threads=threads, max_doc_tokens=max_doc_tokens, batch_tokens=batch_tokens,
