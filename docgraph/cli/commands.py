@@ -45,9 +45,9 @@ from docgraph.data.stats import GRAPH_KEYS, corpus_statistics, format_statistics
 from docgraph.graph import graph_statistics
 from docgraph.metrics import consistency_text, format_table
 from docgraph.persistence.checkpoint import atomic_write_json, atomic_write_text
-from docgraph.persistence.fast_mode import model_fast_mode
 from docgraph.persistence.model_dir import OverrideError
 from docgraph.persistence.run_lock import RunLock, run_directory
+from docgraph.persistence.speeds import model_speeds
 from docgraph.runtime.atomic import WriteError, atomic_write
 from docgraph.runtime.lifetime import exit_status, received_signal, signal_name, stop_on_signals
 from docgraph.runtime.machine import resolve_device
@@ -228,16 +228,17 @@ def _interruption() -> str:
 _TAGGING_SETTINGS = dict(settings_of(TaggingConfig))
 
 
-def _load_tagger(args: argparse.Namespace, checked: TaggingInputs) -> Tagger:
+def _load_tagger(args: argparse.Namespace, checked: TaggingInputs,
+                 default_speed: str | None = None) -> Tagger:
     """The model of a tagging command (the directory ``--model`` was found to stand for,
     ``--device``) with its overrides (``--lm``, ``--threshold``, ``--precision``, ``--speed``
-    and the approximations over it) and ``--consistency``; an override the model cannot take
-    is a usage error naming its flag."""
+    (else ``default_speed``, else the model's default) and the approximations over it) and
+    ``--consistency``; an override the model cannot take is a usage error naming its flag."""
     device = resolve_device(args.device)
-    speed = approximation_of(args.speed, mc_dropout=args.mc_dropout,
+    speed = approximation_of(args.speed or default_speed, mc_dropout=args.mc_dropout,
                              window_encoding=args.window_encoding, mc_samples=args.mc_samples,
                              int8=None if args.int8 is None else args.int8 == "on",
-                             device=device.type, fast=model_fast_mode(checked.model_dir))
+                             device=device.type, model=model_speeds(checked.model_dir))
     try:
         return Tagger.load(checked.model_dir, device, lm=args.lm,
                            threshold=args.threshold, precision=args.precision,
@@ -307,7 +308,7 @@ def _evaluate(args: argparse.Namespace, checked: TaggingInputs, name: str, files
     setup_logging(args.quiet)
     configure_progress(enabled=not args.quiet, interval=args.progress_interval, tty=is_tty())
     try:
-        tagger = _load_tagger(args, checked)
+        tagger = _load_tagger(args, checked, default_speed="faithful")  # what the cards report
         if args.data:
             documents = read_labelled(args.data)
         else:

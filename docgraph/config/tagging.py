@@ -45,6 +45,7 @@ __all__ = [
     "VISUALIZE",
     "Approximation",
     "LabelConsistency",
+    "ModelSpeeds",
     "TaggingConfig",
     "approximation_of",
     "tagging_settings",
@@ -117,7 +118,7 @@ FAITHFUL = Approximation()
 
 FAST = Approximation(window_encoding="per_sentence", mc_samples=1)
 """The fast mode of a model whose directory declares none of its own
-(:mod:`docgraph.persistence.fast_mode`): the cross-sentence windows read one sentence at a time
+(:mod:`docgraph.persistence.speeds`): the cross-sentence windows read one sentence at a time
 and one Monte-Carlo pass; its F1 cost per row of the out-of-domain benchmark is on each shipped
 model's card (``docs/experiments.md``, "Fast tagging")."""
 
@@ -143,10 +144,31 @@ names; ``docs/experiments.md``, "Names never seen")."""
 
 
 SPEEDS: dict[str, Approximation] = {"faithful": FAITHFUL, "fast": FAST}
-"""The values of ``--speed`` and what each computes."""
+"""The values of ``--speed`` and what each computes (``"fast"``: unless the model directory
+declares its own, :class:`ModelSpeeds`)."""
 
 DEFAULT_SPEED = "faithful"
-"""The speed a model tags at unless told otherwise."""
+"""The speed a model tags at unless told otherwise or its directory declares another."""
+
+
+@dataclass(frozen=True)
+class ModelSpeeds:
+    """What a model directory declares about its speeds (``speed.json``:
+    :mod:`docgraph.persistence.speeds`): its fast mode, chosen by its measured F1 cost, and
+    the speed it tags at unless told otherwise.
+
+    Attributes:
+        fast: What ``--speed fast`` computes for the model.
+        default: The name of the speed (:data:`SPEEDS`) it tags at unless told otherwise.
+    """
+
+    fast: Approximation = FAST
+    default: str = DEFAULT_SPEED
+
+    def __post_init__(self) -> None:
+        if self.default not in SPEEDS:
+            raise ValueError(f"default must be one of {', '.join(SPEEDS)}, got "
+                             f"{self.default!r}")
 
 MAX_AUTO_TAGGING_PROCESSES = 2
 """Most processes that automatic tagging (``--processes 0``) starts on a CPU."""
@@ -229,7 +251,8 @@ class TaggingConfig:
         help="faithful: the trained computation; fast: the model's approximations of it for "
              "speed (unless its directory declares others, the cross-sentence windows per "
              "sentence and one Monte-Carlo pass; docs/models.md gives each model's and its F1 "
-             f"cost); default {DEFAULT_SPEED}")
+             f"cost); default: the model's ({DEFAULT_SPEED} unless its directory declares "
+             f"fast; evaluate.py: faithful)")
     mc_dropout: str | None = choice(
         None, _MODEL_SETTINGS["mc_dropout"].rule.choices, optional=True, flag="--mc-dropout",
         marks=_ALL_TOOLS,
@@ -303,23 +326,23 @@ class TaggingConfig:
 def approximation_of(speed: str | Approximation | None = None, *, mc_dropout: str | None = None,
                      window_encoding: str | None = None, mc_samples: int | None = None,
                      int8: bool | None = None, device: str = "cpu",
-                     fast: Approximation = FAST) -> Approximation:
+                     model: ModelSpeeds = ModelSpeeds()) -> Approximation:
     """The :class:`Approximation` of ``speed`` (a name of :data:`SPEEDS`, an approximation,
-    or ``None`` for :data:`DEFAULT_SPEED`) with the given settings replacing its own. On a
-    ``device`` other than the CPU a named speed leaves int8 out (it runs on the CPU only);
-    ``int8=True`` given there stays, for the model's loading to refuse. ``"fast"`` is ``fast``:
-    the model's own fast mode where its directory declares one
-    (:func:`~docgraph.persistence.fast_mode.model_fast_mode`).
+    or ``None`` for the ``model``'s default speed) with the given settings replacing its own;
+    ``"fast"`` is the ``model``'s fast mode
+    (:func:`~docgraph.persistence.speeds.model_speeds`). On a ``device`` other than the CPU a
+    named speed leaves int8 out (it runs on the CPU only); ``int8=True`` given there stays,
+    for the model's loading to refuse.
 
     Raises:
         ValueError: ``speed`` is not a name of :data:`SPEEDS`, or a setting is out of range.
     """
     if speed is None:
-        speed = DEFAULT_SPEED
+        speed = model.default
     if isinstance(speed, str):
         if speed not in SPEEDS:
             raise ValueError(f"speed must be one of {', '.join(SPEEDS)}, got {speed!r}")
-        speed = fast if speed == "fast" else SPEEDS[speed]
+        speed = model.fast if speed == "fast" else SPEEDS[speed]
         if device != "cpu" and speed.int8:
             speed = replace(speed, int8=False)
     changes: dict[str, object] = {}

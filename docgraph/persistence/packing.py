@@ -41,7 +41,7 @@ from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.manifest import PACK_FORMAT, PACK_VERSION, file_sha256
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
 from docgraph.persistence.quantize import quantized_state
-from docgraph.persistence.shipped import FAST_MODE_FILE, MANIFEST
+from docgraph.persistence.shipped import MANIFEST, SPEEDS_FILE
 from docgraph.runtime.integrity import read_json_file, seal
 
 _DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
@@ -155,7 +155,7 @@ def pack_model_dir(source: str | Path, target: str | Path, dtype: str = "float16
         staging.chmod(0o777 & ~_umask())
         packed.save(staging)
         (staging / "config.json").write_text(_packed_config(source), encoding="utf-8")
-        for name in ("lm.json", FAST_MODE_FILE):
+        for name in ("lm.json", SPEEDS_FILE):
             if (source / name).is_file():
                 shutil.copyfile(source / name, staging / name)
         stored = _stored(state, _DTYPES[dtype], keep_float32)

@@ -35,13 +35,13 @@ MODEL_FILES = ("config.json", "vocab.json", "model.pt")
 #: The file that makes a model directory a packed one (checksums and how it was packed).
 MANIFEST = "manifest.json"
 
-#: The file of a model directory that declares its fast mode
-#: (:mod:`docgraph.persistence.fast_mode`).
-FAST_MODE_FILE = "fast_mode.json"
+#: The file of a model directory that declares its speeds (its fast mode, its default;
+#: :mod:`docgraph.persistence.speeds`).
+SPEEDS_FILE = "speed.json"
 
 #: Files of a model directory besides :data:`MODEL_FILES`, copied with it when present (the
-#: record of its language model, its fast mode, the checksums of a packed model).
-OPTIONAL_MODEL_FILES = ("lm.json", FAST_MODE_FILE, MANIFEST)
+#: record of its language model, its speeds, the checksums of a packed model).
+OPTIONAL_MODEL_FILES = ("lm.json", SPEEDS_FILE, MANIFEST)
 
 
 class ModelNotFoundError(DocgraphError, ValueError):
@@ -89,6 +89,6 @@ def missing_model_files(directory: Path) -> list[str]:
     return [name for name in MODEL_FILES if not (directory / name).is_file()]
 
 
-__all__ = ["FAST_MODE_FILE", "MANIFEST", "MODEL_FILES", "OPTIONAL_MODEL_FILES", "SHIPPED_DIR",
+__all__ = ["MANIFEST", "MODEL_FILES", "OPTIONAL_MODEL_FILES", "SHIPPED_DIR", "SPEEDS_FILE",
            "ModelNotFoundError", "missing_model_files", "resolve_model", "shipped_model_dir",
            "shipped_models"]

@@ -41,11 +41,11 @@ from docgraph.data.tokenize import text_to_sentences, word_spans
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.splits import PreparedSplit
 from docgraph.model import GCDoc
-from docgraph.persistence.fast_mode import model_fast_mode
 from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.manifest import save_threshold
 from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
 from docgraph.persistence.shipped import MODEL_FILES, OPTIONAL_MODEL_FILES
+from docgraph.persistence.speeds import model_speeds
 from docgraph.runtime.precision import tagging_precision
 from docgraph.runtime.processes import min_tagging_tokens, tagging_processes
 from docgraph.runtime.progress import Progress
@@ -188,9 +188,9 @@ class Tagger:
                 ``$DOCGRAPH_TAGGING_PRECISION``, else
                 :data:`~docgraph.runtime.precision.DEFAULT_TAGGING_PRECISION`).
             speed: ``"faithful"`` (the trained computation), ``"fast"`` (the model's fast
-                mode: :func:`~docgraph.persistence.fast_mode.model_fast_mode`) or an
-                :class:`~docgraph.config.tagging.Approximation` (default:
-                :data:`~docgraph.config.tagging.DEFAULT_SPEED`; also in the tagging processes).
+                mode: :func:`~docgraph.persistence.speeds.model_speeds`) or an
+                :class:`~docgraph.config.tagging.Approximation` (default: the model's default
+                speed, as its directory declares; also in the tagging processes).
             consistency: Label consistency in decoding: ``True`` with the thresholds of
                 :data:`~docgraph.config.tagging.LABEL_CONSISTENCY`, or others.
 
@@ -206,7 +206,7 @@ class Tagger:
         precision = tagging_precision(precision, device)
         files = read_model_files(path)
         approximation = approximation_of(speed, device=torch.device(device).type,
-                                         fast=model_fast_mode(files))
+                                         model=model_speeds(files))
         if max_doc_tokens is not None and max_doc_tokens < 0:
             raise ValueError(f"max_doc_tokens must be >= 0 (0: whole documents), got "
                              f"{max_doc_tokens}")

@@ -1,0 +1,70 @@
+"""``speed.json``: the speeds a model directory declares (its fast mode and its default).
+
+A model's fast mode is the combination of approximations with the best speed whose F1 cost
+stays within the bound on every row of its benchmark, and it tags at that mode by default when
+the cost stays within the stricter bound (``docs/experiments.md``, "Fast tagging"). A model
+directory records what its measurements chose here; without the file, ``--speed fast`` is
+:data:`~docgraph.config.tagging.FAST` and the default
+:data:`~docgraph.config.tagging.DEFAULT_SPEED`. The file is sealed, and a packed model's
+manifest lists it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+from pathlib import Path
+
+from docgraph.config.tagging import Approximation, ModelSpeeds, approximation_of
+from docgraph.persistence.archive import CheckpointError
+from docgraph.persistence.locate import ModelFiles, read_model_files
+from docgraph.persistence.manifest import file_sha256, read_manifest
+from docgraph.persistence.shipped import MANIFEST, SPEEDS_FILE
+from docgraph.runtime.integrity import DamagedFileError, read_json_file, write_sealed_json
+
+__all__ = ["model_speeds", "save_model_speeds"]
+
+_KEYS = {f.name for f in fields(ModelSpeeds)}
+_SETTINGS = {f.name for f in fields(Approximation)}
+
+
+def model_speeds(model: str | Path | ModelFiles) -> ModelSpeeds:
+    """The speeds ``model`` (a model directory, a shipped model's name or its
+    :class:`~docgraph.persistence.locate.ModelFiles`) declares in its ``speed.json``; the
+    library's (:class:`~docgraph.config.tagging.ModelSpeeds`) without one.
+
+    Raises:
+        CheckpointError: The file is damaged or declares no valid speeds (naming it).
+    """
+    path = read_model_files(model).directory / SPEEDS_FILE
+    if not path.is_file():
+        return ModelSpeeds()
+    try:
+        record = read_json_file(path)
+        if not isinstance(record, dict) or set(record) - _KEYS:
+            raise ValueError(f"expected an object of {', '.join(sorted(_KEYS))}")
+        fast = record.get("fast", {})
+        if not isinstance(fast, dict) or set(fast) - _SETTINGS:
+            raise ValueError(f"fast: expected an object of {', '.join(sorted(_SETTINGS))}")
+        if not isinstance(fast.get("int8", False), bool):
+            raise ValueError(f"fast: int8 must be true or false, got {fast['int8']!r}")
+        return ModelSpeeds(approximation_of(Approximation(), **fast),
+                           record.get("default", ModelSpeeds().default))
+    except DamagedFileError as err:
+        raise CheckpointError(str(err)) from None
+    except (OSError, TypeError, ValueError) as err:
+        raise CheckpointError(f"{path}: not a model's speeds ({err})") from None
+
+
+def save_model_speeds(directory: str | Path, speeds: ModelSpeeds) -> Path:
+    """Declare ``speeds`` in the model directory ``directory``: written sealed and atomically,
+    its SHA-256 added to the manifest of a packed one; returns the file."""
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    path = directory / SPEEDS_FILE
+    fast = {key: value for key, value in asdict(speeds.fast).items()
+            if value != getattr(Approximation(), key)}
+    write_sealed_json(path, {"fast": fast, "default": speeds.default})
+    if manifest is not None:
+        manifest["files"][SPEEDS_FILE] = file_sha256(path)
+        write_sealed_json(directory / MANIFEST, manifest)
+    return path
