@@ -55,5 +55,6 @@ def test_the_model_card(tagger, tmp_path):
     assert card["types"] == ["LOC", "MISC", "ORG", "PER"]
     assert card["graph"] is True and card["threshold"] == tagger.threshold
     assert card["run"] and card["dtype"] == "float16"
+    assert card["approximation"] == "faithful"  # conll03 tags faithfully unless told
     assert card["figures"] is None  # a shipped model carries no metrics.json
     json.dumps(card)  # what GET /v1/model sends
