@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
                                + " ".join(argv if argv is not None else sys.argv[1:]),
                     "models": {}}
     for model in args.models:
-        tagger = Tagger.load(model)
+        tagger = Tagger.load(model, speed="faithful")
         rows: dict = {}
         for form, docs in forms.items():
             tokens = [[list(s.tokens) for s in d.sentences] for d in docs]

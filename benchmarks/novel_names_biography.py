@@ -29,7 +29,7 @@ def tag_biography(model: str, path: Path = BIOGRAPHY, consistency: bool = False)
     label consistency in decoding, ``consistency``)."""
     from docgraph.tagging.tagger import Tagger
 
-    tagger = Tagger.load(model, consistency=consistency)
+    tagger = Tagger.load(model, consistency=consistency, speed="faithful")
     out = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)

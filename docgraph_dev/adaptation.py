@@ -328,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "train_config")}
             (out / "runs").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(model / "train.log", out / "runs" / f"{domain}-{name}.log")
-        tagger = Tagger.load(model)
+        tagger = Tagger.load(model, speed="faithful")
         record["test"] = test_scores(tagger, corpus["test"])
         if start_test is not None and kind != "zero-shot":
             conll, start_types = start_test

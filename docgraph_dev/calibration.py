@@ -44,7 +44,7 @@ def model_calibration(name: str, data_dir: str | None, limit: int | None = None,
     from docgraph.tagging.pipeline import score_in_process
     from docgraph.tagging.tagger import Tagger
 
-    tagger = Tagger.load(name, threads=0)
+    tagger = Tagger.load(name, threads=0, speed="faithful")
     current = tagger.model.config.score_temperature
     grid = sorted(set(temperature_grid()) | {current})
     splits = load_dataset(tagger.config.dataset, data_dir, splits=("dev", "test"))

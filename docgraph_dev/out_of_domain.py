@@ -155,7 +155,7 @@ def docgraph_tagger(model: str, processes: int, consistency: bool = False
     """The corpus type set of a docgraph model and a function that tags documents with it."""
     from docgraph.tagging.tagger import Tagger
 
-    tagger = Tagger.load(model, consistency=consistency)
+    tagger = Tagger.load(model, consistency=consistency, speed="faithful")
     corpus = "conll03" if set(tagger.entity_types) <= {"PER", "LOC", "ORG", "MISC"} \
         else "ontonotes"
     return corpus, lambda docs: tagger.tag(docs, processes=processes)[1]

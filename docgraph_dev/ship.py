@@ -72,8 +72,8 @@ def compare(run_dir: str | Path, packed_dir: str | Path, threshold: float | None
     from docgraph.data.registry import load_dataset
     from docgraph.tagging.tagger import Tagger
 
-    full = Tagger.load(run_dir, threshold=threshold)
-    small = Tagger.load(packed_dir)
+    full = Tagger.load(run_dir, threshold=threshold, speed="faithful")
+    small = Tagger.load(packed_dir, speed="faithful")
     documents = load_dataset(full.config.dataset, data_dir or full.config.data_dir,
                              splits=("test",))["test"]
     results = {}

@@ -393,7 +393,8 @@ def _keep_types(config: ExperimentConfig, init: InitModel,
     if missing and keep != "off":
         from docgraph.tagging.tagger import Tagger  # only for a run that keeps types
 
-        tagger = Tagger.load(init.directory, lm=init.config.lm)
+        # the trained computation, whatever speed the model tags at by default
+        tagger = Tagger.load(init.directory, lm=init.config.lm, speed="faithful")
         names = ("train", "dev") if keep == "silver" else ("dev",)
         found = []
         for name in names:
