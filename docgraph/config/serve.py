@@ -33,7 +33,7 @@ class ServeConfig:
         threads: Torch intra-op threads of each worker.
         precision: The arithmetic of tagging (:mod:`docgraph.runtime.precision`).
         speed: ``"faithful"`` or ``"fast"`` (:data:`~docgraph.config.tagging.SPEEDS`; ``None``:
-            :data:`~docgraph.config.tagging.DEFAULT_SPEED`).
+            the model's default, :func:`~docgraph.persistence.speeds.model_speeds`).
         consistency: Label consistency in decoding
             (:data:`~docgraph.config.tagging.LABEL_CONSISTENCY`).
         max_batch_tokens: The most tokens packed into one tagging pass.
@@ -59,7 +59,8 @@ class ServeConfig:
                                         "$DOCGRAPH_TAGGING_PRECISION, else auto)")
     speed: str | None = choice(None, tuple(SPEEDS), optional=True, flag="--speed",
                                help="faithful: the trained computation; fast: its "
-                                    f"approximations for speed (default: {DEFAULT_SPEED})")
+                                    "approximations for speed (default: the model's, "
+                                    f"{DEFAULT_SPEED} unless its directory declares fast)")
     consistency: bool = switch(False, switches={"--consistency": True},
                                help="label consistency in decoding: each name of a document "
                                     "gets one type and its untagged repeats are tagged")

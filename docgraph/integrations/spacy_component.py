@@ -322,8 +322,8 @@ class DocgraphNER(Pipe):
             ``0``: torch's setting as it is; :mod:`docgraph.runtime.threads`).
         precision: ``"fp32"``, ``"bf16"`` or ``"auto"`` (``predict.py --precision``; default:
             ``$DOCGRAPH_TAGGING_PRECISION``, else :mod:`docgraph.runtime.precision`'s).
-        speed: ``"faithful"`` or ``"fast"`` (``predict.py --speed``; default:
-            :data:`~docgraph.config.tagging.DEFAULT_SPEED`).
+        speed: ``"faithful"`` or ``"fast"`` (``predict.py --speed``; default: the model's,
+            :func:`~docgraph.persistence.speeds.model_speeds`).
         consistency: Label consistency in decoding (``predict.py --consistency``).
 
     Raises:
