@@ -143,3 +143,18 @@ def test_shipped_models_are_small():
     for name in shipped_models():
         size = sum(p.stat().st_size for p in (SHIPPED_DIR / name).iterdir())
         assert size <= 15_000_000, f"{name}: {size:,} bytes"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED["models"]))
+def test_each_shipped_model_declares_its_speeds_as_its_card_says(name):
+    """Each shipped model's ``speed.json`` is listed in its manifest and says what its card's
+    "Fast mode" paragraph says: whether fast is its default."""
+    from docgraph.persistence.manifest import read_manifest
+    from docgraph.persistence.shipped import SPEEDS_FILE
+    from docgraph.persistence.speeds import model_speeds
+
+    assert SPEEDS_FILE in read_manifest(SHIPPED_DIR / name)["files"]
+    speeds = model_speeds(name)
+    card = (ROOT / "docs" / "models.md").read_text(encoding="utf-8").split(f"\n## {name}\n")[1]
+    fast_mode = " ".join(card.split("\n## ")[0].split("**Fast mode**")[1].split("\n\n")[0].split())
+    assert ("this model's default" in fast_mode) == (speeds.default == "fast"), fast_mode[:200]
