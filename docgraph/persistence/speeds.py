@@ -16,7 +16,7 @@ from pathlib import Path
 
 from docgraph.config.tagging import Approximation, ModelSpeeds, approximation_of
 from docgraph.persistence.archive import CheckpointError
-from docgraph.persistence.locate import ModelFiles, read_model_files
+from docgraph.persistence.locate import ModelFiles, locate_model_dir
 from docgraph.persistence.manifest import file_sha256, read_manifest
 from docgraph.persistence.shipped import MANIFEST, SPEEDS_FILE
 from docgraph.runtime.integrity import DamagedFileError, read_json_file, write_sealed_json
@@ -30,12 +30,15 @@ _SETTINGS = {f.name for f in fields(Approximation)}
 def model_speeds(model: str | Path | ModelFiles) -> ModelSpeeds:
     """The speeds ``model`` (a model directory, a shipped model's name or its
     :class:`~docgraph.persistence.locate.ModelFiles`) declares in its ``speed.json``; the
-    library's (:class:`~docgraph.config.tagging.ModelSpeeds`) without one.
+    library's (:class:`~docgraph.config.tagging.ModelSpeeds`) without one. The file's seal is
+    checked here, its place in a packed model's manifest when the model loads.
 
     Raises:
+        ModelDirError: ``model`` is not a usable model directory.
         CheckpointError: The file is damaged or declares no valid speeds (naming it).
     """
-    path = read_model_files(model).directory / SPEEDS_FILE
+    directory = model.directory if isinstance(model, ModelFiles) else locate_model_dir(model)
+    path = directory / SPEEDS_FILE
     if not path.is_file():
         return ModelSpeeds()
     try:
