@@ -263,4 +263,3 @@ def test_the_service_loads_its_workers_model_at_the_speed_it_is_given(monkeypatc
     with pytest.raises(SystemExit):
         worker.main(Pipe(), ServeConfig(model="conll03", speed="fast"))
     assert loaded == ["fast"] and sent == [("failed", "stop here")]
-

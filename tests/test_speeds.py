@@ -2,6 +2,8 @@
 mode and default speed reach every way of tagging, evaluation reports the trained computation
 unless told, and a damaged or invalid file is refused by name."""
 
+import shutil
+
 import pytest
 
 from docgraph.config.tagging import FAITHFUL, FAST, Approximation, ModelSpeeds
@@ -10,25 +12,13 @@ from docgraph.tagging.tagger import Tagger
 TEXT = "Kestrel beat Carrow 2-1 on Saturday. Piet Rauch scored twice. Kestrel lead the table."
 
 
-def _model_copy(model_dir, target):
-    """The files of the model directory ``model_dir`` copied to ``target``."""
-    import shutil
-
-    from docgraph.persistence.shipped import MODEL_FILES
-
-    target.mkdir()
-    for name in MODEL_FILES:
-        shutil.copyfile(model_dir / name, target / name)
-    return target
-
-
 def test_a_model_directory_declares_its_fast_mode_and_default_speed(model_dir, tmp_path,
                                                                      monkeypatch):
     from docgraph import cli
     from docgraph.persistence.shipped import SPEEDS_FILE
     from docgraph.persistence.speeds import model_speeds, save_model_speeds
 
-    own = _model_copy(model_dir, tmp_path / "own")
+    own = shutil.copytree(model_dir, tmp_path / "own")
     assert model_speeds(own) == ModelSpeeds(FAST, "faithful")  # no file: the library's
     declared = Approximation(mc_samples=2)
     assert save_model_speeds(own, ModelSpeeds(declared)) == own / SPEEDS_FILE
@@ -64,8 +54,6 @@ def test_a_model_directory_declares_its_fast_mode_and_default_speed(model_dir, t
 
 
 def test_a_packed_models_speeds_are_in_its_manifest(packed, tmp_path):
-    import shutil
-
     from docgraph.persistence.archive import CheckpointError
     from docgraph.persistence.manifest import file_sha256, read_manifest, verify_manifest
     from docgraph.persistence.shipped import SPEEDS_FILE
@@ -99,7 +87,7 @@ def test_a_speeds_file_that_declares_no_valid_speeds_is_refused_by_name(model_di
     from docgraph.persistence.speeds import model_speeds
     from docgraph.runtime.integrity import write_sealed_json
 
-    own = _model_copy(model_dir, tmp_path / "own")
+    own = shutil.copytree(model_dir, tmp_path / "own")
     write_sealed_json(own / SPEEDS_FILE, record)
     with pytest.raises(CheckpointError, match=f"{SPEEDS_FILE}: not a model's speeds.*{problem}"):
         model_speeds(own)

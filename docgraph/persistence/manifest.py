@@ -81,7 +81,7 @@ def check_manifest_files(directory: str | Path, manifest: dict) -> None:
 
 
 __all__ = ["PACK_FORMAT", "PACK_VERSION", "check_manifest_files", "file_sha256", "read_manifest",
-           "verify_manifest"]
+           "verify_manifest", "write_model_json"]
 
 
 def save_threshold(directory: str | Path, threshold: float) -> float:
@@ -104,17 +104,25 @@ def _save_model_setting(directory: str | Path, key: str, value: float,
                         default: float | None = None) -> float:
     """Write ``[model] key = value`` into a model directory's ``config.json`` and the manifest
     of a packed one; returns the value it replaced (``default`` when there was none)."""
-    directory = Path(directory)
-    path = directory / "config.json"
-    manifest = read_manifest(directory)
     try:
-        config = read_json_file(path)
+        config = read_json_file(Path(directory) / "config.json")
     except DamagedFileError as err:
         raise CheckpointError(str(err)) from None
     previous = config["model"].get(key, default)
     config["model"][key] = value
-    write_sealed_json(path, config)
-    if manifest is not None:
-        manifest["files"]["config.json"] = file_sha256(path)
-        write_sealed_json(directory / MANIFEST, manifest)
+    write_model_json(directory, "config.json", config)
     return float(previous)
+
+
+def write_model_json(directory: str | Path, name: str, content: dict) -> Path:
+    """Write ``content`` as the model directory's JSON file ``name``, sealed and atomically, and
+    its new SHA-256 into the manifest of a packed one (the manifest is read first: a damaged
+    one is refused before anything is written); returns the file."""
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    path = directory / name
+    write_sealed_json(path, content)
+    if manifest is not None:
+        manifest["files"][name] = file_sha256(path)
+        write_sealed_json(directory / MANIFEST, manifest)
+    return path

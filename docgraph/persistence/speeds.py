@@ -17,9 +17,9 @@ from pathlib import Path
 from docgraph.config.tagging import Approximation, ModelSpeeds, approximation_of
 from docgraph.persistence.archive import CheckpointError
 from docgraph.persistence.locate import ModelFiles, locate_model_dir
-from docgraph.persistence.manifest import file_sha256, read_manifest
-from docgraph.persistence.shipped import MANIFEST, SPEEDS_FILE
-from docgraph.runtime.integrity import DamagedFileError, read_json_file, write_sealed_json
+from docgraph.persistence.manifest import write_model_json
+from docgraph.persistence.shipped import SPEEDS_FILE
+from docgraph.runtime.integrity import DamagedFileError, read_json_file
 
 __all__ = ["model_speeds", "save_model_speeds"]
 
@@ -61,13 +61,6 @@ def model_speeds(model: str | Path | ModelFiles) -> ModelSpeeds:
 def save_model_speeds(directory: str | Path, speeds: ModelSpeeds) -> Path:
     """Declare ``speeds`` in the model directory ``directory``: written sealed and atomically,
     its SHA-256 added to the manifest of a packed one; returns the file."""
-    directory = Path(directory)
-    manifest = read_manifest(directory)
-    path = directory / SPEEDS_FILE
     fast = {key: value for key, value in asdict(speeds.fast).items()
             if value != getattr(Approximation(), key)}
-    write_sealed_json(path, {"fast": fast, "default": speeds.default})
-    if manifest is not None:
-        manifest["files"][SPEEDS_FILE] = file_sha256(path)
-        write_sealed_json(directory / MANIFEST, manifest)
-    return path
+    return write_model_json(directory, SPEEDS_FILE, {"fast": fast, "default": speeds.default})
