@@ -218,8 +218,8 @@ def parser() -> argparse.ArgumentParser:
                    help="a name for runs trained with more train.py arguments (after --): "
                         "their records and directories are <genre>[+TYPE]~<variant>-<run>")
     p.add_argument("--start-types-test", default=None, metavar="DIR",
-                   help="also score each trained run on the CoNLL-2003 test split in DIR, "
-                        "the starting model's types only (its other predictions count as O)")
+                   help="also score each trained run on the CoNLL-2003 dev and test splits "
+                        "in DIR, the starting model's types only (its other predictions: O)")
     p.add_argument("train_args", nargs="*", help="more train.py arguments (after --)")
     p.add_argument("--summarise", action="store_true",
                    help="write <name>.json from the runs' records in --out and print the table")
@@ -270,9 +270,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from docgraph.tagging.tagger import Tagger
 
     splits = load_dataset("ontonotes", args.data_dir)
-    start_test = None  # (CoNLL-2003 test, the starting model's types), read once for all runs
+    start_test = None  # (CoNLL-2003 dev and test, the starting model's types), read once
     if args.start_types_test:
-        start_test = (load_dataset("conll03", args.start_types_test, splits=("test",))["test"],
+        start_test = (load_dataset("conll03", args.start_types_test, splits=("dev", "test")),
                       Tagger.load(args.model).entity_types)
     mapping = type_map(args.keep)
     domain = _domain(args)
@@ -332,8 +332,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         record["test"] = test_scores(tagger, corpus["test"])
         if start_test is not None and kind != "zero-shot":
             conll, start_types = start_test
-            record["start_types_test"] = {"types": start_types,
-                                          **test_scores(tagger, conll, start_types)}
+            for split in ("dev", "test"):  # dev chooses between settings
+                record[f"start_types_{split}"] = {
+                    "types": start_types, **test_scores(tagger, conll[split], start_types)}
         record["seconds"] = round(time.perf_counter() - start, 1)
         atomic_write_json(record_path, record)
         print(f"{name}: test F1 {record['test']['f1']:.2f} ({record['seconds']} s)",

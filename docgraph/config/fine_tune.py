@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from docgraph.config.fields import check_config, choice, text
+from docgraph.config.fields import check_config, choice, number, text
 
 __all__ = ["KEEP_TYPES", "FineTuneConfig"]
 
@@ -41,6 +41,10 @@ class FineTuneConfig:
     rehearse: str | None = text(None, optional=True, flag="--rehearse", metavar="FILE",
                                 help="--init-from: a labelled file of the model's domain whose "
                                      "documents join the training documents")
+    anchor: float = number(0.0, low=0.0, flag="--anchor", metavar="STRENGTH",
+                           help="--init-from: after each step, pull every weight of the model "
+                                "back towards its start by lr * STRENGTH of its distance "
+                                "(L2-SP; 0: none)")
 
     def __post_init__(self) -> None:
         check_config(self, "fine_tune")

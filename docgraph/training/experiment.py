@@ -51,6 +51,7 @@ from docgraph.runtime.processes import is_main_process
 from docgraph.runtime.progress import Progress, Stages, log_to_file
 from docgraph.runtime.progress import settings as progress_settings
 from docgraph.tagging.inference import evaluate, split_consistency
+from docgraph.training.anchor import WeightAnchor, fresh_entries
 from docgraph.training.init_from import (
     Growth,
     InitModel,
@@ -306,15 +307,20 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
         check_model_memory(config.model, config.train.optimizer, config.train.momentum,
                            world, device, vocabs)
         seed_everything(config.seed)
+        anchor: WeightAnchor | None = None
         if init is not None:
             model = initial_model(init, config.model, vocabs, word_rows)
             if free_types:
                 model.set_label_lattice(label_lattice(vocabs.labels, free_types))
+            if config.fine_tune.anchor > 0:
+                anchor = WeightAnchor(model, config.fine_tune.anchor, fresh_entries(
+                    model.state_dict(), init.vocabs.labels, vocabs.labels,
+                    {k: v.shape for k, v in init.state.items()}))
         else:
             model = build_model(config.model, vocabs, pretrained)
     trainer = Trainer(model, vocabs, config, prepared["train"], prepared["dev"], output_dir,
                       progress=progress, train_variants=variants, dev_variants=dev_variants,
-                      evaluate_start=init is not None)
+                      evaluate_start=init is not None, anchor=anchor)
     with stages("training", heartbeat=False, done=False):
         state = trainer.fit(resume=resume)
     if not is_main_process():

@@ -55,6 +55,7 @@ from docgraph.runtime.machine import peak_rss_mib, resolve_device
 from docgraph.runtime.processes import is_main_process, world_and_rank
 from docgraph.runtime.progress import Progress
 from docgraph.tagging.inference import evaluate_sharded
+from docgraph.training.anchor import WeightAnchor
 
 log = logging.getLogger("docgraph")
 
@@ -329,6 +330,8 @@ class Trainer:
             checkpointed, which an epoch must beat to replace it.
         dev_variants: Other forms of the dev split (``"lower"``, ``"novel"``) scored beside
             it each epoch; with any, the mean of the F1 scores selects the best epoch.
+        anchor: Pulls the weights towards the starting model's after each step (built on
+            the model at its starting weights; ``--anchor``).
     """
 
     model: GCDoc
@@ -342,6 +345,7 @@ class Trainer:
     train_variants: dict[str, PreparedSplit] = field(default_factory=dict)
     evaluate_start: bool = False
     dev_variants: dict[str, PreparedSplit] = field(default_factory=dict)
+    anchor: WeightAnchor | None = None
 
     def __post_init__(self) -> None:
         self.output_dir = Path(self.output_dir)
@@ -528,6 +532,8 @@ class Trainer:
                 loss, drop = training_step(self.network, self.optimizer, batch,
                                            self.clip_groups, tc.clip_norm, tc.loss_reduction,
                                            self.world)
+                if self.anchor is not None:
+                    self.anchor.pull(self.optimizer.param_groups[0]["lr"])
                 loss_sum += loss
                 if drop is not None:
                     drop_sum += drop
@@ -643,6 +649,8 @@ class Trainer:
                         "peak_rss_mb": peak_rss_mib(),
                         "lr": self.optimizer.param_groups[0]["lr"], "best": improved,
                         "steps": len(self.sampler), **self.last_kernels,
+                        **({"anchor_distance": self.anchor.distance()}
+                           if self.anchor is not None else {}),
                         **({f"dev_f1_{name}": f1 for name, f1 in forms.items()}
                            | ({"selection_f1": selected} if forms else {})),
                     }

@@ -88,6 +88,14 @@ def check_arguments(args: argparse.Namespace) -> ExperimentConfig:
         check_labelled_file(config.fine_tune.rehearse, "--rehearse")
         read_labelled(config.fine_tune.rehearse)  # read whole: a bad line before torch loads
     config = small_corpus_config(config, args)
+    if config.fine_tune.anchor > 0:
+        if config.init_from is None:
+            raise UsageError("anchors the model a run starts from: give --init-from MODEL",
+                             "--anchor", config.fine_tune.anchor)
+        if config.train.lr * config.fine_tune.anchor >= 1:
+            raise UsageError(f"with --lr {config.train.lr:g}, each step would move a weight "
+                             "past its start: lr * STRENGTH must be below 1", "--anchor",
+                             config.fine_tune.anchor)
     if not getattr(args, "resume", None):
         check_output_dir(config.output_dir, getattr(args, "seeds", None),
                          getattr(args, "overwrite", False))
