@@ -136,6 +136,25 @@ def test_scores(tagger: Any, documents: Sequence[Document],
     return score(gold, found).to_dict()
 
 
+def _add_start_types_dev(record_path: Path, run_dir: Path,
+                         conll: Mapping[str, Sequence[Document]],
+                         types: Sequence[str]) -> None:
+    """Add the CoNLL-2003 dev scores (``start_types_dev``) to a run's record that lacks
+    them, from its trained run directory."""
+    from docgraph.tagging.tagger import Tagger
+
+    record = json.loads(record_path.read_text())
+    if "start_types_dev" in record or "start_types_test" not in record:
+        print(f"{record_path.name}: nothing to add", flush=True)
+        return
+    tagger = Tagger.load(run_dir, speed="faithful")
+    record["start_types_dev"] = {"types": list(types),
+                                 **test_scores(tagger, conll["dev"], types)}
+    atomic_write_json(record_path, record)
+    print(f"{record_path.name}: CoNLL-2003 dev F1 {record['start_types_dev']['f1']:.2f}",
+          flush=True)
+
+
 def _run_record(run_dir: Path) -> dict[str, Any]:
     """What a training run's ``metrics.json`` says of how it went."""
     metrics = json.loads((run_dir / "metrics.json").read_text())
@@ -220,6 +239,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--start-types-test", default=None, metavar="DIR",
                    help="also score each trained run on the CoNLL-2003 dev and test splits "
                         "in DIR, the starting model's types only (its other predictions: O)")
+    p.add_argument("--add-start-types-dev", action="store_true",
+                   help="with --start-types-test: a recorded run whose record lacks the "
+                        "CoNLL-2003 dev scores gets them (nothing else in it changes)")
     p.add_argument("train_args", nargs="*", help="more train.py arguments (after --)")
     p.add_argument("--summarise", action="store_true",
                    help="write <name>.json from the runs' records in --out and print the table")
@@ -281,6 +303,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         record_path = out / "runs" / f"{domain}-{name}.json"
         earlier: dict[str, Any] | None = None
         if record_path.is_file():
+            if args.add_start_types_dev and start_test is not None:
+                _add_start_types_dev(record_path, work / f"{domain}-{name}", *start_test)
+                continue
             if not (args.resume and parse_run(name)[0] != "zero-shot"):
                 print(f"{name}: recorded already ({record_path})", flush=True)
                 continue

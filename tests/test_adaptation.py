@@ -4,11 +4,14 @@ targets."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from docgraph.data.conll import read_conll
 from docgraph.data.document import make_document
 from docgraph_dev.adaptation import (
+    _add_start_types_dev,
     curve,
     markdown_table,
     parse_run,
@@ -112,3 +115,19 @@ def test_the_curve_and_its_targets():
     partial = curve(records)
     assert partial["rows"][0]["scratch"] is None and "| 5 | 50.00 | – |" in \
         markdown_table(partial)
+
+
+def test_a_record_gains_the_start_types_dev_scores_once(tmp_path, model_dir, sample_splits,
+                                                        capsys):
+    record = tmp_path / "bc~x-finetune-5.json"
+    record.write_text(json.dumps({"run": "finetune-5", "start_types_test": {"f1": 1.0}}))
+    conll = {"dev": sample_splits["dev"][:2]}
+    _add_start_types_dev(record, model_dir, conll, ["PER", "LOC"])
+    added = json.loads(record.read_text())
+    assert added["run"] == "finetune-5" and added["start_types_test"] == {"f1": 1.0}
+    dev = added["start_types_dev"]
+    assert dev["types"] == ["PER", "LOC"] and dev["support"] > 0
+    # the model's other types count as O: nothing predicted of them
+    assert all(v["predicted"] == 0 for t, v in dev["per_type"].items() if t not in dev["types"])
+    _add_start_types_dev(record, model_dir, conll, ["PER", "LOC"])  # recorded: unchanged
+    assert json.loads(record.read_text()) == added and "nothing to add" in capsys.readouterr().out
