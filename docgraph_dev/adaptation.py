@@ -241,7 +241,8 @@ def parser() -> argparse.ArgumentParser:
                         "in DIR, the starting model's types only (its other predictions: O)")
     p.add_argument("--add-start-types-dev", action="store_true",
                    help="with --start-types-test: a recorded run whose record lacks the "
-                        "CoNLL-2003 dev scores gets them (nothing else in it changes)")
+                        "CoNLL-2003 dev scores gets them (nothing else in it changes); "
+                        "nothing is trained")
     p.add_argument("train_args", nargs="*", help="more train.py arguments (after --)")
     p.add_argument("--summarise", action="store_true",
                    help="write <name>.json from the runs' records in --out and print the table")
@@ -302,10 +303,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.runs:
         record_path = out / "runs" / f"{domain}-{name}.json"
         earlier: dict[str, Any] | None = None
-        if record_path.is_file():
-            if args.add_start_types_dev and start_test is not None:
+        if args.add_start_types_dev:  # scores added to recorded runs; nothing trained
+            if record_path.is_file() and start_test is not None:
                 _add_start_types_dev(record_path, work / f"{domain}-{name}", *start_test)
-                continue
+            else:
+                print(f"{name}: no record ({record_path}) or no --start-types-test", flush=True)
+            continue
+        if record_path.is_file():
             if not (args.resume and parse_run(name)[0] != "zero-shot"):
                 print(f"{name}: recorded already ({record_path})", flush=True)
                 continue
