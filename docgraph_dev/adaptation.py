@@ -27,6 +27,7 @@ import datetime as _dt
 import json
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -249,6 +250,12 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _end_with_parent() -> None:
+    from docgraph.runtime.lifetime import set_parent_death_signal
+
+    set_parent_death_signal(signal.SIGTERM)
+
+
 def _commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -343,7 +350,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if command:
                 record["command"] = " ".join(command[1:])
                 print(f"{name}: {record['command']}", flush=True)
-                done = subprocess.run(command, capture_output=True, text=True)
+                # the training ends with this tool (it checkpoints on SIGTERM): none outlives it
+                done = subprocess.run(command, capture_output=True, text=True,
+                                      preexec_fn=_end_with_parent)
                 if done.returncode != 0:
                     print(done.stderr, file=sys.stderr)
                     return done.returncode
