@@ -5,6 +5,7 @@ fine-tune creates are left free, each pull moves the others by lr * strength of 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from conftest import TINY_FLAGS
 from torch import nn
 
 from docgraph.cli.arguments import check_arguments, train_parser
+from docgraph.config import ExperimentConfig
 from docgraph.data.vocab import Vocab
 from docgraph.persistence.checkpoint import load_checkpoint
 from docgraph.persistence.model_dir import load_model_weights, read_model_dir
@@ -116,3 +118,26 @@ def test_an_anchored_fine_tune_stays_nearer_its_start(tmp_path, model_dir):
     moved = {name: float((load_checkpoint(tmp_path / name / "last.pt")["model"][key]
                           - start[key]).norm()) for name in ("free", "anchored")}
     assert 0 < moved["anchored"] < 0.5 * moved["free"]
+
+
+def test_an_anchored_fine_tune_resumes_exactly(tmp_path, model_dir):
+    # a resumed run rebuilds the anchor from the starting model, not from its checkpoint
+    data = _corpus(tmp_path / "mine")
+
+    def config(out: Path, epochs: int) -> ExperimentConfig:
+        return check_arguments(train_parser().parse_args(
+            ["--dataset", "column", "--data-dir", str(data), *TINY_FLAGS, "--output-dir",
+             str(out), "--init-from", str(model_dir), "--epochs", str(epochs), "--lr", "0.01",
+             "--patience", "5", "--anchor", "20"]))
+
+    whole = run_experiment(config(tmp_path / "whole", 3), progress=False)
+    first = config(tmp_path / "resumed", 2)
+    run_experiment(first, progress=False)
+    resumed = run_experiment(replace(first, train=replace(first.train, epochs=3)),
+                             resume=True, progress=False)
+    for split in ("dev", "test"):
+        assert resumed[split] == whole[split]
+    distances = [[json.loads(line)["anchor_distance"] for line in
+                  (tmp_path / name / "train_log.jsonl").read_text().splitlines()]
+                 for name in ("whole", "resumed")]
+    assert distances[0] == distances[1] and len(distances[0]) == 3
