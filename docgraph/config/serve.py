@@ -67,7 +67,7 @@ class ServeConfig:
     max_batch_tokens: int = integer(DEFAULT_BATCH_TOKENS, low=1, flag="--max-batch-tokens",
                                     metavar="TOKENS",
                                     help="most tokens packed into one tagging pass")
-    max_wait_ms: float = number(5.0, low=0.0, flag="--max-wait-ms", metavar="MS",
+    max_wait_ms: float = number(1.0, low=0.0, flag="--max-wait-ms", metavar="MS",
                                 help="how long a pass waits for more documents to join it")
     max_queue: int = integer(1024, low=1, flag="--max-queue", metavar="DOCUMENTS",
                              help="most documents waiting; more are refused with 503")
