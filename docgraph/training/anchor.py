@@ -87,10 +87,8 @@ class WeightAnchor:
         if not 0 < rate < 1:
             raise ValueError(f"lr * strength must be in (0, 1), not {rate:g}")
         for param, start, keep in zip(self.params, self.start, self.keep):
-            step = param - start
-            if keep is not None:
-                step.mul_(keep)
-            param.sub_(step, alpha=rate)
+            # theta + rate * (theta_0 - theta), in place: no copy of a table per step
+            param.lerp_(start, rate if keep is None else keep * rate)
 
     @torch.no_grad()
     def distance(self) -> float:
