@@ -137,6 +137,13 @@ def test_scores(tagger: Any, documents: Sequence[Document],
     return score(gold, found).to_dict()
 
 
+def _start_types_scores(tagger: Any, documents: Sequence[Document],
+                        types: Sequence[str]) -> dict[str, Any]:
+    """A record's ``start_types_<split>``: the starting model's ``types`` and the scores of
+    ``tagger`` on ``documents`` in them."""
+    return {"types": list(types), **test_scores(tagger, documents, types)}
+
+
 def _add_start_types_dev(record_path: Path, run_dir: Path,
                          conll: Mapping[str, Sequence[Document]],
                          types: Sequence[str]) -> None:
@@ -148,9 +155,8 @@ def _add_start_types_dev(record_path: Path, run_dir: Path,
     if "start_types_dev" in record or "start_types_test" not in record:
         print(f"{record_path.name}: nothing to add", flush=True)
         return
-    tagger = Tagger.load(run_dir, speed="faithful")
-    record["start_types_dev"] = {"types": list(types),
-                                 **test_scores(tagger, conll["dev"], types)}
+    record["start_types_dev"] = _start_types_scores(Tagger.load(run_dir, speed="faithful"),
+                                                    conll["dev"], types)
     atomic_write_json(record_path, record)
     print(f"{record_path.name}: CoNLL-2003 dev F1 {record['start_types_dev']['f1']:.2f}",
           flush=True)
@@ -371,8 +377,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if start_test is not None and kind != "zero-shot":
             conll, start_types = start_test
             for split in ("dev", "test"):  # dev chooses between settings
-                record[f"start_types_{split}"] = {
-                    "types": start_types, **test_scores(tagger, conll[split], start_types)}
+                record[f"start_types_{split}"] = _start_types_scores(tagger, conll[split],
+                                                                     start_types)
         record["seconds"] = round(time.perf_counter() - start, 1)
         atomic_write_json(record_path, record)
         print(f"{name}: test F1 {record['test']['f1']:.2f} ({record['seconds']} s)",
