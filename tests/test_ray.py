@@ -297,6 +297,34 @@ def test_the_driver_killed_and_the_job_run_again_gives_each_document_once(cluste
     assert f"{len(first)} done before" in log
 
 
+@pytest.mark.timeout(900)
+def test_a_job_stopped_by_sigterm_says_what_is_whole_and_the_rest_is_tagged_again(cluster,
+                                                                                   tmp_path):
+    documents = _text_corpus(tmp_path / "corpus", files=12, documents=2, sentences=8)
+    output = tmp_path / "out"
+    args = (str(tmp_path / "corpus"), "--output", str(output), "--actors", "2")
+    driver = cluster.run(*args)
+    deadline = time.monotonic() + 600
+    while len(list(output.glob("*.parquet"))) < 2:
+        assert driver.poll() is None and time.monotonic() < deadline, driver.stdout.read()
+        time.sleep(0.2)
+    driver.terminate()
+    code, log = _finish(driver, timeout=120)
+    assert code == 143, log
+    done = len(list(output.glob("*.parquet")))
+    listed = (output / "_missing.txt").read_text().splitlines()
+    assert 0 < done < 12 and len(listed) == 12 - done, log
+    assert (f"tag-corpus: stopped by SIGTERM: every output in {output} is whole; "
+            f"{12 - done} inputs not tagged") in log
+    assert "Traceback" not in log
+
+    code, log = _finish(cluster.run(*args))
+    assert code == 0, log
+    ids = _ids(output)
+    assert len(ids) == documents and set(ids.values()) == {1}
+    assert not (output / "_missing.txt").exists()
+
+
 def test_an_output_directory_keeps_its_settings(tmp_path):
     source = tmp_path / "a.txt"
     source.write_text("Berlin.\n")

@@ -13,7 +13,6 @@ import contextlib
 import json
 import logging
 import os
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,7 +48,7 @@ from docgraph.persistence.model_dir import OverrideError
 from docgraph.persistence.run_lock import RunLock, run_directory
 from docgraph.persistence.speeds import model_speeds
 from docgraph.runtime.atomic import WriteError, atomic_write
-from docgraph.runtime.lifetime import exit_status, received_signal, signal_name, stop_on_signals
+from docgraph.runtime.lifetime import exit_status, stop_on_signals, stop_reason
 from docgraph.runtime.machine import resolve_device
 from docgraph.runtime.processes import (
     ProcessError,
@@ -210,19 +209,13 @@ def _train_command(args: argparse.Namespace, config: ExperimentConfig) -> int:
         fail(str(err))
     except KeyboardInterrupt:
         if is_rank_zero():
-            print("\n" + interrupted_message(config.output_dir, args.seeds, _interruption()),
+            print("\n" + interrupted_message(config.output_dir, args.seeds, stop_reason()),
                   file=sys.stderr, flush=True)
         return exit_status()
     finally:
         if torchrun:
             cleanup_distributed()
     return 0
-
-
-def _interruption() -> str:
-    """``"interrupted"`` after Ctrl-C, ``"stopped by SIGTERM"`` after SIGTERM."""
-    signum = received_signal()
-    return "interrupted" if signum in (None, signal.SIGINT) else f"stopped by {signal_name(signum)}"
 
 
 _TAGGING_SETTINGS = dict(settings_of(TaggingConfig))
@@ -296,7 +289,7 @@ def evaluate(args: argparse.Namespace, checked: TaggingInputs) -> int:
         except KeyboardInterrupt:
             missing = [str(f) for f in files if f not in written]
             verb = "was" if len(missing) == 1 else "were"
-            print(f"\n{_interruption()}: {' and '.join(missing)} {verb} not written",
+            print(f"\n{stop_reason()}: {' and '.join(missing)} {verb} not written",
                   file=sys.stderr, flush=True)
             return exit_status()
 
@@ -366,7 +359,7 @@ def predict(args: argparse.Namespace, checked: TaggingInputs) -> int:
         except KeyboardInterrupt:
             kept = (f"{args.output} was left as it was" if args.output
                     else "the output above is incomplete")
-            print(f"\n{_interruption()}: {kept}", file=sys.stderr, flush=True)
+            print(f"\n{stop_reason()}: {kept}", file=sys.stderr, flush=True)
             return exit_status()
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from docgraph.config.fields import check_config, choice, integer, number, switch, text
 from docgraph.config.tagging import DOCUMENT_SPLITS, INPUT_FORMATS
 
-__all__ = ["CORPUS_INPUT_FORMATS", "ENGINES", "OUTPUT_FORMATS", "OUTPUT_SETTINGS",
+__all__ = ["CORPUS_INPUT_FORMATS", "ENGINES", "MISSING_FILE", "OUTPUT_FORMATS", "OUTPUT_SETTINGS",
            "CorpusConfig"]
 
 ENGINES = ("ray",)
@@ -26,6 +26,10 @@ OUTPUT_FORMATS = ("parquet", "jsonl")
 CORPUS_INPUT_FORMATS = (*INPUT_FORMATS, "parquet")
 """How a corpus job reads an input file: ``predict.py``'s formats, and Parquet with a column
 of text."""
+
+MISSING_FILE = "_missing.txt"
+"""The file of a job's output directory that lists the inputs left untagged, one per line
+(the input, a tab, the reason); removed once every input is tagged."""
 
 OUTPUT_SETTINGS = ("model", "output_format", "scores", "consistency", "input_format", "documents",
                    "tokenized", "text_column", "id_column", "max_doc_tokens")

@@ -43,8 +43,10 @@ import logging
 import math
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -57,7 +59,7 @@ import pyarrow.parquet as pq
 import ray
 import ray.data
 
-from docgraph.config.corpus import CorpusConfig
+from docgraph.config.corpus import MISSING_FILE, CorpusConfig
 from docgraph.config.fields import UsageError
 from docgraph.data.corpus_files import corpus_inputs
 from docgraph.persistence.run_lock import run_directory
@@ -90,7 +92,6 @@ OUTPUT_SCHEMA = pa.schema([("doc", pa.string()), ("tokens", pa.int64()),
                            ("entities", pa.list_(ENTITY_TYPE))])
 
 JOB_FILE = "_job.json"
-MISSING_FILE = "_missing.txt"
 _FOOTER_KEY = b"docgraph"
 _ROWS_PER_GROUP = 512
 _SUFFIXES = {"parquet": ".parquet", "jsonl": ".jsonl"}
@@ -334,6 +335,8 @@ def _ray_session(config: CorpusConfig) -> Iterator[None]:
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     temp = None
+    # ray.init makes SIGTERM exit the process at once; the caller's handler is put back
+    on_sigterm = signal.getsignal(signal.SIGTERM)
     try:
         if config.address is None:
             temp = tempfile.mkdtemp(prefix="docgraph-ray-")
@@ -344,6 +347,8 @@ def _ray_session(config: CorpusConfig) -> Iterator[None]:
         else:
             ray.init(address=config.address, logging_level=logging.WARNING,
                      configure_logging=False)
+        if on_sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, on_sigterm)
         yield
     finally:
         ray.shutdown()
@@ -383,25 +388,36 @@ def tag_corpus(inputs: Sequence[Path], output: str | Path,
         report.done_before = len(inputs) - len(pending)
         errors: dict[str, str] = {}
         stopped = ""
-        if pending:
-            try:
+        try:
+            if pending:
                 with _ray_session(config):
                     _run(pending, root, output, config, report, errors, progress)
-            except Exception as err:  # Ray's own errors are not all RayError: report, list
-                stopped = (str(err).splitlines() or [type(err).__name__])[0]
-                log.error("tag-corpus: the job stopped: %s", stopped)
-        for path in inputs:
-            if not _is_done(path, root, targets[path]):
-                name = str(path.relative_to(root))
-                why = "not tagged" + (f" (the job stopped: {stopped})" if stopped else "")
-                report.missing.append((name, errors.get(name, why)))
-        missing = output / MISSING_FILE
-        if report.missing:
-            atomic_write_text(missing, "".join(f"{n}\t{why}\n" for n, why in report.missing))
-        else:
-            missing.unlink(missing_ok=True)
-    report.seconds = time.monotonic() - start
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM under the command: list, then stop
+            stopped = "interrupted"
+            raise
+        except Exception as err:  # Ray's own errors are not all RayError: report, list
+            stopped = (str(err).splitlines() or [type(err).__name__])[0]
+            log.error("tag-corpus: the job stopped: %s", stopped)
+        finally:
+            _list_missing(inputs, root, targets, output, errors, stopped, report)
+            report.seconds = time.monotonic() - start
     return report
+
+
+def _list_missing(inputs: Sequence[Path], root: Path, targets: dict[Path, Path], output: Path,
+                  errors: dict[str, str], stopped: str, report: CorpusReport) -> None:
+    """Fill ``report.missing`` with the inputs that have no complete output, and write them to
+    ``output/_missing.txt`` (removed when there are none)."""
+    for path in inputs:
+        if not _is_done(path, root, targets[path]):
+            name = str(path.relative_to(root))
+            why = "not tagged" + (f" (the job stopped: {stopped})" if stopped else "")
+            report.missing.append((name, errors.get(name, why)))
+    missing = output / MISSING_FILE
+    if report.missing:
+        atomic_write_text(missing, "".join(f"{n}\t{why}\n" for n, why in report.missing))
+    else:
+        missing.unlink(missing_ok=True)
 
 
 def _run(pending: Sequence[Path], root: Path, output: Path, config: CorpusConfig,

@@ -19,12 +19,13 @@ from dataclasses import fields
 from pathlib import Path
 
 from docgraph.cli.arguments import OneLineParser, add_setting_flag, fail, setup_logging
-from docgraph.config.corpus import CorpusConfig
+from docgraph.config.corpus import MISSING_FILE, CorpusConfig
 from docgraph.config.errors import DocgraphError
 from docgraph.config.fields import UsageError, settings_of
 from docgraph.data.corpus_files import corpus_inputs
 from docgraph.persistence.run_lock import busy_message
 from docgraph.persistence.shipped import resolve_model
+from docgraph.runtime.lifetime import exit_status, stop_on_signals, stop_reason
 
 __all__ = ["main", "tag_corpus_parser"]
 
@@ -72,6 +73,14 @@ def _check(args: argparse.Namespace) -> tuple[CorpusConfig, list[Path]]:
     return config, corpus_inputs(args.inputs)
 
 
+def _left_untagged(output: Path) -> str:
+    """What an interrupted job leaves: the outputs written are whole, the rest is listed."""
+    listed = output / MISSING_FILE
+    count = len(listed.read_text().splitlines()) if listed.is_file() else 0
+    return (f"every output in {output} is whole; {count} inputs not tagged (listed in "
+            f"{listed}); run the same command again to tag them")
+
+
 def _ray_installed() -> bool:
     try:
         return importlib.util.find_spec("ray") is not None
@@ -99,9 +108,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                      report.inputs - report.done_before, f"{report.tokens:,}")
 
     try:
-        report = tag_corpus(inputs, args.output, config, progress=progress)
+        with stop_on_signals():
+            report = tag_corpus(inputs, args.output, config, progress=progress)
     except (DocgraphError, ValueError) as err:
         fail(str(err))
+    except KeyboardInterrupt:
+        print(f"\ntag-corpus: {stop_reason()}: {_left_untagged(Path(args.output))}",
+              file=sys.stderr)
+        return exit_status()
     rate = report.tokens / max(report.seconds, 1e-9)
     print(f"tag-corpus: {report.inputs} inputs: {report.done_before} done before, "
           f"{report.tagged} tagged now ({report.documents:,} documents, {report.tokens:,} "

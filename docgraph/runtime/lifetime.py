@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 __all__ = ["ORPHAN_GRACE", "die_with_parent", "exit_status", "leave_now", "leaving",
            "received_signal",
            "reference", "resolve", "restore_handlers", "run_child", "set_parent_death_signal",
-           "sigint_blocked", "signal_name", "start_pool_process", "stop_on_signals",
+           "sigint_blocked", "signal_name", "start_pool_process", "stop_on_signals", "stop_reason",
            "unblock_sigint"]
 
 #: Seconds a worker whose parent ended gets to stop by itself before it exits at once.
@@ -116,6 +116,13 @@ def exit_status(default: int = signal.SIGINT) -> int:
     """The exit status of a process stopped by a signal: 128 plus the signal
     (:func:`received_signal`, else ``default``): 130 for Ctrl-C, 143 for SIGTERM."""
     return 128 + int(_received or default)
+
+
+def stop_reason() -> str:
+    """How :func:`stop_on_signals` stopped the block: ``"interrupted"`` after Ctrl-C,
+    ``"stopped by SIGTERM"`` after SIGTERM."""
+    signum = received_signal()
+    return "interrupted" if signum in (None, signal.SIGINT) else f"stopped by {signal_name(signum)}"
 
 
 def signal_name(signum: int) -> str:
