@@ -13,11 +13,21 @@ user would, with the same model:
   quarter no higher than the first plus a margin), and the cost per million tokens: CPU-seconds
   of the whole process tree and wall seconds.
 
+* ``--keep-dir DIR``: a ``large`` run that outlives one invocation, for a corpus that takes
+  hours (the issue's 1 GB): the corpus is generated once into ``DIR/corpus`` (with a list of
+  its documents), the output goes to ``DIR/out``, and each invocation tags what is missing and
+  appends a segment (wall and CPU time, tokens, each actor's memory by quarter) to ``--out``.
+  SIGTERM or Ctrl-C stops the job as ``tag-corpus`` stops (the outputs written are whole) and
+  the segment is saved; the next invocation resumes. When every input is tagged, the output's
+  document ids are checked against the corpus's: each once, none missing.
+
 Memory and CPU come from sampling ``/proc`` (psutil) of the run's process tree and the Ray
 head's every 0.2 s (CPU seconds counted from the run's start).
 
     python benchmarks/ray_corpus.py --work-dir /tmp/ray-corpus --compare-mb 0.5 --large-mb 4 \\
         --out benchmarks/results/measurements/ray/results.json
+    python benchmarks/ray_corpus.py --keep-dir /work/corpus-1gb --large-mb 1000 --file-mb 2 \
+        --out benchmarks/results/measurements/ray/results-1gb.json   # again to resume
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import platform
 import random
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -145,16 +156,31 @@ ENV = dict(os.environ, PYTHONPATH=str(ROOT), RAY_USAGE_STATS_ENABLED="0",
            RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
 
 
-def run(command: list[str], log: Path, also: list[int] = ()) -> dict:
-    """Run ``command``, sampled with the process trees ``also`` (a Ray head's); its wall time,
-    CPU seconds, peaks and actor memory."""
+#: The run under way, which a SIGTERM to this script stops (:func:`_stop_run`).
+_RUNNING: list[subprocess.Popen] = []
+#: Set by a SIGTERM (a plain flag: a handler may interrupt itself, an Event's lock would hang).
+_STOPPED = [False]
+
+
+def _stop_run(signum: int, frame) -> None:
+    """Stop the run under way as ``tag-corpus`` stops on SIGTERM; no further run starts."""
+    _STOPPED[0] = True
+    for process in _RUNNING:
+        process.terminate()
+
+
+def run(command: list[str], log: Path, also: list[int] = (), interval: float = 0.2) -> dict:
+    """Run ``command``, sampled every ``interval`` seconds with the process trees ``also`` (a
+    Ray head's); its wall time, CPU seconds, peaks and actor memory."""
     start = time.monotonic()
     with open(log, "a") as out:
         out.write(f"$ {' '.join(command)}\n")
         out.flush()
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=ENV)
-        with TreeSampler([process.pid, *also]) as sampler:
+        _RUNNING.append(process)
+        with TreeSampler([process.pid, *also], interval) as sampler:
             code = process.wait()
+        _RUNNING.remove(process)
     seconds = time.monotonic() - start
     actors = {pid: series for pid, series in sampler.rss.items()
               if "MapWorker" in sampler.names[pid] or "_InputTagger" in sampler.names[pid]}
@@ -201,13 +227,14 @@ def stop_head(head: subprocess.Popen) -> None:
     head.wait()
 
 
-def run_ray(command: list[str], log: Path, head: subprocess.Popen, attempts: int = 3) -> dict:
-    """:func:`run` for a tag-corpus command against the head, tried again when it fails;
-    the failed attempts are kept in the result."""
+def run_ray(command: list[str], log: Path, head: subprocess.Popen, attempts: int = 3,
+            interval: float = 0.2) -> dict:
+    """:func:`run` for a tag-corpus command against the head, tried again when it fails (not
+    when it was stopped); the failed attempts are kept in the result."""
     failed = []
     for _ in range(attempts):
-        result = run(command, log, also=[head.pid])
-        if result["returncode"] == 0:
+        result = run(command, log, also=[head.pid], interval=interval)
+        if result["returncode"] == 0 or _STOPPED[0]:
             break
         failed.append(result)
     result["failed_attempts"] = failed
@@ -222,15 +249,90 @@ def corpus_tokens(output: Path) -> int:
                for p in output.rglob("*.parquet")).item()
 
 
+def _atomic_json(path: Path, data: dict) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def keep_large(args: argparse.Namespace, tag: list[str], log: Path) -> int:
+    """One segment of a ``large`` run kept in ``args.keep_dir`` (see the module docstring);
+    0 once every input is tagged and every document is in the output once."""
+    keep = args.keep_dir.absolute()
+    corpus, output, listing = keep / "corpus", keep / "out", keep / "corpus.json"
+    if not listing.is_file():
+        shutil.rmtree(corpus, ignore_errors=True)
+        size = make_corpus(corpus, args.large_mb, args.file_mb, seed=1)
+        documents = {p.name: p.read_text().count("\n\n") + 1 for p in sorted(corpus.iterdir())}
+        _atomic_json(listing, {"bytes": size, "file_mb": args.file_mb, "documents": documents})
+    expected = json.loads(listing.read_text())
+    results = (json.loads(args.out.read_text()) if args.out.is_file() else
+               {"machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                "model": args.model, "corpus_bytes": expected["bytes"],
+                "corpus_files": len(expected["documents"]),
+                "corpus_documents": sum(expected["documents"].values()), "segments": []})
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    segment = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
+               "load_average_at_start": os.getloadavg(),
+               "inputs_done_before": len(list(output.glob("*.parquet")))}
+    head_log = keep / "head.log"
+    head_log.write_text("")  # start_head waits for the head's line in this log
+    head, address = start_head(keep / "ray", 3, head_log)
+    try:
+        segment.update(run_ray([*tag, "--address", address, str(corpus), "--output",
+                                str(output), "--actors", "2"], log, head, interval=2.0))
+    finally:
+        stop_head(head)
+        shutil.rmtree(keep / "ray", ignore_errors=True)
+    segment["stopped_by_signal"] = _STOPPED[0]
+    segment["inputs_done_after"] = len(list(output.glob("*.parquet")))
+    segment["tokens_in_output"] = corpus_tokens(output) if segment["inputs_done_after"] else 0
+    results["segments"].append(segment)
+    if segment["inputs_done_after"] == len(expected["documents"]):
+        results["check"] = _check_documents(output, expected["documents"])
+        results["tokens"] = segment["tokens_in_output"]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_json(args.out, results)
+    print(json.dumps({k: v for k, v in segment.items() if k != "command"}, indent=2))
+    return 0 if results.get("check", {}).get("ok") else 1
+
+
+def _check_documents(output: Path, documents: dict[str, int]) -> dict:
+    """Each input's output rows against the number of documents it holds: every document
+    once (no id twice in a file, as many rows as documents)."""
+    import pyarrow.parquet as pq
+
+    wrong = {}
+    for name, count in documents.items():
+        ids = pq.read_table(output / f"{name}.parquet", columns=["doc"]).column(0).to_pylist()
+        if len(ids) != count or len(set(ids)) != count:
+            wrong[name] = {"rows": len(ids), "distinct": len(set(ids)), "documents": count}
+    return {"ok": not wrong, "inputs": len(documents),
+            "documents": sum(documents.values()), "wrong": wrong}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
-    p.add_argument("--work-dir", type=Path, required=True)
+    p.add_argument("--work-dir", type=Path)
+    p.add_argument("--keep-dir", type=Path,
+                   help="a large run kept here across invocations (no compare runs)")
     p.add_argument("--model", default="conll03")
     p.add_argument("--compare-mb", type=float, default=0.5)
     p.add_argument("--large-mb", type=float, default=0.0, help="0: skip the large run")
     p.add_argument("--file-mb", type=float, default=0.1, help="size of each input file")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
+    signal.signal(signal.SIGTERM, _stop_run)
+    tag = [sys.executable, "-m", "docgraph.integrations.tag_corpus", "--model", args.model,
+           "--documents", "paragraphs", "--quiet"]
+    if args.keep_dir is not None:
+        if not args.large_mb:
+            p.error("--keep-dir needs --large-mb")
+        args.keep_dir.mkdir(parents=True, exist_ok=True)
+        return keep_large(args, tag, args.out.with_suffix(".log"))
+    if args.work_dir is None:
+        p.error("--work-dir is needed (or --keep-dir)")
     work = args.work_dir
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -239,8 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     predict = [sys.executable, str(ROOT / "scripts" / "predict.py"), "--model", args.model,
                "--documents", "paragraphs", "--format", "jsonl"]
     head, address = start_head(work / "ray", 3, log)  # 2 actors + reading
-    tag = [sys.executable, "-m", "docgraph.integrations.tag_corpus", "--model", args.model,
-           "--documents", "paragraphs", "--quiet", "--address", address]
+    tag = [*tag, "--address", address]
     results: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                      "machine": platform.processor() or platform.machine(),
                      "cores": os.cpu_count(), "model": args.model, "runs": {}}
