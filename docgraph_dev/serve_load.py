@@ -458,9 +458,42 @@ def markdown_table(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# ----------------------------------------------------------------------------- pass sizes
+def pass_sizes(model: str, kind: str, sizes: Sequence[int], documents: int,
+               rounds: int) -> dict[str, Any]:
+    """One worker's tagging rate by the size of its pass, with nothing else in the way: in this
+    process, one thread, the worker's own pass function (:func:`docgraph.serve.worker.tag_pass`)
+    on ``size`` different texts of ``kind`` at a time, about ``documents`` documents per size and
+    round; sizes alternate within each round. What a server can reach when its passes hold
+    ``size`` documents: no HTTP, no queue, no wait."""
+    from docgraph.serve.batcher import PassDocument
+    from docgraph.serve.worker import tag_pass
+    from docgraph.tagging.tagger import Tagger
+
+    tagger = Tagger.load(model, threads=1)
+    pool = texts(kind, max(documents, max(sizes)))
+    tag_pass(tagger, [PassDocument("warm-up", pool[0])])
+    rates: dict[int, list[float]] = {size: [] for size in sizes}
+    for _ in range(rounds):
+        for size in sizes:
+            passes = max(1, documents // size)
+            tokens, start = 0, time.perf_counter()
+            for k in range(passes):
+                batch = [PassDocument(f"d{j}", pool[(k * size + j) % len(pool)])
+                         for j in range(size)]
+                tokens += sum(count for _, count in tag_pass(tagger, batch))
+            rates[size].append(tokens / (time.perf_counter() - start))
+    return {"model": model, "kind": kind, "documents_per_size": documents, "rounds": rounds,
+            "machine": _machine(),
+            "tokens_per_s": {str(size): [round(r, 1) for r in rates[size]] for size in sizes},
+            "median_tokens_per_s": {str(size): round(statistics.median(rates[size]), 1)
+                                    for size in sizes}}
+
+
 # ----------------------------------------------------------------------------- command line
 def main(argv: Sequence[str] | None = None) -> int:
-    """``serve_load.py run ...`` (the study) or ``serve_load.py naive-server ...``."""
+    """``serve_load.py run ...`` (the study), ``passes`` (one worker's rate by pass size),
+    ``table`` or ``naive-server``."""
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     study = sub.add_parser("run", help="the whole study")
@@ -487,12 +520,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     study.add_argument("--out", required=True, help="folder of results.json and the logs")
     table = sub.add_parser("table", help="a results.json as docs/serve.md's table")
     table.add_argument("results")
+    sizes = sub.add_parser("passes", help="one worker's tokens/s by the size of its pass")
+    sizes.add_argument("--model", default="conll03")
+    sizes.add_argument("--kind", choices=KINDS, default="sentence")
+    sizes.add_argument("--sizes", type=int, nargs="+", default=[1, 4, 8, 16, 32, 64, 256])
+    sizes.add_argument("--documents", type=int, default=512, help="per size and round")
+    sizes.add_argument("--rounds", type=int, default=3)
+    sizes.add_argument("--out", required=True, help="the JSON record")
     naive = sub.add_parser("naive-server", help="the one-request-at-a-time server")
     naive.add_argument("--model", default="conll03")
     naive.add_argument("--port", type=int, required=True)
     args = parser.parse_args(argv)
     if args.command == "table":
         print(markdown_table(json.loads(Path(args.results).read_text())))
+        return 0
+    if args.command == "passes":
+        record = pass_sizes(args.model, args.kind, args.sizes, args.documents, args.rounds)
+        Path(args.out).write_text(json.dumps(record, indent=2) + "\n")
+        print(json.dumps(record["median_tokens_per_s"]))
         return 0
     if args.command == "naive-server":
         import uvicorn

@@ -107,3 +107,25 @@ def test_the_table_of_the_docs():
     assert markdown_table(record).splitlines()[2:] == [
         "| sentence (14 tokens) | 8 | 8.6 | 1,126 | 85 / 130 / 138 | 0 | 900 | 2,000 | 1,400 |",
         "| long (1510 tokens) | 1 | 1.0 | 1,510 | 900 / 950 / 990 | 1 | - | - | - |"]
+
+
+def test_pass_sizes_tags_every_document_of_each_pass(monkeypatch):
+    """The pass-size study counts the tokens its passes tagged: as many passes of each size as
+    fit in the documents asked for, each pass of that many different texts."""
+    import docgraph.serve.worker as worker
+    from docgraph.tagging.tagger import Tagger
+    from docgraph_dev.serve_load import pass_sizes
+
+    seen: list[list[str]] = []
+
+    def counting(tagger, documents):
+        seen.append([d.content for d in documents])
+        return [([], len(d.content.split())) for d in documents]
+
+    monkeypatch.setattr(worker, "tag_pass", counting)
+    monkeypatch.setattr(Tagger, "load", classmethod(lambda cls, model, threads: object()))
+    record = pass_sizes("conll03", "sentence", [1, 4], documents=8, rounds=2)
+    assert [len(p) for p in seen] == [1] + ([1] * 8 + [4] * 2) * 2  # the warm-up first
+    assert all(len(set(p)) == len(p) for p in seen)
+    assert set(record["median_tokens_per_s"]) == {"1", "4"}
+    assert all(len(r) == 2 and min(r) > 0 for r in record["tokens_per_s"].values())
