@@ -1,9 +1,10 @@
-"""What entity scores cost: ``predict.py`` with and without ``--scores`` on the raw text of
-OntoNotes test documents, side by side.
+"""What entity scores cost: ``predict.py`` with and without ``--scores`` (or ``--consistency``,
+which needs them) on the raw text of OntoNotes test documents, side by side.
 
 The text is that of :func:`docgraph_dev.peer_speed.split_text` (a paragraph per document, a
 line per sentence); each model runs ``predict.py --documents paragraphs --quiet`` with its
-defaults, alternating with and without ``--scores`` for ``--rounds`` rounds; a round's
+defaults, alternating the arms (without and with ``--scores`` unless ``--arms`` says
+otherwise) for ``--rounds`` rounds; a round's
 tagging seconds are its wall time less that of the same command on a one-sentence file. The
 record gives the median tokens per second of each, their ratio, and whether the entities are
 the same (the scores must change nothing else).
@@ -38,13 +39,17 @@ def _seconds(command: list[str]) -> tuple[float, str]:
     return time.perf_counter() - start, result.stdout
 
 
-def _command(model: str, path: Path, scores: bool) -> list[str]:
+#: The arms a run may measure: ``predict.py``'s flags for each.
+ARMS = {"plain": [], "scores": ["--scores"], "consistency": ["--consistency"]}
+
+
+def _command(model: str, path: Path, arm: str) -> list[str]:
     return [sys.executable, str(ROOT / "scripts" / "predict.py"), "--model", model, str(path),
-            "--documents", "paragraphs", "--quiet"] + (["--scores"] if scores else [])
+            "--documents", "paragraphs", "--quiet", *ARMS[arm]]
 
 
-def measure(models: Sequence[str], data_dir: str | None, rounds: int, limit: int
-            ) -> dict[str, Any]:
+def measure(models: Sequence[str], data_dir: str | None, rounds: int, limit: int,
+            arms: Sequence[str] = ("plain", "scores")) -> dict[str, Any]:
     """The record of one run (see the module docstring)."""
     from docgraph.data.registry import load_dataset
     from docgraph_dev.peer_speed import split_text
@@ -59,24 +64,26 @@ def measure(models: Sequence[str], data_dir: str | None, rounds: int, limit: int
         path.write_text(text, encoding="utf-8")
         probe.write_text("John lives in Paris.", encoding="utf-8")
         for model in models:
-            runs: dict[str, list[float]] = {"plain": [], "scores": []}
+            runs: dict[str, list[float]] = {arm: [] for arm in arms}
             outputs: dict[str, str] = {}
             for _ in range(rounds):
-                for arm in ("plain", "scores"):
-                    startup, _ = _seconds(_command(model, probe, arm == "scores"))
-                    wall, outputs[arm] = _seconds(_command(model, path, arm == "scores"))
+                for arm in arms:
+                    startup, _ = _seconds(_command(model, probe, arm))
+                    wall, outputs[arm] = _seconds(_command(model, path, arm))
                     runs[arm].append(max(wall - startup, 1e-9))
-            plain = [json.loads(line) for line in outputs["plain"].splitlines()]
-            scored = [json.loads(line) for line in outputs["scores"].splitlines()]
-            same = plain == [{k: v for k, v in r.items() if k != "score"} for r in scored]
+            records = {arm: [json.loads(line) for line in out.splitlines()]
+                       for arm, out in outputs.items()}
             rate = {arm: tokens / statistics.median(s) for arm, s in runs.items()}
-            record["models"][model] = {
-                "tag_seconds": runs, "tokens_per_second": rate,
-                "scores_over_plain": rate["scores"] / rate["plain"],
-                "same_entities": same, "entities": len(plain)}
-            print(f"{model}: {rate['plain']:,.0f} tokens/s without scores, "
-                  f"{rate['scores']:,.0f} with ({rate['scores'] / rate['plain']:.3f}); "
-                  f"same entities: {same}", flush=True)
+            found: dict[str, Any] = {"tag_seconds": runs, "tokens_per_second": rate,
+                                     "entities": {arm: len(r) for arm, r in records.items()}}
+            for arm in arms[1:]:
+                found[f"{arm}_over_{arms[0]}"] = rate[arm] / rate[arms[0]]
+            if "plain" in records and "scores" in records:  # the scores change nothing else
+                found["same_entities"] = records["plain"] == [
+                    {k: v for k, v in r.items() if k != "score"} for r in records["scores"]]
+            record["models"][model] = found
+            print(f"{model}: " + ", ".join(f"{arm} {rate[arm]:,.0f} tokens/s" for arm in arms)
+                  + f"; same entities with scores: {found.get('same_entities')}", flush=True)
     return record
 
 
@@ -87,11 +94,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data-dir", default=None, help="corpus directory of OntoNotes")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--limit", type=int, default=100, help="first N documents (0: all)")
+    parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=["plain", "scores"],
+                        help="what to run side by side (the first is the reference)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error(f"--rounds: must be >= 1, got {args.rounds}")
-    record = measure(args.models, args.data_dir, args.rounds, args.limit)
+    record = measure(args.models, args.data_dir, args.rounds, args.limit, args.arms)
     record["argv"] = sys.argv[1:] if argv is None else list(argv)
     atomic_write_json(args.out, record)
     return 0

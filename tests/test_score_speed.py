@@ -40,3 +40,27 @@ def test_rates_ratio_and_same_entities(tmp_path, monkeypatch, changed):
     assert len(commands) == 8 and sum("--scores" in c for c in commands) == 4
     with pytest.raises(SystemExit):
         score_speed.main(["--rounds", "0", "--out", str(out)])
+
+
+def test_the_consistency_arm_runs_beside_the_plain_one(tmp_path, monkeypatch):
+    from docgraph.data.registry import load_dataset
+    from docgraph_dev import score_speed
+
+    sample = load_dataset("sample", None, splits=("test",))
+    monkeypatch.setattr("docgraph.data.registry.load_dataset",
+                        lambda name, data_dir, splits: sample)
+    commands = []
+
+    def fake(command):
+        commands.append(command)
+        probe = command[4].endswith("probe.txt")
+        return (1.0 if probe else (3.0 if "--consistency" in command else 2.0)), "{}\n"
+
+    monkeypatch.setattr(score_speed, "_seconds", fake)
+    out = tmp_path / "speed.json"
+    assert score_speed.main(["--models", "m", "--rounds", "3", "--limit", "3", "--arms",
+                             "plain", "consistency", "--out", str(out)]) == 0
+    got = json.loads(out.read_text())["models"]["m"]
+    assert got["consistency_over_plain"] == pytest.approx(0.5)
+    assert "same_entities" not in got and "scores" not in got["tokens_per_second"]
+    assert sum("--consistency" in c for c in commands) == 6 and len(commands) == 12
