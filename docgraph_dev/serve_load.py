@@ -6,7 +6,8 @@ sentence a request), ``paragraph`` (five sentences) and ``long`` (a document of 
 tokens). For each kind and each number of concurrent clients, wrk (Debian's ``wrk``, one
 connection per client, for ``--seconds``, stopping early at ``--max-requests``) sends
 ``POST /v1/entities`` bodies in turn; the record has requests/s, tokens/s (each text's tokens
-as the server counts them), p50/p95/p99 latency and errors (sockets, timeouts, non-2xx).
+as the server counts them), p50/p95/p99 latency, errors (sockets, timeouts, non-2xx) and
+where the CPU went (cores used by the server's front process, each worker and wrk).
 
 * ``predict.py`` offline: the same texts as one file (a paragraph per text), repeated to at
   least ``--offline-tokens`` tokens, ``--documents paragraphs``, ``--offline-processes``; its
@@ -316,16 +317,53 @@ def _machine() -> dict[str, Any]:
             "python": platform.python_version(), "load_average": os.getloadavg()}
 
 
+def _cpu_seconds(server: _Process) -> dict[int, float]:
+    """CPU seconds so far of the server's process and of each of its descendants, by pid."""
+    import psutil
+
+    found = {}
+    try:
+        root = psutil.Process(server.process.pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return found
+    for process in tree:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = process.cpu_times()
+            found[process.pid] = times.user + times.system
+    return found
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's waited-for children (wrk, once a run has ended)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _server_rows(url: str, kinds: dict[str, tuple[list[str], list[int]]],
                  clients: Sequence[int], seconds: float, max_requests: int, work: Path,
-                 label: str) -> list[dict[str, Any]]:
+                 label: str, server: _Process | None = None) -> list[dict[str, Any]]:
+    """One load run per kind and number of clients; with ``server``, where the CPU went
+    during each: cores used by its front process, by each worker and by wrk."""
     rows = []
     for kind, (pool, tokens) in kinds.items():
         bodies = [json.dumps({"text": text}) for text in pool]
         for count in clients:
+            before = _cpu_seconds(server) if server else {}
+            wrk_before, start = _children_cpu(), time.monotonic()
             row = {"server": label, "kind": kind,
                    **load(url, bodies, count, seconds, max_requests,
                           statistics.fmean(tokens), work)}
+            if server:
+                wall, after = time.monotonic() - start, _cpu_seconds(server)
+                used = {pid: (t - before.get(pid, 0.0)) / wall for pid, t in after.items()}
+                front = used.pop(server.process.pid, 0.0)
+                row["cpu_cores"] = {"front": round(front, 3),
+                                    "workers": [round(c, 3) for c in used.values()],
+                                    "load_generator": round((_children_cpu() - wrk_before)
+                                                            / wall, 3)}
             print(json.dumps(row), flush=True)
             rows.append(row)
     return rows
@@ -362,7 +400,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             record["tokens_per_text"] = {k: statistics.fmean(t) for k, (_, t) in kinds.items()}
             if "serve" in args.phases:
                 record["serve"] = _server_rows(server.url, kinds, args.clients, args.seconds,
-                                               args.max_requests, work, "docgraph serve")
+                                               args.max_requests, work, "docgraph serve",
+                                               server)
                 save()
             if args.soak_seconds:
                 record["soak"] = soak(server, kinds["paragraph"], args.soak_clients,

@@ -129,3 +129,29 @@ def test_pass_sizes_tags_every_document_of_each_pass(monkeypatch):
     assert all(len(set(p)) == len(p) for p in seen)
     assert set(record["median_tokens_per_s"]) == {"1", "4"}
     assert all(len(r) == 2 and min(r) > 0 for r in record["tokens_per_s"].values())
+
+
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed "
+                                                         "(Debian: apt-get install wrk)")
+def test_a_load_run_says_where_the_cpu_went(tmp_path):
+    """The server's front process (here: this process, which answers in a thread) and wrk
+    each used some CPU during the run; a server without workers shows none."""
+    import os
+    import types
+
+    from docgraph_dev.serve_load import _server_rows
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Counting)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    front = types.SimpleNamespace(process=types.SimpleNamespace(pid=os.getpid()))
+    try:
+        rows = _server_rows(f"http://127.0.0.1:{server.server_port}", {"sentence": (["a"], [1])},
+                            [2], seconds=2, max_requests=400, work=tmp_path, label="stand-in",
+                            server=front)
+    finally:
+        server.shutdown()
+        server.server_close()
+    cores = rows[0]["cpu_cores"]
+    assert 0 < cores["front"] <= 1.5 and cores["workers"] == []
+    assert 0 < cores["load_generator"] <= 2.5
