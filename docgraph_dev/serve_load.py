@@ -221,11 +221,14 @@ class _Process:
 
 
 def docgraph_serve(model: str, workers: int, timeout: float, log: Path,
-                   max_wait_ms: float | None = None) -> _Process:
+                   max_wait_ms: float | None = None,
+                   balance_wait_ms: float | None = None) -> _Process:
     """``docgraph serve`` with its defaults but ``workers``, ``timeout`` and, when given,
-    ``max_wait_ms``."""
+    ``max_wait_ms`` and ``balance_wait_ms``."""
     port = _free_port()
     wait = [] if max_wait_ms is None else ["--max-wait-ms", str(max_wait_ms)]
+    if balance_wait_ms is not None:
+        wait += ["--balance-wait-ms", str(balance_wait_ms)]
     return _Process([sys.executable, "-m", "docgraph", "serve", "--model", model, "--port",
                      str(port), "--workers", str(workers), "--timeout-s", str(timeout), *wait],
                     port, log, "/ready")
@@ -376,6 +379,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     record: dict[str, Any] = {"machine": _machine(), "model": args.model,
                               "workers": args.workers, "timeout_s": args.timeout,
                               "max_wait_ms": args.max_wait_ms,
+                              "balance_wait_ms": args.balance_wait_ms,
                               "seconds": args.seconds,
                               "max_requests": args.max_requests, "clients": args.clients,
                               "note": args.note}
@@ -389,7 +393,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="serve-load-") as tmp:
         work = Path(tmp)
         with docgraph_serve(args.model, args.workers, args.timeout, out / "server.log",
-                            args.max_wait_ms) as server:
+                            args.max_wait_ms, args.balance_wait_ms) as server:
             kinds = {}
             for kind in args.kinds:
                 pool = texts(kind, counts[kind])
@@ -542,6 +546,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="the server's --timeout-s (wrk waits 120 s)")
     study.add_argument("--max-wait-ms", type=float, default=None,
                        help="the server's --max-wait-ms (default: the server's own)")
+    study.add_argument("--balance-wait-ms", type=float, default=None,
+                       help="the server's --balance-wait-ms (default: the server's own)")
     study.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     study.add_argument("--clients", type=int, nargs="+", default=list(CLIENTS))
     study.add_argument("--seconds", type=float, default=15.0, help="per load run")

@@ -189,3 +189,69 @@ def test_close_fails_what_still_waits():
 
     future = run(main())
     assert isinstance(future.exception(), RuntimeError)
+
+
+async def _beside_a_busy_worker(balance_wait: float, busy_for: float, late_after: float):
+    """Worker 0 tags a pass of 10 documents for ``busy_for`` seconds; then one document
+    arrives, and 4 more ``late_after`` seconds later. The passes and when the lone document's
+    pass started, after its arrival."""
+    workers = RecordingWorkers(workers=2, seconds=busy_for)
+    started: list[float] = []
+    loop = asyncio.get_running_loop()
+    batcher = Batcher(workers, max_tokens=1000, max_wait=0.001, max_queue=100,
+                      on_pass=lambda documents, tokens: started.append(loop.time()),
+                      balance_wait=balance_wait)
+    batcher.start()
+    big = jobs(["a b c"] * 10, "big")
+    batcher.submit(big)
+    await asyncio.sleep(0.01)  # the big pass is under way
+    workers.seconds = 0.0
+    lone = jobs(["x"], "lone")
+    arrived = loop.time()
+    batcher.submit(lone)
+    await asyncio.sleep(late_after)
+    late = jobs(["y"] * 4, "late")
+    batcher.submit(late)
+    await asyncio.gather(*(j.future for j in big + lone + late))
+    await batcher.close(RuntimeError)
+    return workers.passes, started[1] - arrived
+
+
+def test_a_pass_smaller_than_the_one_beside_waits_for_more_documents():
+    passes, _ = run(_beside_a_busy_worker(balance_wait=0.3, busy_for=1.0, late_after=0.05))
+    assert passes[1] == ["lone0", "late0", "late1", "late2", "late3"]
+    # without the balance wait the lone document goes alone
+    passes, waited = run(_beside_a_busy_worker(balance_wait=0.0, busy_for=1.0, late_after=0.05))
+    assert passes[1] == ["lone0"] and waited < 0.05
+
+
+def test_the_balance_wait_is_bounded_and_ends_with_the_pass_beside():
+    # nothing more comes in time: the lone document goes after the balance wait
+    passes, waited = run(_beside_a_busy_worker(balance_wait=0.1, busy_for=1.0, late_after=0.5))
+    assert passes[1] == ["lone0"] and 0.09 <= waited < 0.4
+    # the pass beside ends first: no reason to wait longer
+    passes, waited = run(_beside_a_busy_worker(balance_wait=5.0, busy_for=0.1, late_after=0.5))
+    assert passes[1] == ["lone0"] and waited < 1.0
+
+
+def test_a_pass_as_large_as_the_one_beside_does_not_wait_for_balance():
+    async def main():
+        workers = RecordingWorkers(workers=2, seconds=0.5)
+        loop = asyncio.get_running_loop()
+        started: list[float] = []
+        batcher = Batcher(workers, max_tokens=1000, max_wait=0.001, max_queue=100,
+                          on_pass=lambda documents, tokens: started.append(loop.time()),
+                          balance_wait=5.0)
+        batcher.start()
+        small = jobs(["a"], "small")
+        batcher.submit(small)
+        await asyncio.sleep(0.01)
+        larger = jobs(["b c", "d e"], "larger")
+        arrived = loop.time()
+        batcher.submit(larger)
+        await asyncio.gather(*(j.future for j in small + larger))
+        await batcher.close(RuntimeError)
+        return workers.passes, started[1] - arrived
+
+    passes, waited = run(main())
+    assert passes == [["small0"], ["larger0", "larger1"]] and waited < 0.1

@@ -38,6 +38,9 @@ class ServeConfig:
             (:data:`~docgraph.config.tagging.LABEL_CONSISTENCY`).
         max_batch_tokens: The most tokens packed into one tagging pass.
         max_wait_ms: How long the first document of a pass waits for others to join it.
+        balance_wait_ms: How long the first document of a pass waits for others while the
+            pass is smaller than the largest pass under way on another worker (0: no longer
+            than ``max_wait_ms``).
         max_queue: The most documents waiting; a request that does not fit is refused (503).
         max_body_bytes: The largest request body (413 above it).
         timeout_s: How long a request may wait for its entities (504 after it).
@@ -69,6 +72,9 @@ class ServeConfig:
                                     help="most tokens packed into one tagging pass")
     max_wait_ms: float = number(1.0, low=0.0, flag="--max-wait-ms", metavar="MS",
                                 help="how long a pass waits for more documents to join it")
+    balance_wait_ms: float = number(10.0, low=0.0, flag="--balance-wait-ms", metavar="MS",
+                                    help="how long a pass smaller than the one under way on "
+                                         "another worker waits for more documents")
     max_queue: int = integer(1024, low=1, flag="--max-queue", metavar="DOCUMENTS",
                              help="most documents waiting; more are refused with 503")
     max_body_bytes: int = integer(1_000_000, low=1, flag="--max-body-bytes", metavar="BYTES",

@@ -3,14 +3,19 @@
 Every request's documents join one bounded queue. Whenever a worker is free, the batcher
 takes documents from the head of the queue until the pass holds ``max_tokens`` tokens, the
 queue is empty and the first document has waited ``max_wait`` seconds, or the next document
-would not fit (a document longer than the budget goes alone). A document whose request is
-gone (the client disconnected, the request timed out) is taken out of the queue and never
-tagged. This module does not import torch.
+would not fit (a document longer than the budget goes alone). A pass smaller than the largest
+pass under way on another worker waits longer for documents, up to ``balance_wait`` seconds
+after its first: under steady load the workers then take passes of about equal size, where a
+worker freed just after the others took the queue would otherwise tag one small pass after
+another (each pass has a fixed cost, so small passes tag fewer tokens per second). A document
+whose request is gone (the client disconnected, the request timed out) is taken out of the
+queue and never tagged. This module does not import torch.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -81,16 +86,21 @@ class Batcher:
         max_wait: Seconds the first document of a pass waits for others.
         max_queue: The most documents waiting.
         on_pass: Called with the documents and tokens of each pass as it starts.
+        balance_wait: Seconds the first document of a pass waits for others while the pass
+            holds fewer tokens than the largest pass under way (at least ``max_wait``; 0: no
+            such wait).
     """
 
     def __init__(self, workers: _Workers, max_tokens: int, max_wait: float, max_queue: int,
-                 on_pass: Callable[[int, int], None] = lambda documents, tokens: None) -> None:
+                 on_pass: Callable[[int, int], None] = lambda documents, tokens: None,
+                 balance_wait: float = 0.0) -> None:
         self._workers = workers
         self.max_tokens, self.max_wait, self.max_queue = max_tokens, max_wait, max_queue
+        self.balance_wait = max(balance_wait, max_wait)
         self._on_pass = on_pass
         self._queue: deque[Job] = deque()
-        self._arrived = asyncio.Event()
-        self._passes: set[asyncio.Task] = set()
+        self._wake = asyncio.Event()  # a document arrived or a pass ended
+        self._passes: dict[asyncio.Task, int] = {}  # each pass under way: its tokens
         self._loop_task: asyncio.Task | None = None
 
     @property
@@ -111,7 +121,7 @@ class Batcher:
         for job in jobs:
             job.queued_at = now
             self._queue.append(job)
-        self._arrived.set()
+        self._wake.set()
 
     def drop(self, jobs: Sequence[Job]) -> int:
         """Take a request's documents out of the queue (its client is gone); how many were
@@ -141,35 +151,36 @@ class Batcher:
             if not job.future.done():
                 job.future.set_exception(error())
 
-    async def _next(self, timeout: float | None) -> Job | None:
-        """The head of the queue, waiting at most ``timeout`` seconds (``None``: for ever)
-        for one to arrive."""
-        loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
-        while not self._queue:
-            self._arrived.clear()
-            left = None if deadline is None else deadline - loop.time()
-            if left is not None and left <= 0:
-                return None
-            try:
-                await asyncio.wait_for(self._arrived.wait(), left)
-            except TimeoutError:
-                return None
-        return self._queue[0]
+    async def _woken(self, timeout: float | None) -> None:
+        """Until a document arrives or a pass ends, at most ``timeout`` seconds (``None``:
+        for ever)."""
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout)
+
+    def _beside(self) -> int:
+        """The tokens a pass should reach before it stops waiting for balance: those of the
+        largest pass under way (at most ``max_tokens``)."""
+        return min(self.max_tokens, max(self._passes.values(), default=0))
 
     async def _serve(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
             worker = await self._workers.acquire()
-            first = await self._next(None)
-            assert first is not None
+            while not self._queue:
+                await self._woken(None)
+            first = self._queue[0]
             batch: list[Job] = []
             tokens = 0
             while True:
-                left = first.queued_at + self.max_wait - loop.time()
-                job = self._queue[0] if self._queue else await self._next(max(0.0, left))
-                if job is None:
-                    break
+                if not self._queue:
+                    wait = self.max_wait if tokens >= self._beside() else self.balance_wait
+                    left = first.queued_at + wait - loop.time()
+                    if left <= 0:
+                        break
+                    await self._woken(left)
+                    continue
+                job = self._queue[0]
                 if batch and tokens + job.tokens > self.max_tokens:
                     break
                 self._queue.popleft()
@@ -179,8 +190,7 @@ class Batcher:
                     break
             self._on_pass(len(batch), tokens)
             task = loop.create_task(self._run(worker, batch))
-            self._passes.add(task)
-            task.add_done_callback(self._passes.discard)
+            self._passes[task] = tokens
 
     async def _run(self, worker: Any, batch: list[Job]) -> None:
         try:
@@ -190,6 +200,9 @@ class Batcher:
                 if not job.future.done():
                     job.future.set_exception(err)
             return
+        finally:
+            self._passes.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
+            self._wake.set()
         for job, result in zip(batch, results):
             if not job.future.done():
                 job.future.set_result(result)
