@@ -1,0 +1,91 @@
+"""The corpus study behind ``benchmarks/ray_corpus.py`` (:mod:`docgraph_dev.ray_corpus`): its
+generated corpus, the check that every document is in the output once, and a large run kept
+across invocations, with Ray and the tagging replaced by stand-ins."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pytest.importorskip("psutil", reason="psutil is not installed (it comes with Ray)")
+import pyarrow.parquet as pq  # noqa: E402
+
+from docgraph_dev import ray_corpus  # noqa: E402
+
+
+def test_the_corpus_is_files_of_paragraphs_drawn_with_a_seed(tmp_path):
+    size = ray_corpus.make_corpus(tmp_path / "a", megabytes=0.02, file_mb=0.005, seed=3)
+    files = sorted((tmp_path / "a").iterdir())
+    assert size == sum(p.stat().st_size for p in files) >= 20_000
+    assert len(files) >= 4 and all(p.stat().st_size < 6_000 for p in files[:-1])
+    assert all(p.read_text().endswith("\n") and "\n\n" in p.read_text() for p in files)
+    ray_corpus.make_corpus(tmp_path / "b", megabytes=0.02, file_mb=0.005, seed=3)
+    assert [p.read_text() for p in files] == [
+        p.read_text() for p in sorted((tmp_path / "b").iterdir())]
+
+
+def _output(folder: Path, name: str, ids: list[str]) -> None:
+    folder.mkdir(exist_ok=True)
+    pq.write_table(pa.table({"doc": ids, "tokens": [1] * len(ids)}), folder / f"{name}.parquet")
+
+
+def test_the_check_finds_a_document_missing_or_twice(tmp_path):
+    _output(tmp_path, "a.txt", ["a-0", "a-1"])
+    _output(tmp_path, "b.txt", ["b-0", "b-0"])
+    _output(tmp_path, "c.txt", ["c-0"])
+    found = ray_corpus._check_documents(tmp_path, {"a.txt": 2, "b.txt": 2, "c.txt": 2})
+    assert found["ok"] is False and set(found["wrong"]) == {"b.txt", "c.txt"}
+    assert found["wrong"]["b.txt"] == {"rows": 2, "distinct": 1, "documents": 2}
+    assert ray_corpus._check_documents(tmp_path, {"a.txt": 2})["ok"] is True
+
+
+def test_a_kept_run_makes_its_corpus_once_and_adds_a_segment_per_invocation(tmp_path, monkeypatch):
+    """The first invocation tags part of the corpus, the second the rest: the corpus is made
+    once, each invocation appends its segment, and the finished output is checked."""
+    calls: list[list[str]] = []
+
+    def tag(command, log, head, interval):  # a stand-in tag-corpus: two inputs per call
+        calls.append(command)
+        corpus, output = Path(command[command.index("--output") - 1]), Path(
+            command[command.index("--output") + 1])
+        done = {p.name for p in output.glob("*.parquet")} if output.is_dir() else set()
+        for path in [p for p in sorted(corpus.iterdir()) if f"{p.name}.parquet" not in done][:2]:
+            count = path.read_text().count("\n\n") + 1
+            _output(output, path.name, [f"{path.stem}-{k}" for k in range(count)])
+        return {"returncode": 0, "seconds": 1.0, "command": command}
+
+    monkeypatch.setattr(ray_corpus, "start_head", lambda temp, cpus, log: (None, "h:1"))
+    monkeypatch.setattr(ray_corpus, "stop_head", lambda head: None)
+    monkeypatch.setattr(ray_corpus, "run_ray", tag)
+    monkeypatch.setattr(ray_corpus, "corpus_tokens", lambda output: 7)
+    args = argparse.Namespace(keep_dir=tmp_path / "keep", large_mb=0.016, file_mb=0.005,
+                              model="conll03", out=tmp_path / "results.json")
+    (tmp_path / "keep").mkdir()
+    assert ray_corpus.keep_large(args, ["tag-corpus"], tmp_path / "log") == 1  # not finished
+    made = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "keep" / "corpus").iterdir()}
+    assert len(made) == 4
+    assert ray_corpus.keep_large(args, ["tag-corpus"], tmp_path / "log") == 0
+    assert {p.name: p.stat().st_mtime_ns
+            for p in (tmp_path / "keep" / "corpus").iterdir()} == made  # not made again
+    record = json.loads(args.out.read_text())
+    assert [(s["inputs_done_before"], s["inputs_done_after"]) for s in record["segments"]] == [
+        (0, 2), (2, 4)]
+    assert record["check"]["ok"] is True and record["corpus_files"] == 4
+    assert record["check"]["documents"] == record["corpus_documents"] > 4
+    assert all("--address" in c and "h:1" in c for c in calls)
+
+
+def test_sigterm_stops_the_run_under_way_and_any_retry(monkeypatch):
+    monkeypatch.setattr(ray_corpus, "_STOPPED", [False])
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    monkeypatch.setattr(ray_corpus, "_RUNNING", [sleeper])
+    ray_corpus._stop_run(signal.SIGTERM, None)
+    assert sleeper.wait(timeout=30) == -signal.SIGTERM
+    assert ray_corpus._STOPPED == [True]
