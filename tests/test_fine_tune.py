@@ -24,7 +24,12 @@ from docgraph.data.document import make_document
 from docgraph.data.vocab import Vocab
 from docgraph.persistence.checkpoint import changed_rows, full_rows, load_checkpoint
 from docgraph.training.experiment import run_experiment
-from docgraph.training.init_from import annotated_types, label_lattice, with_silver
+from docgraph.training.init_from import (
+    annotated_types,
+    label_lattice,
+    with_silver,
+    without_types,
+)
 from docgraph.training.loop import (
     TrainState,
     early_stopped,
@@ -121,6 +126,24 @@ def test_silver_labels_fill_only_what_the_data_left_unannotated():
         with_silver(document, predicted[:1], ["MISC"])
 
 
+def test_without_types_takes_out_the_spans_of_those_types_only():
+    document = make_document("d", [
+        (["Kestrel", "sold", "Dutch", "tulips", "in", "Veldania", "."],
+         ["B-PRODUCT", "O", "B-MISC", "O", "O", "B-LOC", "O"]),
+        (["The", "Euro", "Cup", "began", "."], ["O", "B-MISC", "I-MISC", "O", "O"])])
+    taken = without_types(document, ["MISC", "LOC"])
+    assert taken.sentences[0].tags == ("B-PRODUCT", "O", "O", "O", "O", "O", "O")
+    assert taken.sentences[1].tags == ("O",) * 5
+    assert taken.sentences[0].tokens == document.sentences[0].tokens
+    assert without_types(document, ["PER"]) == document
+    # then the model's own entities go in where no span of another type is
+    merged, added = with_silver(taken, [["B-ORG", "O", "B-MISC", "O", "O", "B-LOC", "O"],
+                                        ["O", "B-MISC", "I-MISC", "O", "O"]],
+                                ["MISC", "LOC", "ORG"])
+    assert added == 3  # B-ORG overlaps the data's PRODUCT: not taken
+    assert merged.sentences[0].tags == ("B-PRODUCT", "O", "B-MISC", "O", "O", "B-LOC", "O")
+
+
 def test_the_lattice_frees_an_outside_token_for_the_unannotated_types_only():
     labels = Vocab(["O", "B-LOC", "B-MISC", "E-MISC", "I-MISC", "S-LOC", "S-MISC"])
     lattice = label_lattice(labels, ["MISC"])
@@ -145,6 +168,21 @@ def test_a_partial_run_trains_with_the_lattice_and_a_silver_dev(tmp_path, model_
     assert "--rehearse" in text and "join the 4 training documents" in text
     assert "fine-tuning from" in text and "training stopped after epoch 2 by the epoch cap" in text
     assert metrics["config"]["fine_tune"]["keep_types"] == "partial"
+
+
+def test_a_model_labelled_run_replaces_the_datas_spans_of_the_models_types(tmp_path, model_dir,
+                                                                           caplog):
+    # the tiny model knows LOC, MISC, ORG, PER: each is labelled by the model, whatever the data
+    data = _corpus(tmp_path / "mine")
+    config = _config("--dataset", "column", "--data-dir", str(data), *TINY_FLAGS,
+                     "--output-dir", str(tmp_path / "run"), "--init-from", str(model_dir),
+                     "--keep-types", "model", "--epochs", "1")
+    with caplog.at_level(logging.INFO, logger="docgraph"):
+        metrics = run_experiment(config, progress=False)
+    assert ("its types LOC, MISC, ORG, PER are labelled by the model alone (the data's own "
+            "spans of them taken out)") in caplog.text
+    assert "in the 4 train documents" in caplog.text and "dev documents" in caplog.text
+    assert metrics["config"]["fine_tune"]["keep_types"] == "model"
 
 
 # -- early stopping at any size

@@ -11,7 +11,7 @@ __all__ = ["KEEP_TYPES", "FineTuneConfig"]
 
 #: How a fine-tuning run treats the starting model's types that the training data does not
 #: annotate (:attr:`FineTuneConfig.keep_types`).
-KEEP_TYPES = ("silver", "partial", "off")
+KEEP_TYPES = ("silver", "partial", "model", "off")
 
 
 @dataclass
@@ -26,8 +26,12 @@ class FineTuneConfig:
             where the data has no span (silver labels); ``"partial"`` trains with a CRF loss
             in which a token tagged ``O`` may also carry any label of those types (the
             log-likelihood of every path so allowed), the dev documents as ``"silver"``;
-            ``"off"`` (``--fully-annotated``) takes every ``O`` as it is: for data that
-            annotates every type it holds.
+            ``"model"`` labels every one of the model's types by the model alone in the
+            training and dev documents (their spans in the data are taken out and the model's
+            own entities of them put in, except where a span of another type is): for data
+            that annotates the model's types by conventions other than the model's, when the
+            model's are to be kept; ``"off"`` (``--fully-annotated``) takes every ``O`` as it
+            is: for data that annotates every type it holds.
         rehearse: A labelled file (any format ``--train`` reads) whose documents join the
             training documents: text of the starting model's domain, gold or tagged by the
             model, so that training sees its types on it.
@@ -37,7 +41,9 @@ class FineTuneConfig:
                              switches={"--fully-annotated": "off"},
                              help="--init-from: the model's types that the training data does "
                                   "not annotate: silver (the model's own entities kept as "
-                                  "labels), partial (unknown, not O, in the loss) or off")
+                                  "labels), partial (unknown, not O, in the loss) or off; "
+                                  "model: all the model's types labelled by the model, even "
+                                  "where the data annotates them")
     rehearse: str | None = text(None, optional=True, flag="--rehearse", metavar="FILE",
                                 help="--init-from: a labelled file of the model's domain whose "
                                      "documents join the training documents")

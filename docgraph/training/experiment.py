@@ -62,6 +62,7 @@ from docgraph.training.init_from import (
     label_lattice,
     load_init_model,
     with_silver,
+    without_types,
 )
 from docgraph.training.loop import Trainer, seed_everything, stop_reason, training_threads
 
@@ -389,6 +390,10 @@ def _keep_types(config: ExperimentConfig, init: InitModel,
     ``O`` may carry in the loss (partial annotation; none otherwise)."""
     keep = config.fine_tune.keep_types
     missing = [t for t in init.types if t not in annotated_types(splits["train"])]
+    if keep == "model":  # every type of the model, annotated or not, labelled by the model
+        missing = list(init.types)
+        splits = {**splits, **{name: [without_types(doc, missing) for doc in splits[name]]
+                               for name in ("train", "dev")}}
     main = is_main_process()
     if missing and keep == "off" and main:
         log.info("--init-from %s: its types %s are not annotated in the training documents, "
@@ -401,7 +406,7 @@ def _keep_types(config: ExperimentConfig, init: InitModel,
 
         # the trained computation, whatever speed the model tags at by default
         tagger = Tagger.load(init.directory, lm=init.config.lm, speed="faithful")
-        names = ("train", "dev") if keep == "silver" else ("dev",)
+        names = ("dev",) if keep == "partial" else ("train", "dev")
         found = []
         for name in names:
             predicted = tagger.tag(splits[name], processes=1)[1]
@@ -411,12 +416,14 @@ def _keep_types(config: ExperimentConfig, init: InitModel,
             found.append(f"{sum(n for _, n in merged)} in the {len(merged)} {name} documents")
         free = missing if keep == "partial" else []
         if main:
-            how = ("a token tagged O may carry any of their labels in the loss (partial "
-                   "annotation)" if free else "kept as silver labels")
-            log.info("--init-from %s: its types %s are not annotated in the training documents: "
-                     "%s; the model's own entities of them where the data has no span: %s "
-                     "(--keep-types %s; --fully-annotated for data that annotates every type "
-                     "it holds)", init.name, ", ".join(missing), how, ", ".join(found), keep)
+            how = ("are labelled by the model alone (the data's own spans of them taken out)"
+                   if keep == "model" else "are not annotated in the training documents: "
+                   + ("a token tagged O may carry any of their labels in the loss (partial "
+                      "annotation)" if free else "kept as silver labels"))
+            log.info("--init-from %s: its types %s %s; the model's own entities of them where "
+                     "the data has no span: %s (--keep-types %s; --fully-annotated for data "
+                     "that annotates every type it holds)", init.name, ", ".join(missing), how,
+                     ", ".join(found), keep)
     if config.fine_tune.rehearse is not None:
         extra = read_labelled(config.fine_tune.rehearse)
         splits = {**splits, "train": [*splits["train"], *extra]}

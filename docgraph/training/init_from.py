@@ -68,7 +68,8 @@ from docgraph.persistence.model_dir import build_model, load_model_weights, read
 
 __all__ = ["DERIVED", "LABEL_ROWS", "LM_COLUMNS", "Growth", "InitFromError", "InitModel",
            "annotated_types", "check_types", "grow_vocabularies", "initial_model",
-           "initial_state", "label_lattice", "label_map", "load_init_model", "with_silver"]
+           "initial_state", "label_lattice", "label_map", "load_init_model", "with_silver",
+           "without_types"]
 
 log = logging.getLogger("docgraph")
 
@@ -388,6 +389,19 @@ def annotated_types(documents: Sequence[Document]) -> set[str]:
     """The entity types that ``documents`` annotate (have at least one entity of)."""
     return {entity_type(tag) for doc in documents for sentence in doc.sentences
             for tag in sentence.tags} - {"O"}
+
+
+def without_types(document: Document, types: Collection[str]) -> Document:
+    """``document`` with its spans of ``types`` taken out (their tokens ``O``)."""
+    unwanted = set(types)
+    sentences = []
+    for sentence in document.sentences:
+        own = spans(sentence.tags)
+        kept = [span for span in own if span[0] not in unwanted]
+        if len(kept) != len(own):
+            sentence = replace(sentence, tags=tuple(from_spans(kept, len(sentence))))
+        sentences.append(sentence)
+    return replace(document, sentences=tuple(sentences))
 
 
 def with_silver(document: Document, predicted: Sequence[Sequence[str]],
