@@ -182,7 +182,9 @@ def test_a_model_labelled_run_replaces_the_datas_spans_of_the_models_types(tmp_p
     assert ("its types LOC, MISC, ORG, PER are labelled by the model alone (the data's own "
             "spans of them taken out)") in caplog.text
     assert "in the 4 train documents" in caplog.text and "dev documents" in caplog.text
+    assert "the starting model: dev" not in caplog.text  # it agrees with its own labels
     assert metrics["config"]["fine_tune"]["keep_types"] == "model"
+    assert metrics["epochs"] == 1 and metrics["best_epoch"] == 1
 
 
 # -- early stopping at any size

@@ -30,8 +30,10 @@ class FineTuneConfig:
             training and dev documents (their spans in the data are taken out and the model's
             own entities of them put in, except where a span of another type is): for data
             that annotates the model's types by conventions other than the model's, when the
-            model's are to be kept; ``"off"`` (``--fully-annotated``) takes every ``O`` as it
-            is: for data that annotates every type it holds.
+            model's are to be kept (the starting model, which agrees with those labels by
+            construction, is not scored on dev as a candidate); ``"off"``
+            (``--fully-annotated``) takes every ``O`` as it is: for data that annotates every
+            type it holds.
         rehearse: A labelled file (any format ``--train`` reads) whose documents join the
             training documents: text of the starting model's domain, gold or tagged by the
             model, so that training sees its types on it.

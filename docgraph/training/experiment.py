@@ -319,9 +319,12 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
                     {k: v.shape for k, v in init.state.items()}))
         else:
             model = build_model(config.model, vocabs, pretrained)
+    # under --keep-types model the dev labels of the model's types are its own predictions:
+    # the starting model agrees with them by construction, so it is no candidate
     trainer = Trainer(model, vocabs, config, prepared["train"], prepared["dev"], output_dir,
                       progress=progress, train_variants=variants, dev_variants=dev_variants,
-                      evaluate_start=init is not None, anchor=anchor)
+                      evaluate_start=init is not None and config.fine_tune.keep_types != "model",
+                      anchor=anchor)
     with stages("training", heartbeat=False, done=False):
         state = trainer.fit(resume=resume)
     if not is_main_process():
