@@ -134,24 +134,35 @@ def test_pass_sizes_tags_every_document_of_each_pass(monkeypatch):
 @pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed "
                                                          "(Debian: apt-get install wrk)")
 def test_a_load_run_says_where_the_cpu_went(tmp_path):
-    """The server's front process (here: this process, which answers in a thread) and wrk
-    each used some CPU during the run; a server without workers shows none."""
-    import os
+    """A stand-in server in a process of its own (no children: no workers) and wrk each used
+    some CPU during the run."""
+    import subprocess
+    import sys
     import types
 
     from docgraph_dev.serve_load import _server_rows
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Counting)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    front = types.SimpleNamespace(process=types.SimpleNamespace(pid=os.getpid()))
+    code = (
+        "import sys\n"
+        "from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer\n"
+        "class H(BaseHTTPRequestHandler):\n"
+        "    def do_POST(self):\n"
+        "        self.rfile.read(int(self.headers['Content-Length']))\n"
+        "        self.send_response(200); self.send_header('Content-Length', '2')\n"
+        "        self.end_headers(); self.wfile.write(b'{}')\n"
+        "    def log_message(self, *a): pass\n"
+        "server = ThreadingHTTPServer(('127.0.0.1', 0), H)\n"
+        "print(server.server_port, flush=True)\n"
+        "server.serve_forever()\n")
+    front = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
-        rows = _server_rows(f"http://127.0.0.1:{server.server_port}", {"sentence": (["a"], [1])},
-                            [2], seconds=2, max_requests=400, work=tmp_path, label="stand-in",
-                            server=front)
+        port = int(front.stdout.readline())
+        rows = _server_rows(f"http://127.0.0.1:{port}", {"sentence": (["a"], [1])}, [2],
+                            seconds=2, max_requests=400, work=tmp_path, label="stand-in",
+                            server=types.SimpleNamespace(process=front))
     finally:
-        server.shutdown()
-        server.server_close()
+        front.kill()
+        front.wait()
     cores = rows[0]["cpu_cores"]
     assert 0 < cores["front"] <= 1.5 and cores["workers"] == []
     assert 0 < cores["load_generator"] <= 2.5
