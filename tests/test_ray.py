@@ -162,6 +162,21 @@ def _text_corpus(folder: Path, files: int, documents: int, sentences: int) -> in
     return files * documents
 
 
+def _job_under_way(cluster: Cluster, tmp_path: Path, actors: int, outputs: int
+                   ) -> tuple[int, Path, tuple[str, ...], subprocess.Popen]:
+    """A job over 12 span JSON lines files, once ``outputs`` of them are tagged: the number of
+    documents, the output directory, the job's arguments and its driver."""
+    documents = _text_corpus(tmp_path / "corpus", files=12, documents=2, sentences=8)
+    output = tmp_path / "out"
+    args = (str(tmp_path / "corpus"), "--output", str(output), "--actors", str(actors))
+    driver = cluster.run(*args)
+    deadline = time.monotonic() + 600
+    while len(list(output.glob("*.parquet"))) < outputs:
+        assert driver.poll() is None and time.monotonic() < deadline, driver.stdout.read()
+        time.sleep(0.2)
+    return documents, output, args, driver
+
+
 def _predicted(path: Path, tmp: Path, *flags: str) -> dict[str, list[dict]]:
     """``predict.py --format jsonl --scores FLAGS``'s records of the file ``path`` (tagged
     alone, as an actor tags it: a file's documents share tagging batches), grouped by
@@ -253,13 +268,7 @@ def test_a_job_with_consistency_tags_as_predict_with_it(cluster, tmp_path):
 
 @pytest.mark.timeout(900)
 def test_a_worker_node_killed_mid_job_leaves_complete_output(cluster, tmp_path):
-    documents = _text_corpus(tmp_path / "corpus", files=12, documents=2, sentences=8)
-    output = tmp_path / "out"
-    driver = cluster.run(str(tmp_path / "corpus"), "--output", str(output), "--actors", "3")
-    deadline = time.monotonic() + 600
-    while len(list(output.glob("*.parquet"))) < 3:
-        assert driver.poll() is None and time.monotonic() < deadline, driver.stdout.read()
-        time.sleep(0.2)
+    documents, output, _, driver = _job_under_way(cluster, tmp_path, actors=3, outputs=3)
     done_at_kill = len(list(output.glob("*.parquet")))
     victim = cluster.nodes[2]
     cluster.kill_session(victim.pid)  # the node's raylet, its workers and its actor
@@ -274,14 +283,7 @@ def test_a_worker_node_killed_mid_job_leaves_complete_output(cluster, tmp_path):
 
 @pytest.mark.timeout(900)
 def test_the_driver_killed_and_the_job_run_again_gives_each_document_once(cluster, tmp_path):
-    documents = _text_corpus(tmp_path / "corpus", files=12, documents=2, sentences=8)
-    output = tmp_path / "out"
-    args = (str(tmp_path / "corpus"), "--output", str(output), "--actors", "2")
-    driver = cluster.run(*args)
-    deadline = time.monotonic() + 600
-    while len(list(output.glob("*.parquet"))) < 2:
-        assert driver.poll() is None and time.monotonic() < deadline, driver.stdout.read()
-        time.sleep(0.2)
+    documents, output, args, driver = _job_under_way(cluster, tmp_path, actors=2, outputs=2)
     cluster.kill_session(driver.pid)
     driver.wait(timeout=60)
     first = {p: p.stat().st_mtime_ns for p in output.glob("*.parquet")}
@@ -300,14 +302,7 @@ def test_the_driver_killed_and_the_job_run_again_gives_each_document_once(cluste
 @pytest.mark.timeout(900)
 def test_a_job_stopped_by_sigterm_says_what_is_whole_and_the_rest_is_tagged_again(cluster,
                                                                                    tmp_path):
-    documents = _text_corpus(tmp_path / "corpus", files=12, documents=2, sentences=8)
-    output = tmp_path / "out"
-    args = (str(tmp_path / "corpus"), "--output", str(output), "--actors", "2")
-    driver = cluster.run(*args)
-    deadline = time.monotonic() + 600
-    while len(list(output.glob("*.parquet"))) < 2:
-        assert driver.poll() is None and time.monotonic() < deadline, driver.stdout.read()
-        time.sleep(0.2)
+    documents, output, args, driver = _job_under_way(cluster, tmp_path, actors=2, outputs=2)
     driver.terminate()
     code, log = _finish(driver, timeout=120)
     assert code == 143, log
