@@ -18,6 +18,7 @@ from conftest import ROOT, script_env
 from docgraph.runtime import lifetime
 from docgraph.runtime.lifetime import (
     exit_status,
+    interruption,
     received_signal,
     reference,
     resolve,
@@ -27,7 +28,6 @@ from docgraph.runtime.lifetime import (
     signal_name,
     start_pool_process,
     stop_on_signals,
-    stop_reason,
     unblock_sigint,
 )
 
@@ -78,7 +78,7 @@ def test_sigterm_in_the_block_is_a_keyboard_interrupt(_clean_state):
         _signal_self(signal.SIGTERM)
     assert received_signal() == signal.SIGTERM
     assert exit_status() == 128 + signal.SIGTERM == 143
-    assert stop_reason() == "stopped by SIGTERM"
+    assert interruption() == "stopped by SIGTERM"
     assert signal.getsignal(signal.SIGTERM) is fallback  # the handler is given back
     assert _clean_state == []  # the fallback never saw it
 
@@ -122,7 +122,7 @@ def test_ctrl_c_in_the_block_is_told_apart_from_sigterm():
     with pytest.raises(KeyboardInterrupt), stop_on_signals():
         _signal_self(signal.SIGINT)
     assert received_signal() == signal.SIGINT and exit_status() == 130
-    assert stop_reason() == "interrupted"
+    assert interruption() == "interrupted"
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 

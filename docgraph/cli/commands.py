@@ -48,7 +48,7 @@ from docgraph.persistence.model_dir import OverrideError
 from docgraph.persistence.run_lock import RunLock, run_directory
 from docgraph.persistence.speeds import model_speeds
 from docgraph.runtime.atomic import WriteError, atomic_write
-from docgraph.runtime.lifetime import exit_status, stop_on_signals, stop_reason
+from docgraph.runtime.lifetime import exit_status, interruption, stop_on_signals
 from docgraph.runtime.machine import resolve_device
 from docgraph.runtime.processes import (
     ProcessError,
@@ -209,7 +209,7 @@ def _train_command(args: argparse.Namespace, config: ExperimentConfig) -> int:
         fail(str(err))
     except KeyboardInterrupt:
         if is_rank_zero():
-            print("\n" + interrupted_message(config.output_dir, args.seeds, stop_reason()),
+            print("\n" + interrupted_message(config.output_dir, args.seeds, interruption()),
                   file=sys.stderr, flush=True)
         return exit_status()
     finally:
@@ -289,7 +289,7 @@ def evaluate(args: argparse.Namespace, checked: TaggingInputs) -> int:
         except KeyboardInterrupt:
             missing = [str(f) for f in files if f not in written]
             verb = "was" if len(missing) == 1 else "were"
-            print(f"\n{stop_reason()}: {' and '.join(missing)} {verb} not written",
+            print(f"\n{interruption()}: {' and '.join(missing)} {verb} not written",
                   file=sys.stderr, flush=True)
             return exit_status()
 
@@ -359,7 +359,7 @@ def predict(args: argparse.Namespace, checked: TaggingInputs) -> int:
         except KeyboardInterrupt:
             kept = (f"{args.output} was left as it was" if args.output
                     else "the output above is incomplete")
-            print(f"\n{stop_reason()}: {kept}", file=sys.stderr, flush=True)
+            print(f"\n{interruption()}: {kept}", file=sys.stderr, flush=True)
             return exit_status()
 
 

@@ -25,7 +25,7 @@ from docgraph.config.fields import UsageError, settings_of
 from docgraph.data.corpus_files import corpus_inputs
 from docgraph.persistence.run_lock import busy_message
 from docgraph.persistence.shipped import resolve_model
-from docgraph.runtime.lifetime import exit_status, stop_on_signals, stop_reason
+from docgraph.runtime.lifetime import exit_status, interruption, stop_on_signals
 
 __all__ = ["main", "tag_corpus_parser"]
 
@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DocgraphError, ValueError) as err:
         fail(str(err))
     except KeyboardInterrupt:
-        print(f"\ntag-corpus: {stop_reason()}: {_left_untagged(Path(args.output))}",
+        print(f"\ntag-corpus: {interruption()}: {_left_untagged(Path(args.output))}",
               file=sys.stderr)
         return exit_status()
     rate = report.tokens / max(report.seconds, 1e-9)

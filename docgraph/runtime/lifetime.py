@@ -30,10 +30,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, NoReturn
 
-__all__ = ["ORPHAN_GRACE", "die_with_parent", "exit_status", "leave_now", "leaving",
-           "received_signal",
+__all__ = ["ORPHAN_GRACE", "die_with_parent", "exit_status", "interruption", "leave_now",
+           "leaving", "received_signal",
            "reference", "resolve", "restore_handlers", "run_child", "set_parent_death_signal",
-           "sigint_blocked", "signal_name", "start_pool_process", "stop_on_signals", "stop_reason",
+           "sigint_blocked", "signal_name", "start_pool_process", "stop_on_signals",
            "unblock_sigint"]
 
 #: Seconds a worker whose parent ended gets to stop by itself before it exits at once.
@@ -118,7 +118,7 @@ def exit_status(default: int = signal.SIGINT) -> int:
     return 128 + int(_received or default)
 
 
-def stop_reason() -> str:
+def interruption() -> str:
     """How :func:`stop_on_signals` stopped the block: ``"interrupted"`` after Ctrl-C,
     ``"stopped by SIGTERM"`` after SIGTERM."""
     signum = received_signal()
