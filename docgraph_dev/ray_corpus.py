@@ -50,6 +50,7 @@ from pathlib import Path
 import psutil
 
 from docgraph.data.conll import read_conll
+from docgraph.runtime.atomic import atomic_write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -249,12 +250,6 @@ def corpus_tokens(output: Path) -> int:
                for p in output.rglob("*.parquet")).item()
 
 
-def _atomic_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
-
-
 def keep_large(args: argparse.Namespace, tag: list[str], log: Path) -> int:
     """One segment of a ``large`` run kept in ``args.keep_dir`` (see the module docstring);
     0 once every input is tagged and every document is in the output once."""
@@ -264,7 +259,7 @@ def keep_large(args: argparse.Namespace, tag: list[str], log: Path) -> int:
         shutil.rmtree(corpus, ignore_errors=True)
         size = make_corpus(corpus, args.large_mb, args.file_mb, seed=1)
         documents = {p.name: p.read_text().count("\n\n") + 1 for p in sorted(corpus.iterdir())}
-        _atomic_json(listing, {"bytes": size, "file_mb": args.file_mb, "documents": documents})
+        atomic_write_json(listing, {"bytes": size, "file_mb": args.file_mb, "documents": documents})
     expected = json.loads(listing.read_text())
     results = (json.loads(args.out.read_text()) if args.out.is_file() else
                {"machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),
@@ -293,7 +288,7 @@ def keep_large(args: argparse.Namespace, tag: list[str], log: Path) -> int:
         results["check"] = _check_documents(output, expected["documents"])
         results["tokens"] = segment["tokens_in_output"]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_json(args.out, results)
+    atomic_write_json(args.out, results)
     print(json.dumps({k: v for k, v in segment.items() if k != "command"}, indent=2))
     return 0 if results.get("check", {}).get("ok") else 1
 
@@ -348,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
 
     def save() -> None:  # after every run: an interrupted benchmark keeps what it measured
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
+        atomic_write_json(args.out, results)
 
     try:
         corpus = work / "compare"

@@ -170,6 +170,17 @@ def _post(url: str, body: dict, timeout: float = 600.0) -> dict:
         return json.loads(answer.read())
 
 
+def _process_tree(pid: int) -> list:
+    """The process ``pid`` and its descendants (psutil processes; none once it ended)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
 class _Process:
     """A server in a subprocess of its own session, ready when ``ready_path`` answers 200;
     stopped (SIGTERM, then SIGKILL of its session) on the way out."""
@@ -191,13 +202,8 @@ class _Process:
         """Resident memory of the server and its descendants, MB."""
         import psutil
 
-        try:
-            root = psutil.Process(self.process.pid)
-            tree = [root, *root.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return 0.0
         total = 0
-        for proc in tree:
+        for proc in _process_tree(self.process.pid):
             with contextlib.suppress(psutil.NoSuchProcess):
                 total += proc.memory_info().rss
         return total / 2**20
@@ -325,12 +331,7 @@ def _cpu_seconds(server: _Process) -> dict[int, float]:
     import psutil
 
     found = {}
-    try:
-        root = psutil.Process(server.process.pid)
-        tree = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return found
-    for process in tree:
+    for process in _process_tree(server.process.pid):
         with contextlib.suppress(psutil.NoSuchProcess):
             times = process.cpu_times()
             found[process.pid] = times.user + times.system
@@ -580,8 +581,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(markdown_table(json.loads(Path(args.results).read_text())))
         return 0
     if args.command == "passes":
+        from docgraph.runtime.atomic import atomic_write_json
+
         record = pass_sizes(args.model, args.kind, args.sizes, args.documents, args.rounds)
-        Path(args.out).write_text(json.dumps(record, indent=2) + "\n")
+        atomic_write_json(args.out, record)
         print(json.dumps(record["median_tokens_per_s"]))
         return 0
     if args.command == "naive-server":
