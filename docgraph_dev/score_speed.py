@@ -39,8 +39,10 @@ def _seconds(command: list[str]) -> tuple[float, str]:
     return time.perf_counter() - start, result.stdout
 
 
-#: The arms a run may measure: ``predict.py``'s flags for each.
-ARMS = {"plain": [], "scores": ["--scores"], "consistency": ["--consistency"]}
+#: The arms a run may measure: ``predict.py``'s flags for each (each sentence decoded alone
+#: but in the ``consistency`` arm, whatever the model's default).
+ARMS = {"plain": ["--no-consistency"], "scores": ["--scores", "--no-consistency"],
+        "consistency": ["--consistency"]}
 
 
 def _command(model: str, path: Path, arm: str) -> list[str]:

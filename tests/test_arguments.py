@@ -183,6 +183,9 @@ def test_the_tagging_flags_come_from_the_declarations(tool, parser):
     """Each tool takes exactly the :class:`TaggingConfig` fields marked for it, with their
     declared defaults, choices and metavars; the others are not flags of it."""
     actions = {a.dest: a for a in parser()._actions}
+    flags: dict[str, list[str]] = {}
+    for a in parser()._actions:
+        flags.setdefault(a.dest, []).extend(a.option_strings)
     taken = dict(tagging_settings(tool))
     for name, setting in settings_of(TaggingConfig):
         if name not in taken:
@@ -192,7 +195,7 @@ def test_the_tagging_flags_come_from_the_declarations(tool, parser):
         assert action.default == getattr(TaggingConfig(), name)
         assert setting.help in action.help
         if setting.switches:
-            assert action.option_strings == list(setting.switches)
+            assert flags[name] == list(setting.switches)
         else:
             assert action.option_strings == [setting.flag]
             assert tuple(action.choices or ()) == setting.rule.choices

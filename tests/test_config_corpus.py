@@ -13,14 +13,16 @@ def test_the_output_settings_are_those_that_decide_the_records():
     settings = config.output_settings()
     assert list(settings) == list(OUTPUT_SETTINGS)
     assert settings["scores"] is True and "actors" not in settings and "address" not in settings
-    assert settings["consistency"] is False  # it decides the entities written
+    assert settings["consistency"] is None  # it decides the entities written (None: the model's)
 
 
 def test_the_command_takes_consistency():
     from docgraph.integrations.tag_corpus import tag_corpus_parser
 
-    args = tag_corpus_parser().parse_args(["in.txt", "--output", "out", "--consistency"])
-    assert args.consistency is True
+    parse = tag_corpus_parser().parse_args
+    assert parse(["in.txt", "--output", "out", "--consistency"]).consistency is True
+    assert parse(["in.txt", "--output", "out", "--no-consistency"]).consistency is False
+    assert parse(["in.txt", "--output", "out"]).consistency is None
 
 
 @pytest.mark.parametrize(("field", "value"), [("actors", 0), ("cpus_per_actor", 0.0),

@@ -257,7 +257,7 @@ def test_a_job_with_consistency_tags_as_predict_with_it(cluster, tmp_path):
     path = corpus / "biography.jsonl"
     expected = _predicted(path, tmp_path, "--consistency")
     (tmp_path / "plain").mkdir()
-    assert expected != _predicted(path, tmp_path / "plain")
+    assert expected != _predicted(path, tmp_path / "plain", "--no-consistency")
     output = tmp_path / "out"
     code, log = _finish(cluster.run(str(corpus), "--output", str(output), "--actors", "1",
                                     "--scores", "--consistency"))

@@ -64,3 +64,5 @@ def test_the_consistency_arm_runs_beside_the_plain_one(tmp_path, monkeypatch):
     assert got["consistency_over_plain"] == pytest.approx(0.5)
     assert "same_entities" not in got and "scores" not in got["tokens_per_second"]
     assert sum("--consistency" in c for c in commands) == 6 and len(commands) == 12
+    # the plain arm decodes each sentence alone even for a model whose default is consistency
+    assert sum("--no-consistency" in c for c in commands) == 6

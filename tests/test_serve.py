@@ -33,8 +33,9 @@ def test_every_setting_is_a_flag_and_the_model_is_required():
     assert (args.model, args.workers, args.max_wait_ms, args.api_key_file, args.precision) == (
         "conll03", 2, 0.0, "k", "fp32")
     assert args.host == "127.0.0.1"  # loopback unless told otherwise
-    assert args.consistency is False
+    assert args.consistency is None  # the model's own default
     assert serve_parser().parse_args(["--model", "m", "--consistency"]).consistency is True
+    assert serve_parser().parse_args(["--model", "m", "--no-consistency"]).consistency is False
     with pytest.raises(SystemExit):
         serve_parser().parse_args([])
     with pytest.raises(SystemExit):

@@ -273,20 +273,21 @@ def test_a_client_that_disconnects_frees_its_documents(server):
     assert metric(server, "docgraph_batch_documents_sum") == tagged  # none of the 20 tagged
 
 
-def test_a_server_with_consistency_answers_as_the_core_with_it(tmp_path):
-    """``docgraph serve --consistency`` tags as ``Tagger.load(..., consistency=True)`` does; on
-    the biography of invented names that differs from tagging without it."""
+def test_a_server_without_consistency_answers_as_the_core_without_it(tmp_path):
+    """``docgraph serve --no-consistency`` tags as ``Tagger.load(..., consistency=False)``
+    does; on the biography of invented names that differs from ``conll03``'s default, label
+    consistency in decoding."""
     from docgraph.tagging.tagger import Tagger
 
     text = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "data"
                        / "novel-names" / "biography.jsonl").read_text(encoding="utf-8"))["text"]
-    consistent = lone(Tagger.load("conll03", threads=1, consistency=True), text, scores=True)
-    plain = lone(Tagger.load("conll03", threads=1), text, scores=True)
+    consistent = lone(Tagger.load("conll03", threads=1), text, scores=True)
+    plain = lone(Tagger.load("conll03", threads=1, consistency=False), text, scores=True)
     assert [r["type"] for r in consistent] != [r["type"] for r in plain]
-    with Server(tmp_path / "server.log", "--consistency") as running:
+    with Server(tmp_path / "server.log", "--no-consistency") as running:
         answer = post(running, {"text": text, "scores": True}, key=None)
     assert answer.status_code == 200
-    assert_same(answer.json()["documents"][0]["entities"], consistent)
+    assert_same(answer.json()["documents"][0]["entities"], plain)
 
 
 def test_sigint_finishes_what_is_in_flight_then_exits_0(server):

@@ -56,5 +56,6 @@ def test_the_model_card(tagger, tmp_path):
     assert card["graph"] is True and card["threshold"] == tagger.threshold
     assert card["run"] and card["dtype"] == "float16"
     assert card["approximation"] == "faithful"  # conll03 tags faithfully unless told
+    assert card["label_consistency"] is True  # conll03 declares it ([model] label_consistency)
     assert card["figures"] is None  # a shipped model carries no metrics.json
     json.dumps(card)  # what GET /v1/model sends

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from docgraph.config.fields import check_config, choice, integer, number, switch, text
-from docgraph.config.tagging import DOCUMENT_SPLITS, INPUT_FORMATS
+from docgraph.config.tagging import DOCUMENT_SPLITS, INPUT_FORMATS, consistency_switch
 
 __all__ = ["CORPUS_INPUT_FORMATS", "ENGINES", "MISSING_FILE", "OUTPUT_FORMATS", "OUTPUT_SETTINGS",
            "CorpusConfig"]
@@ -81,9 +81,7 @@ class CorpusConfig:
                                 help="output files: Parquet or JSON lines, one per input file")
     scores: bool = switch(False, switches={"--scores": True},
                           help="give every entity its probability under the model")
-    consistency: bool = switch(False, switches={"--consistency": True},
-                               help="label consistency in decoding: each name of a document "
-                                    "gets one type and its untagged repeats are tagged")
+    consistency: bool | None = consistency_switch()
     input_format: str = choice(
         "auto", CORPUS_INPUT_FORMATS, flag="--input-format",
         help="auto: Parquet for a .parquet file, a spaCy DocBin for a .spacy file, span JSON "

@@ -215,10 +215,12 @@ def choice(default: str | None, choices: tuple[str, ...], *, help: str,
                     switches, None, marks=marks)
 
 
-def switch(default: bool, *, help: str, switches: Mapping[str, bool] | None = None,
-           marks: Iterable[str] = ()) -> Any:
-    """A field holding ``True`` or ``False``; ``switches`` are the flags that set it."""
-    return _declare(default, Rule(bool), help, None, switches, None, marks=marks)
+def switch(default: bool | None, *, help: str, switches: Mapping[str, bool] | None = None,
+           marks: Iterable[str] = (), optional: bool = False) -> Any:
+    """A field holding ``True`` or ``False`` (or ``None`` when ``optional``); ``switches`` are
+    the flags that set it."""
+    return _declare(default, Rule(bool, optional=optional), help, None, switches, None,
+                    marks=marks)
 
 
 def text(default: str | None, *, help: str, optional: bool = False, flag: str | None = None,

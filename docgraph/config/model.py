@@ -113,6 +113,10 @@ class GCDocConfig:
             an entity's probability is computed (*ours*): fitted on dev after training
             (``scripts/calibrate.py``) so that the scores are calibrated; the tags do not
             depend on it.
+        label_consistency: Whether tagging applies label consistency in decoding
+            (:func:`~docgraph.tagging.consistency.consistent_tagging`) unless told otherwise
+            (*ours*): set on a model directory whose dev figures chose it; the paper decodes
+            each sentence alone.
     """
 
     word_dim: int = integer(50, low=1, high=MAX_WIDTH,
@@ -182,6 +186,9 @@ class GCDocConfig:
     score_temperature: float = number(1.0, low=0.0, low_open=True,
                                       help="temperature of the entity scores (set by "
                                            "calibration on dev)")
+    label_consistency: bool = switch(False, help="tag with label consistency in decoding "
+                                                 "unless told otherwise (set on a model "
+                                                 "directory)")
 
     def __post_init__(self) -> None:
         check_config(self, "model")

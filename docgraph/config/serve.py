@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from docgraph.config.fields import check_config, choice, integer, number, switch, text
+from docgraph.config.fields import check_config, choice, integer, number, text
 from docgraph.config.tagging import (
     DEFAULT_BATCH_TOKENS,
     DEFAULT_SPEED,
     SPEEDS,
     TAGGING_PRECISIONS,
+    consistency_switch,
 )
 
 __all__ = ["ServeConfig"]
@@ -64,9 +65,7 @@ class ServeConfig:
                                help="faithful: the trained computation; fast: its "
                                     "approximations for speed (default: the model's, "
                                     f"{DEFAULT_SPEED} unless its directory declares fast)")
-    consistency: bool = switch(False, switches={"--consistency": True},
-                               help="label consistency in decoding: each name of a document "
-                                    "gets one type and its untagged repeats are tagged")
+    consistency: bool | None = consistency_switch()
     max_batch_tokens: int = integer(DEFAULT_BATCH_TOKENS, low=1, flag="--max-batch-tokens",
                                     metavar="TOKENS",
                                     help="most tokens packed into one tagging pass")

@@ -10,6 +10,7 @@ values are generated from these declarations (:func:`docgraph.cli.arguments.add_
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from docgraph.config.fields import (
     Setting,
@@ -48,6 +49,7 @@ __all__ = [
     "ModelSpeeds",
     "TaggingConfig",
     "approximation_of",
+    "consistency_switch",
     "tagging_settings",
 ]
 
@@ -141,6 +143,17 @@ class LabelConsistency:
 LABEL_CONSISTENCY = LabelConsistency()
 """The thresholds of ``--consistency``, chosen on CoNLL-2003 dev (cased, lowercased, invented
 names; ``docs/experiments.md``, "Names never seen")."""
+
+
+def consistency_switch(marks: tuple[str, ...] = ()) -> Any:
+    """The field of a door's label consistency in decoding: ``--consistency`` on,
+    ``--no-consistency`` off, ``None`` (neither) the model's own default
+    (``[model] label_consistency``)."""
+    return switch(None, optional=True, marks=marks,
+                  switches={"--consistency": True, "--no-consistency": False},
+                  help="label consistency in decoding: each name of a document gets one type "
+                       "(its mentions' scores vote) and its untagged repeats are tagged "
+                       "(--no-consistency: each sentence decoded alone; default: the model's)")
 
 
 SPEEDS: dict[str, Approximation] = {"faithful": FAITHFUL, "fast": FAST}
@@ -271,10 +284,7 @@ class TaggingConfig:
         None, ("on", "off"), optional=True, flag="--int8", marks=_ALL_TOOLS,
         help="approximation: the LSTM and linear layers in int8 (CPU only); default: as "
              "--speed says")
-    consistency: bool = switch(
-        False, switches={"--consistency": True}, marks=_ALL_TOOLS,
-        help="label consistency in decoding: each name of a document gets one type (its "
-             "mentions' scores vote) and its untagged repeats are tagged")
+    consistency: bool | None = consistency_switch(marks=_ALL_TOOLS)
     processes: int = integer(
         0, low=0, flag="--processes", metavar="N", marks=(EVALUATE, PREDICT),
         help=f"tagging processes on a CPU, at most one per core (0: one per core, at most "

@@ -324,7 +324,8 @@ class DocgraphNER(Pipe):
             ``$DOCGRAPH_TAGGING_PRECISION``, else :mod:`docgraph.runtime.precision`'s).
         speed: ``"faithful"`` or ``"fast"`` (``predict.py --speed``; default: the model's,
             :func:`~docgraph.persistence.speeds.model_speeds`).
-        consistency: Label consistency in decoding (``predict.py --consistency``).
+        consistency: Label consistency in decoding (``predict.py --consistency``; ``False``:
+            ``--no-consistency``; default: the model's).
 
     Raises:
         DocgraphSpacyError: The model directory is not ours, an argument is out of range, or
@@ -338,7 +339,7 @@ class DocgraphNER(Pipe):
                  threshold: float | None = _TAGGING.threshold,
                  max_doc_tokens: int | None = _TAGGING.max_doc_tokens,
                  threads: int | None = None, precision: str | None = None,
-                 speed: str | None = None, consistency: bool = False) -> None:
+                 speed: str | None = None, consistency: bool | None = None) -> None:
         for key, value, least in (("batch_tokens", batch_tokens, 1), ("mc_seed", mc_seed, 0),
                                   ("max_doc_tokens", max_doc_tokens, 0)):
             if value is not None and value < least:
@@ -356,7 +357,7 @@ class DocgraphNER(Pipe):
         self._options = {"batch_tokens": batch_tokens, "device": device,
                          "threshold": threshold, "max_doc_tokens": max_doc_tokens,
                          "precision": precision, "speed": speed,
-                         "consistency": bool(consistency)}
+                         "consistency": None if consistency is None else bool(consistency)}
         self._said_sentences = self._said_empty = False
         self._pid = os.getpid()
         self._missing: DocgraphSpacyError | None = None
@@ -626,7 +627,7 @@ def _files_differ(loaded: Path, copy: Path) -> bool:
                     "mc_seed": _TAGGING.mc_seed, "device": _TAGGING.device,
                     "threshold": _TAGGING.threshold, "max_doc_tokens": _TAGGING.max_doc_tokens,
                     "threads": None, "precision": None, "speed": None,
-                    "consistency": False},
+                    "consistency": None},
     assigns=["doc.ents", "token.ent_iob", "token.ent_type", "doc._.docgraph"],
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0,
                            "ents_per_type": None},
@@ -635,7 +636,8 @@ def make_docgraph_ner(nlp: Language, name: str, model: str, overwrite_ents: bool
                       batch_tokens: int | None, mc_seed: int, device: str,
                       threshold: float | None, max_doc_tokens: int | None,
                       threads: int | None, precision: str | None = None,
-                      speed: str | None = None, consistency: bool = False) -> DocgraphNER:
+                      speed: str | None = None, consistency: bool | None = None
+                      ) -> DocgraphNER:
     """The ``docgraph_ner`` factory (:class:`DocgraphNER`), registered with spaCy on import
     and through the ``spacy_factories`` entry point of ``pip install docgraph[spacy]``."""
     return DocgraphNER(nlp, name, model=model, overwrite_ents=overwrite_ents,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from docgraph.persistence.archive import CheckpointError
 from docgraph.persistence.shipped import MANIFEST
@@ -88,7 +89,7 @@ def save_threshold(directory: str | Path, threshold: float) -> float:
     """Write the tagging ``threshold`` into a model directory's ``config.json`` (and the new
     SHA-256 of that file into the manifest of a packed one), each sealed and atomically;
     returns the threshold it replaced."""
-    return _save_model_setting(directory, "threshold", float(threshold))
+    return float(_save_model_setting(directory, "threshold", float(threshold)))
 
 
 def save_score_temperature(directory: str | Path, temperature: float) -> float:
@@ -97,11 +98,18 @@ def save_score_temperature(directory: str | Path, temperature: float) -> float:
     (1 for a directory saved without one)."""
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
-    return _save_model_setting(directory, "score_temperature", float(temperature), 1.0)
+    return float(_save_model_setting(directory, "score_temperature", float(temperature), 1.0))
 
 
-def _save_model_setting(directory: str | Path, key: str, value: float,
-                        default: float | None = None) -> float:
+def save_label_consistency(directory: str | Path, on: bool) -> bool:
+    """Write whether tagging applies label consistency in decoding by default (``[model]
+    label_consistency``) into a model directory as :func:`save_threshold` writes the threshold;
+    returns the value it replaced (``False`` for a directory saved without one)."""
+    return bool(_save_model_setting(directory, "label_consistency", bool(on), False))
+
+
+def _save_model_setting(directory: str | Path, key: str, value: Any,
+                        default: Any = None) -> Any:
     """Write ``[model] key = value`` into a model directory's ``config.json`` and the manifest
     of a packed one; returns the value it replaced (``default`` when there was none)."""
     try:
@@ -111,7 +119,7 @@ def _save_model_setting(directory: str | Path, key: str, value: float,
     previous = config["model"].get(key, default)
     config["model"][key] = value
     write_model_json(directory, "config.json", config)
-    return float(previous)
+    return previous
 
 
 def write_model_json(directory: str | Path, name: str, content: dict) -> Path:

@@ -61,7 +61,8 @@ def tag_pass(tagger: Tagger, documents: Sequence[PassDocument]) -> list[DocResul
 
 def model_card(tagger: Tagger, name: str) -> dict[str, Any]:
     """What ``GET /v1/model`` says of the model: its name, types and settings (the
-    approximations it tags with: ``"faithful"`` for none), what its manifest records, and its
+    approximations it tags with: ``"faithful"`` for none; whether it decodes with label
+    consistency), what its manifest records, and its
     dev and test scores when its directory has a ``metrics.json`` (a ``train.py`` run)."""
     directory = tagger.path
     manifest = read_manifest(directory) if directory is not None else None
@@ -81,6 +82,7 @@ def model_card(tagger: Tagger, name: str) -> dict[str, Any]:
         "language_model": tagger.config.lm is not None,
         "max_doc_tokens": tagger.max_doc_tokens,
         "approximation": tagger.overrides.approximation.describe(),
+        "label_consistency": tagger.consistency is not None,
         "run": manifest.get("run") if manifest else None,
         "dtype": manifest.get("dtype") if manifest else None,
         "embeddings": manifest.get("embeddings") if manifest else None,

@@ -21,7 +21,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from docgraph.data.novel_names import case_shape
-from docgraph.data.tags import spans
 from docgraph.tagging.result import Tagging
 
 __all__ = ["consistent_tagging"]
@@ -51,45 +50,62 @@ def consistent_tagging(tokens: Sequence[Sequence[str]], tagging: Tagging,
     """
     if tagging.scores is None:
         raise ValueError("label consistency needs entity scores")
+    lowered = [[w.lower() for w in words] for words in tokens]
+    found = [(e, tuple(lowered[e.sentence][e.start:e.end]), float(e.score or 0.0))
+             for e in tagging.entities()]
     votes: dict[tuple[str, ...], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     shapes: dict[tuple[str, ...], set[str]] = defaultdict(set)
-    found = list(tagging.entities())
-    for e in found:
-        words = tokens[e.sentence][e.start:e.end]
-        key = tuple(w.lower() for w in words)
-        votes[key][e.type] += float(e.score or 0.0)
-        shapes[key].add(case_shape(words[0]))
-    winner = {key: max(v.items(), key=lambda item: (item[1], item[0])) for key, v in votes.items()}
     mean: dict[tuple[tuple[str, ...], str], list[float]] = defaultdict(list)
-    for e in found:
-        mean[(tuple(w.lower() for w in tokens[e.sentence][e.start:e.end]), e.type)].append(
-            float(e.score or 0.0))
+    for e, key, score in found:
+        votes[key][e.type] += score
+        shapes[key].add(case_shape(tokens[e.sentence][e.start]))
+        mean[(key, e.type)].append(score)
+    winner = {key: max(v.items(), key=lambda item: (item[1], item[0])) for key, v in votes.items()}
     tags = [list(t) for t in tagging.tags]
     given: dict[tuple[int, int, int], float] = {}  # (sentence, start, end) -> score
-    for e in found:
-        key = tuple(w.lower() for w in tokens[e.sentence][e.start:e.end])
+    for e, key, score in found:
         type_ = winner[key][0]
-        if type_ != e.type and float(e.score or 0.0) < relabel_below:
+        if type_ != e.type and score < relabel_below:
             _set_span(tags[e.sentence], e.start, e.end, type_)
             scores = mean[(key, type_)]
             given[(e.sentence, e.start, e.end)] = sum(scores) / len(scores)
         else:
-            given[(e.sentence, e.start, e.end)] = float(e.score or 0.0)
-    for key, (type_, weight) in sorted(winner.items(), key=lambda item: -len(item[0])):
-        if weight < min_votes:
-            continue
+            given[(e.sentence, e.start, e.end)] = score
+    voted = sorted(((key, type_) for key, (type_, weight) in winner.items() if weight >= min_votes),
+                   key=lambda item: -len(item[0]))
+    places = _places(lowered, {key for key, _ in voted})
+    for key, type_ in voted:
         scores = mean[(key, type_)]
-        for s, words in enumerate(tokens):
-            lowered = [w.lower() for w in words]
-            n = len(key)
-            for start in range(len(words) - n + 1):
-                end = start + n
-                if tuple(lowered[start:end]) != key or case_shape(words[start]) not in shapes[key]:
+        n = len(key)
+        for s, start in places.get(key, ()):
+            end = start + n
+            if case_shape(tokens[s][start]) not in shapes[key]:
+                continue
+            if any(t != "O" for t in tags[s][max(start - 1, 0):end + 1]):
+                continue
+            _set_span(tags[s], start, end, type_)
+            given[(s, start, end)] = sum(scores) / len(scores)
+    scored: list[list[tuple[int, float]]] = [[] for _ in tags]
+    for (s, start, _), score in given.items():  # the mentions never overlap
+        scored[s].append((start, score))
+    return Tagging(tags, [[score for _, score in sorted(row)] for row in scored])
+
+
+def _places(lowered: Sequence[Sequence[str]], keys: set[tuple[str, ...]]
+            ) -> dict[tuple[str, ...], list[tuple[int, int]]]:
+    """Where each of ``keys`` occurs in the lowercased sentences, as ``(sentence, first token)``
+    in reading order."""
+    lengths = {len(key) for key in keys}
+    firsts = {key[0] for key in keys}
+    places: dict[tuple[str, ...], list[tuple[int, int]]] = defaultdict(list)
+    for s, words in enumerate(lowered):
+        for start, word in enumerate(words):
+            if word not in firsts:
+                continue
+            for n in lengths:
+                if start + n > len(words):
                     continue
-                touched = tags[s][max(start - 1, 0):min(end + 1, len(words))]
-                if any(t != "O" for t in touched):
-                    continue
-                _set_span(tags[s], start, end, type_)
-                given[(s, start, end)] = sum(scores) / len(scores)
-    return Tagging(tags, [[given[(s, start, end)] for _, start, end in spans(sentence_tags)]
-                          for s, sentence_tags in enumerate(tags)])
+                key = tuple(words[start:start + n])
+                if key in keys:
+                    places[key].append((s, start))
+    return places

@@ -128,7 +128,7 @@ class Tagger:
                  path: str | Path | None = None, overrides: ModelOverrides | None = None,
                  threads: int | None = None, max_doc_tokens: int | None = None,
                  batch_tokens: int | None = None,
-                 consistency: bool | LabelConsistency = False) -> None:
+                 consistency: bool | LabelConsistency | None = None) -> None:
         self.model = model
         self.vocabs = vocabs
         self.config = config
@@ -153,6 +153,8 @@ class Tagger:
         self.batch_tokens = batch_tokens or default_batch_tokens(config, self.device)
         #: The graph configuration documents are built by (``config.graph_config()``).
         self.graph_config = config.graph_config()
+        if consistency is None:
+            consistency = config.model.label_consistency
         #: Label consistency in decoding (:func:`~docgraph.tagging.consistency.consistent_tagging`)
         #: applied to every tagged document, ``None``: none.
         self.consistency: LabelConsistency | None = (
@@ -164,7 +166,7 @@ class Tagger:
              open_vocabulary: bool = True, threads: int | None = None,
              max_doc_tokens: int | None = None, batch_tokens: int | None = None,
              precision: str | None = None, speed: str | Approximation | None = None,
-             consistency: bool | LabelConsistency = False) -> Tagger:
+             consistency: bool | LabelConsistency | None = None) -> Tagger:
         """Load a model directory written by ``scripts/train.py`` or :meth:`save`, or a shipped
         model by name (``"conll03"``, ``"ontonotes"``: :mod:`docgraph.persistence.shipped`).
 
@@ -192,7 +194,9 @@ class Tagger:
                 :class:`~docgraph.config.tagging.Approximation` (default: the model's default
                 speed, as its directory declares; also in the tagging processes).
             consistency: Label consistency in decoding: ``True`` with the thresholds of
-                :data:`~docgraph.config.tagging.LABEL_CONSISTENCY`, or others.
+                :data:`~docgraph.config.tagging.LABEL_CONSISTENCY`, or others; ``False``:
+                each sentence decoded alone (default: the model's
+                ``[model] label_consistency``).
 
         Raises:
             CheckpointError: ``path`` is neither a model directory nor a shipped model's name,
