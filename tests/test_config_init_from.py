@@ -43,6 +43,16 @@ def test_the_model_s_settings_unless_given():
     assert unset.model.dropout == 0.4
 
 
+def test_a_choice_made_on_the_model_s_dev_is_not_inherited():
+    model = replace(_model(), model=replace(_model().model, label_consistency=True))
+    run = ExperimentConfig(dataset="column", embeddings="glove-6b-50d",
+                           model=GCDocConfig(hidden=64))
+    assert init_from_config(run, model, {}, "conll03").model.label_consistency is False
+    run = replace(run, model=GCDocConfig(hidden=64, label_consistency=True))
+    given = {"model.label_consistency": "my.toml [model] label_consistency"}
+    assert init_from_config(run, model, given, "conll03").model.label_consistency is True
+
+
 @pytest.mark.parametrize(("key", "where", "change", "said"), [
     ("model.hidden", "--hidden", {"model": GCDocConfig(hidden=32)},
      "--hidden = 32: --init-from conll03 was trained with [model] hidden = 64"),

@@ -7,7 +7,8 @@ is the run's own, as for any run. Of the model settings, those that decide the s
 weights (:data:`ARCHITECTURE`: the sizes and the module switches) must stay the model's: a
 preset or a flag that sets one to another value is an error naming it. The others
 (:data:`TUNABLE`: dropout, the threshold, the loss weight, decoding, ...) are the model's unless
-the preset or a flag sets them.
+the preset or a flag sets them -- but for :data:`RUN_OWN`, chosen on a model's own dev once it
+is trained, which the new model does not inherit.
 
 One architecture change is allowed: a model trained without a language model may be given one
 (``--lm PATH``, with its :data:`LM_SETTINGS`). The features are appended to the context
@@ -30,7 +31,7 @@ from docgraph.config.train import TrainConfig, flags_of
 if TYPE_CHECKING:
     from docgraph.config.experiment import ExperimentConfig
 
-__all__ = ["ARCHITECTURE", "FINE_TUNING", "FROM_MODEL", "LM_SETTINGS", "TUNABLE",
+__all__ = ["ARCHITECTURE", "FINE_TUNING", "FROM_MODEL", "LM_SETTINGS", "RUN_OWN", "TUNABLE",
            "adds_language_model", "architecture_conflicts",
            "fine_tune_line", "fine_tune_settings", "init_from_config"]
 
@@ -74,6 +75,10 @@ ARCHITECTURE: tuple[str, ...] = tuple(dict.fromkeys(
 #: The ``[model]`` settings a fine-tuning run may change (the model's unless set).
 TUNABLE: tuple[str, ...] = tuple(name for name, _ in settings_of(GCDocConfig)
                                  if name not in ARCHITECTURE)
+
+#: The ``[model]`` settings that are always the run's own: a trained model's choices made on its
+#: dev, not the new model's.
+RUN_OWN: tuple[str, ...] = ("label_consistency",)
 
 #: The top-level settings of the language model whose features a model reads.
 LM_SETTINGS: tuple[str, ...] = ("lm", "lm_context", "lm_pooling", "lm_layers", "lm_pack")
@@ -126,7 +131,8 @@ def init_from_config(config: ExperimentConfig, model: ExperimentConfig,
                 f"{given[key]} = {_toml(_value(config, key))}: --init-from {name} was trained "
                 f"with {shown} = {_toml(_value(model, key))}, and a fine-tuning run keeps the "
                 "model's architecture, vectors and language model; drop the setting")
-    tuned = {n: getattr(config.model, n) for n in TUNABLE if f"model.{n}" in given}
+    tuned = {n: getattr(config.model, n) for n in TUNABLE
+             if f"model.{n}" in given or n in RUN_OWN}
     return replace(config, model=replace(model.model, **tuned),
                    **{key: getattr(model, key) for key in kept})
 
