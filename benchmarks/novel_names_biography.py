@@ -24,9 +24,9 @@ from docgraph.runtime.atomic import atomic_write_json
 BIOGRAPHY = Path(__file__).parent / "data" / "novel-names" / "biography.jsonl"
 
 
-def tag_biography(model: str, path: Path = BIOGRAPHY, consistency: bool = False) -> dict:
-    """The entities ``model`` finds in each document of ``path`` against its gold spans (with
-    label consistency in decoding, ``consistency``)."""
+def tag_biography(model: str, path: Path = BIOGRAPHY, consistency: bool | None = None) -> dict:
+    """The entities ``model`` finds in each document of ``path`` against its gold spans (label
+    consistency in decoding on or off by ``consistency``; ``None``: the model's default)."""
     from docgraph.tagging.tagger import Tagger
 
     tagger = Tagger.load(model, consistency=consistency, speed="faithful")
@@ -60,16 +60,20 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="novel_names_biography.py", allow_abbrev=False,
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="+", default=["conll03"], help="names or directories")
-    p.add_argument("--consistency", action="store_true",
+    p.add_argument("--consistency", action="store_const", const=True, default=None,
                    help="label consistency in decoding; each model is named '<model> "
-                        "--consistency' in the record")
+                        "--consistency' in the record (default: each model's own decoding)")
+    p.add_argument("--no-consistency", dest="consistency", action="store_const", const=False,
+                   help="each sentence decoded alone; each model is named '<model> "
+                        "--no-consistency' in the record")
     p.add_argument("--out", required=True, help="JSON record")
     args = p.parse_args(argv)
     record = {"command": "python benchmarks/novel_names_biography.py "
                          + " ".join(argv if argv is not None else sys.argv[1:]),
               "models": {}}
     for model in args.models:
-        name = f"{model} --consistency" if args.consistency else model
+        name = model + {None: "", True: " --consistency", False: " --no-consistency"}[
+            args.consistency]
         record["models"][name] = tag_biography(model, consistency=args.consistency)
         for doc, result in record["models"][name].items():
             print(f"{name}: {doc}: F1 {result['f1']:.2f}; " + "; ".join(

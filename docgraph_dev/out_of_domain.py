@@ -61,9 +61,13 @@ def parser() -> argparse.ArgumentParser:
                    help="the split of both corpora (choose settings on dev)")
     p.add_argument("--limit", type=int, default=0, help="first N documents of a split (0: all)")
     p.add_argument("--processes", type=int, default=0, help="tagging processes (0: automatic)")
-    p.add_argument("--consistency", action="store_true",
+    p.add_argument("--consistency", action="store_const", const=True, default=None,
                    help="tag with label consistency in decoding (Tagger.load(consistency=True)); "
-                        "the record names each model '<model> --consistency'")
+                        "the record names each model '<model> --consistency' (default: each "
+                        "model's own decoding)")
+    p.add_argument("--no-consistency", dest="consistency", action="store_const", const=False,
+                   help="decode each sentence alone; the record names each model '<model> "
+                        "--no-consistency'")
     p.add_argument("--out", help="JSON record")
     p.add_argument("--table", nargs="+", metavar="JSON", help="print the Markdown table of "
                    "these records and stop")
@@ -150,7 +154,11 @@ def evaluate_tagger(name: str, model_corpus: str, tag: Callable[[list[Document]]
     return rows
 
 
-def docgraph_tagger(model: str, processes: int, consistency: bool = False
+#: How a record names a model by the decoding it was asked for (``None``: the model's own).
+DECODING_SUFFIX = {None: "", True: " --consistency", False: " --no-consistency"}
+
+
+def docgraph_tagger(model: str, processes: int, consistency: bool | None = None
                     ) -> tuple[str, Callable]:
     """The corpus type set of a docgraph model and a function that tags documents with it."""
     from docgraph.tagging.tagger import Tagger
@@ -254,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     for model in args.models:
         corpus, tag = docgraph_tagger(model, args.processes, args.consistency)
-        name = f"{model} --consistency" if args.consistency else model
+        name = model + DECODING_SUFFIX[args.consistency]
         record["taggers"][name] = {"corpus": corpus,
                                    "rows": evaluate_tagger(name, corpus, tag, corpora,
                                                            split=args.split, novel=novel)}

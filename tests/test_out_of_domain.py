@@ -77,3 +77,14 @@ def test_the_novel_names_row_follows_the_cases_and_keeps_the_gold_tags():
     assert invented.tokens[1::2] == ["met", "in"] and "Merkel" not in invented.tokens
     out = row(rows[3][1], [[list(s.tags) for s in d.sentences] for d in rows[3][1]])
     assert out["scores"]["f1"] == 100.0 and out["name_groups"]["groups"] == 0
+
+
+def test_each_model_decodes_as_it_does_by_default_unless_told():
+    from docgraph_dev.out_of_domain import DECODING_SUFFIX, parser
+
+    parse = parser().parse_args
+    assert parse([]).consistency is None  # Tagger.load's default: the model's own
+    assert parse(["--consistency"]).consistency is True
+    assert parse(["--no-consistency"]).consistency is False
+    assert [DECODING_SUFFIX[v] for v in (None, True, False)] == [
+        "", " --consistency", " --no-consistency"]

@@ -79,9 +79,9 @@ def test_shipped_model_tags_the_paragraph(name):
 @needs_glove
 def test_conll03_carries_an_invented_surname_through_a_biography():
     """The biography of benchmarks/data/novel-names: after one "Marisol Quenby", the surname
-    recurs 13 times alone. The shipped conll03 tags at least 8 of them PER (the model shipped
-    before it: 1); the company named after its founder ("Halvorsen Optics") is still tagged
-    PER, a known miss (docs/models.md)."""
+    recurs 13 times alone. The shipped conll03, with label consistency in decoding (its
+    default), tags at least 11 of them PER (the model shipped before it: 1); the company named
+    after its founder ("Halvorsen Optics") is still tagged PER, a known miss (docs/models.md)."""
     from docgraph.tagging.tagger import Tagger
 
     record = json.loads((ROOT / "benchmarks" / "data" / "novel-names" / "biography.jsonl")
@@ -91,7 +91,7 @@ def test_conll03_carries_an_invented_surname_through_a_biography():
     found = {(e.start_char, e.end_char): e.type for e in tagged.entities}
     surname = [found.get((s, e)) for s, e, t in record["spans"]
                if text[s:e] == "Quenby" and t == "PER"]
-    assert len(surname) == 13 and surname.count("PER") >= 8
+    assert len(surname) == 13 and surname.count("PER") >= 11
 
 
 @needs_glove
