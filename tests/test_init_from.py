@@ -313,3 +313,35 @@ def test_keeping_the_model_s_types_names_the_file_line_and_span(model_dir, sampl
     spans.write_text('{"text": "x", "spans": []}\n{"text": "May", "spans": [[0, 3, "DATE"]]}\n')
     with pytest.raises(InitFromError, match=rf"^{spans}:2: entity"):
         check_types(init, splits, {"train": spans})
+
+
+def test_tuning_the_output_trains_the_emission_layer_and_the_crf_only(model_dir, sample_splits):
+    from docgraph.batching.loader import collate
+    from docgraph.config.train import TrainConfig
+    from docgraph.training.init_from import OUTPUT_PARTS, train_only_output
+    from docgraph.training.loop import clip_groups, make_optimizer, training_step
+
+    init = load_init_model(model_dir)
+    vocabs, rows, _ = grow_vocabularies(init, sample_splits, "none")
+    model = initial_model(init, init.config.model, vocabs, rows)
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    trained = train_only_output(model)
+    assert trained == sum(p.numel() for n, p in model.named_parameters()
+                          if n.split(".")[0] in OUTPUT_PARTS) > 0
+    optimizer = make_optimizer(model, TrainConfig(optimizer="adam", lr=0.01))
+    graphs = documents_to_graphs(sample_splits["train"][:4], vocabs, init.config.graph_config())
+    for step in range(2):
+        batch = collate(graphs, [2 * step, 2 * step + 1], torch.device("cpu"),
+                        model.plan_settings())
+        training_step(model, optimizer, batch, clip_groups(model), 5.0)
+    moved = {k for k, v in model.state_dict().items() if not torch.equal(v, start[k])}
+    assert moved and {k.split(".")[0] for k in moved} <= set(OUTPUT_PARTS)
+    assert "emission.weight" in moved
+
+
+def test_tune_output_needs_a_model_to_start_from(tmp_path):
+    done = run_script("train", "--dataset", "sample", "--tune", "output", "--output-dir",
+                      tmp_path / "run", timeout=120)
+    assert done.returncode == 2 and not (tmp_path / "run").exists()
+    assert done.stderr.strip().splitlines() == [
+        "error: --tune output: tunes part of the model a run starts from: give --init-from MODEL"]

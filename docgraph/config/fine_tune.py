@@ -7,11 +7,14 @@ from dataclasses import dataclass
 
 from docgraph.config.fields import check_config, choice, number, text
 
-__all__ = ["KEEP_TYPES", "FineTuneConfig"]
+__all__ = ["KEEP_TYPES", "TUNED", "FineTuneConfig"]
 
 #: How a fine-tuning run treats the starting model's types that the training data does not
 #: annotate (:attr:`FineTuneConfig.keep_types`).
 KEEP_TYPES = ("silver", "partial", "model", "off")
+
+#: Which weights a fine-tuning run trains (:attr:`FineTuneConfig.tune`).
+TUNED = ("all", "output")
 
 
 @dataclass
@@ -37,6 +40,11 @@ class FineTuneConfig:
         rehearse: A labelled file (any format ``--train`` reads) whose documents join the
             training documents: text of the starting model's domain, gold or tagged by the
             model, so that training sees its types on it.
+        anchor: After each optimiser step, every weight the starting model had moves back
+            towards its start by ``lr * anchor`` of its distance (L2-SP; 0: none).
+        tune: ``"all"`` trains every weight; ``"output"`` only the emission layer and the CRF
+            (the embeddings, the encoders and the document graph keep the starting model's
+            weights, so the token states its types are read from do not move).
     """
 
     keep_types: str = choice("silver", KEEP_TYPES, flag="--keep-types",
@@ -53,6 +61,9 @@ class FineTuneConfig:
                            help="--init-from: after each step, pull every weight of the model "
                                 "back towards its start by lr * STRENGTH of its distance "
                                 "(L2-SP; 0: none)")
+    tune: str = choice("all", TUNED, flag="--tune",
+                       help="--init-from: which weights train: all, or output (the emission "
+                            "layer and the CRF; the rest keeps the model's weights)")
 
     def __post_init__(self) -> None:
         check_config(self, "fine_tune")

@@ -61,6 +61,7 @@ from docgraph.training.init_from import (
     initial_model,
     label_lattice,
     load_init_model,
+    train_only_output,
     with_silver,
     without_types,
 )
@@ -313,6 +314,9 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
             model = initial_model(init, config.model, vocabs, word_rows)
             if free_types:
                 model.set_label_lattice(label_lattice(vocabs.labels, free_types))
+            if config.fine_tune.tune == "output":
+                log.info("--tune output: %s weights train (the emission layer and the CRF); the "
+                         "rest keeps %s's", f"{train_only_output(model):,}", init.name)
             if config.fine_tune.anchor > 0:
                 anchor = WeightAnchor(model, config.fine_tune.anchor, fresh_entries(
                     model.state_dict(), init.vocabs.labels, vocabs.labels,

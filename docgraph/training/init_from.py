@@ -66,10 +66,10 @@ from docgraph.model import GCDoc
 from docgraph.persistence.locate import read_model_files
 from docgraph.persistence.model_dir import build_model, load_model_weights, read_model_dir
 
-__all__ = ["DERIVED", "LABEL_ROWS", "LM_COLUMNS", "Growth", "InitFromError", "InitModel",
-           "annotated_types", "check_types", "grow_vocabularies", "initial_model",
-           "initial_state", "label_lattice", "label_map", "load_init_model", "with_silver",
-           "without_types"]
+__all__ = ["DERIVED", "LABEL_ROWS", "LM_COLUMNS", "OUTPUT_PARTS", "Growth", "InitFromError",
+           "InitModel", "annotated_types", "check_types", "grow_vocabularies", "initial_model",
+           "initial_state", "label_lattice", "label_map", "load_init_model",
+           "train_only_output", "with_silver", "without_types"]
 
 log = logging.getLogger("docgraph")
 
@@ -383,6 +383,21 @@ def initial_model(init: InitModel, config: GCDocConfig, vocabs: Vocabularies,
                           char_unk=init.vocabs.chars.unk_index)
     model.load_state_dict(state)
     return model
+
+
+#: The modules of :class:`~docgraph.model.GCDoc` that ``--tune output`` trains.
+OUTPUT_PARTS = ("emission", "crf")
+
+
+def train_only_output(model: GCDoc) -> int:
+    """Freeze every parameter of ``model`` but those of :data:`OUTPUT_PARTS`; returns how many
+    weights still train."""
+    trained = 0
+    for name, parameter in model.named_parameters():
+        train = name.split(".")[0] in OUTPUT_PARTS
+        parameter.requires_grad_(train)
+        trained += parameter.numel() if train else 0
+    return trained
 
 
 def annotated_types(documents: Sequence[Document]) -> set[str]:
