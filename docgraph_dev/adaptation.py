@@ -155,8 +155,8 @@ def _add_start_types_dev(record_path: Path, run_dir: Path,
     if "start_types_dev" in record or "start_types_test" not in record:
         print(f"{record_path.name}: nothing to add", flush=True)
         return
-    record["start_types_dev"] = _start_types_scores(Tagger.load(run_dir, speed="faithful"),
-                                                    conll["dev"], types)
+    tagger = Tagger.load(run_dir, speed="faithful", consistency=False)  # as the curve decodes
+    record["start_types_dev"] = _start_types_scores(tagger, conll["dev"], types)
     atomic_write_json(record_path, record)
     print(f"{record_path.name}: CoNLL-2003 dev F1 {record['start_types_dev']['f1']:.2f}",
           flush=True)
@@ -372,7 +372,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "train_config")}
             (out / "runs").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(model / "train.log", out / "runs" / f"{domain}-{name}.log")
-        tagger = Tagger.load(model, speed="faithful")
+        # each sentence decoded alone, as every record of the curve (whatever the model's default)
+        tagger = Tagger.load(model, speed="faithful", consistency=False)
         record["test"] = test_scores(tagger, corpus["test"])
         if start_test is not None and kind != "zero-shot":
             conll, start_types = start_test
