@@ -84,6 +84,25 @@ def test_save_score_temperature_of_a_directory_saved_without_one(tmp_path):
         save_score_temperature(tmp_path, 0)
 
 
+def test_test_scores_are_written_sealed_listed_and_read_back(tmp_path):
+    from docgraph.persistence.manifest import read_test_scores, save_test_scores
+    from docgraph.runtime.integrity import write_sealed_json
+
+    write_sealed_json(tmp_path / MANIFEST, {"format": "docgraph-packed-model", "version": 1,
+                                            "files": {"model.pt": "kept"}})
+    assert read_test_scores(tmp_path) is None
+    metrics = {"test": {"precision": 90.0, "recall": 80.0, "f1": 84.7, "support": 10,
+                        "predicted": 9, "per_type": {"PER": {"f1": 84.7, "support": 10}}}}
+    path = save_test_scores(tmp_path, metrics, "where the log is")
+    assert read_test_scores(tmp_path) == {
+        "test": {"precision": 90.0, "recall": 80.0, "f1": 84.7, "support": 10,
+                 "per_type": {"PER": 84.7}}, "source": "where the log is"}
+    assert set(read_json_file(tmp_path / MANIFEST)["files"]) == {"model.pt", "scores.json"}
+    path.write_text(path.read_text().replace("84.7", "94.7", 1))  # the seal no longer holds
+    with pytest.raises(CheckpointError, match="scores.json"):
+        read_test_scores(tmp_path)
+
+
 @pytest.mark.parametrize("version", [2, None])
 def test_another_or_no_format_version_is_refused(packed, tmp_path, version):
     """Class: the packed-model format version."""

@@ -146,6 +146,21 @@ def test_shipped_models_are_small():
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED["models"]))
+def test_each_shipped_model_carries_the_test_scores_of_its_evaluation_by_name(name):
+    """``scores.json`` (what ``GET /v1/model`` reports) holds the figures of the committed
+    evaluation of the shipped copy, ``benchmarks/results/shipped/<name>/test_metrics.json``."""
+    from docgraph.persistence.manifest import read_manifest, read_test_scores
+
+    assert "scores.json" in read_manifest(SHIPPED_DIR / name)["files"]
+    scores = read_test_scores(SHIPPED_DIR / name)
+    metrics = json.loads((ROOT / "benchmarks" / "results" / "shipped" / name
+                          / "test_metrics.json").read_text(encoding="utf-8"))["test"]
+    assert {k: scores["test"][k] for k in ("precision", "recall", "f1", "support")} == {
+        k: metrics[k] for k in ("precision", "recall", "f1", "support")}
+    assert scores["test"]["per_type"] == {t: s["f1"] for t, s in metrics["per_type"].items()}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED["models"]))
 def test_each_shipped_model_declares_its_speeds_as_its_card_says(name):
     """Each shipped model's ``speed.json`` is listed in its manifest and says what its card's
     "Fast mode" paragraph says: whether fast is its default."""

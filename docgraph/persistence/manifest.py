@@ -4,11 +4,12 @@ file, checked when the directory is loaded (:mod:`docgraph.persistence.packing` 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from docgraph.persistence.archive import CheckpointError
-from docgraph.persistence.shipped import MANIFEST
+from docgraph.persistence.shipped import MANIFEST, SCORES_FILE
 from docgraph.runtime.integrity import DamagedFileError, read_json_file, write_sealed_json
 
 PACK_FORMAT = "docgraph-packed-model"
@@ -106,6 +107,38 @@ def save_label_consistency(directory: str | Path, on: bool) -> bool:
     label_consistency``) into a model directory as :func:`save_threshold` writes the threshold;
     returns the value it replaced (``False`` for a directory saved without one)."""
     return bool(_save_model_setting(directory, "label_consistency", bool(on), False))
+
+
+def save_test_scores(directory: str | Path, metrics: Mapping[str, Any], source: str) -> Path:
+    """Write the test scores of an evaluation of the model directory itself (``evaluate.py
+    --split test``'s ``test_metrics.json``, read as ``metrics``; ``source``: where its command
+    and log are) into its ``scores.json``: overall precision, recall and F1 and F1 per type,
+    sealed and atomically, its SHA-256 added to the manifest of a packed one; returns the
+    file."""
+    test = metrics["test"]
+    record = {"test": {key: test[key] for key in ("precision", "recall", "f1", "support")}
+              | {"per_type": {t: s["f1"] for t, s in test.get("per_type", {}).items()}},
+              "source": source}
+    return write_model_json(directory, SCORES_FILE, record)
+
+
+def read_test_scores(directory: str | Path) -> dict[str, Any] | None:
+    """The record :func:`save_test_scores` wrote into a model directory (``None`` without
+    one); its seal is checked.
+
+    Raises:
+        CheckpointError: The file is damaged (naming it).
+    """
+    path = Path(directory) / SCORES_FILE
+    if not path.is_file():
+        return None
+    try:
+        record = read_json_file(path)
+    except DamagedFileError as err:
+        raise CheckpointError(str(err)) from None
+    if not isinstance(record, dict) or not isinstance(record.get("test"), dict):
+        raise CheckpointError(f"{path}: not a model's test scores")
+    return record
 
 
 def _save_model_setting(directory: str | Path, key: str, value: Any,

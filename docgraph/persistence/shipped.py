@@ -39,9 +39,13 @@ MANIFEST = "manifest.json"
 #: :mod:`docgraph.persistence.speeds`).
 SPEEDS_FILE = "speed.json"
 
+#: The file of a model directory that holds its test scores as ``evaluate.py`` measured the
+#: directory itself (:func:`~docgraph.persistence.manifest.save_test_scores`).
+SCORES_FILE = "scores.json"
+
 #: Files of a model directory besides :data:`MODEL_FILES`, copied with it when present (the
-#: record of its language model, its speeds, the checksums of a packed model).
-OPTIONAL_MODEL_FILES = ("lm.json", SPEEDS_FILE, MANIFEST)
+#: record of its language model, its speeds, its test scores, the checksums of a packed model).
+OPTIONAL_MODEL_FILES = ("lm.json", SPEEDS_FILE, SCORES_FILE, MANIFEST)
 
 
 class ModelNotFoundError(DocgraphError, ValueError):
@@ -89,6 +93,7 @@ def missing_model_files(directory: Path) -> list[str]:
     return [name for name in MODEL_FILES if not (directory / name).is_file()]
 
 
-__all__ = ["MANIFEST", "MODEL_FILES", "OPTIONAL_MODEL_FILES", "SHIPPED_DIR", "SPEEDS_FILE",
+__all__ = ["MANIFEST", "MODEL_FILES", "OPTIONAL_MODEL_FILES", "SCORES_FILE", "SHIPPED_DIR",
+           "SPEEDS_FILE",
            "ModelNotFoundError", "missing_model_files", "resolve_model", "shipped_model_dir",
            "shipped_models"]

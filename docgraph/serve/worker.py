@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from docgraph.config.serve import ServeConfig
-from docgraph.persistence.manifest import read_manifest
+from docgraph.persistence.manifest import read_manifest, read_test_scores
 from docgraph.runtime.integrity import read_json_file
 from docgraph.runtime.lifetime import leave_now
 from docgraph.serve.batcher import PassDocument
@@ -62,8 +62,9 @@ def tag_pass(tagger: Tagger, documents: Sequence[PassDocument]) -> list[DocResul
 def model_card(tagger: Tagger, name: str) -> dict[str, Any]:
     """What ``GET /v1/model`` says of the model: its name, types and settings (the
     approximations it tags with: ``"faithful"`` for none; whether it decodes with label
-    consistency), what its manifest records, and its
-    dev and test scores when its directory has a ``metrics.json`` (a ``train.py`` run)."""
+    consistency), what its manifest records, and its scores: dev and test when its directory
+    has a ``metrics.json`` (a ``train.py`` run), test when it has a ``scores.json`` (a shipped
+    model's evaluation by name)."""
     directory = tagger.path
     manifest = read_manifest(directory) if directory is not None else None
     figures = None
@@ -74,6 +75,11 @@ def model_card(tagger: Tagger, name: str) -> dict[str, Any]:
                        for split in ("dev", "test") if isinstance(metrics.get(split), dict)}
         except (OSError, ValueError, KeyError, AttributeError) as err:
             log.warning("%s/metrics.json not read: %s", directory, err)
+    elif directory is not None:  # a shipped model: its evaluation by name, if recorded
+        scores = read_test_scores(directory)
+        if scores is not None:
+            test = scores["test"]
+            figures = {"test": {key: test[key] for key in ("precision", "recall", "f1")}}
     return {
         "name": name,
         "types": tagger.entity_types,
