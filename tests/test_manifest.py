@@ -84,6 +84,19 @@ def test_save_score_temperature_of_a_directory_saved_without_one(tmp_path):
         save_score_temperature(tmp_path, 0)
 
 
+def test_a_model_s_label_consistency_is_read_without_torch(tmp_path):
+    from docgraph.persistence.manifest import model_label_consistency, save_label_consistency
+    from docgraph.runtime.integrity import write_sealed_json
+
+    write_sealed_json(tmp_path / "config.json", {"model": {"threshold": 0.5}})
+    assert model_label_consistency(tmp_path) is False  # saved without one: the paper's
+    assert save_label_consistency(tmp_path, True) is False
+    assert model_label_consistency(tmp_path) is True
+    (tmp_path / "config.json").write_text("{}")  # unsealed
+    with pytest.raises(CheckpointError, match="config.json"):
+        model_label_consistency(tmp_path)
+
+
 def test_test_scores_are_written_sealed_listed_and_read_back(tmp_path):
     from docgraph.persistence.manifest import read_test_scores, save_test_scores
     from docgraph.runtime.integrity import write_sealed_json

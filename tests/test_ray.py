@@ -326,10 +326,13 @@ def test_an_output_directory_keeps_its_settings(tmp_path):
     (tmp_path / "out").mkdir()
     from docgraph.runtime.integrity import write_sealed_json
 
-    write_sealed_json(tmp_path / "out" / "_job.json",
-                      {"settings": CorpusConfig().output_settings(), "root": str(tmp_path)})
+    # recorded as decoded: conll03's default, label consistency, not "the model's"
+    settings = CorpusConfig().output_settings() | {"consistency": True}
+    write_sealed_json(tmp_path / "out" / "_job.json", {"settings": settings, "root": str(tmp_path)})
     with pytest.raises(UsageError, match=r"other settings \(scores False -> True\)"):
         tag_corpus([source], tmp_path / "out", CorpusConfig(scores=True))
+    with pytest.raises(UsageError, match=r"other settings \(consistency True -> False\)"):
+        tag_corpus([source], tmp_path / "out", CorpusConfig(consistency=False))
     with pytest.raises(UsageError, match="is not under it"):
         tag_corpus([Path("/etc/hostname")], tmp_path / "out")
 

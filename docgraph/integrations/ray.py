@@ -62,6 +62,8 @@ import ray.data
 from docgraph.config.corpus import MISSING_FILE, CorpusConfig
 from docgraph.config.fields import UsageError
 from docgraph.data.corpus_files import corpus_inputs
+from docgraph.persistence.locate import locate_model_dir
+from docgraph.persistence.manifest import model_label_consistency
 from docgraph.persistence.run_lock import run_directory
 from docgraph.runtime.atomic import atomic_write, atomic_write_text
 from docgraph.runtime.integrity import (
@@ -140,6 +142,8 @@ def _job_root(output: Path, inputs: Sequence[Path], config: CorpusConfig) -> Pat
     """
     record = output / JOB_FILE
     settings = config.output_settings()
+    if settings["consistency"] is None:  # recorded as decoded, so that a rerun decodes alike
+        settings["consistency"] = model_label_consistency(locate_model_dir(config.model))
     if record.is_file():
         try:
             job = read_json_file(record)

@@ -109,6 +109,21 @@ def save_label_consistency(directory: str | Path, on: bool) -> bool:
     return bool(_save_model_setting(directory, "label_consistency", bool(on), False))
 
 
+def model_label_consistency(directory: str | Path) -> bool:
+    """Whether the model directory ``directory`` decodes with label consistency unless told
+    (``[model] label_consistency`` of its ``config.json``; ``False`` for one saved without it),
+    read without torch.
+
+    Raises:
+        CheckpointError: Its ``config.json`` is damaged (naming it).
+    """
+    try:
+        config = read_json_file(Path(directory) / "config.json")
+    except DamagedFileError as err:
+        raise CheckpointError(str(err)) from None
+    return bool(config.get("model", {}).get("label_consistency", False))
+
+
 def save_test_scores(directory: str | Path, metrics: Mapping[str, Any], source: str) -> Path:
     """Write the test scores of an evaluation of the model directory itself (``evaluate.py
     --split test``'s ``test_metrics.json``, read as ``metrics``; ``source``: where its command
