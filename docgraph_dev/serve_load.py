@@ -228,11 +228,12 @@ class _Process:
 
 def docgraph_serve(model: str, workers: int, timeout: float, log: Path,
                    max_wait_ms: float | None = None,
-                   balance_wait_ms: float | None = None) -> _Process:
-    """``docgraph serve`` with its defaults but ``workers``, ``timeout`` and, when given,
-    ``max_wait_ms`` and ``balance_wait_ms``."""
+                   balance_wait_ms: float | None = None, threads: int = 1) -> _Process:
+    """``docgraph serve`` with its defaults but ``workers``, ``timeout``, ``threads`` per
+    worker and, when given, ``max_wait_ms`` and ``balance_wait_ms``."""
     port = _free_port()
-    wait = [] if max_wait_ms is None else ["--max-wait-ms", str(max_wait_ms)]
+    wait = [] if threads == 1 else ["--threads", str(threads)]
+    wait += [] if max_wait_ms is None else ["--max-wait-ms", str(max_wait_ms)]
     if balance_wait_ms is not None:
         wait += ["--balance-wait-ms", str(balance_wait_ms)]
     return _Process([sys.executable, "-m", "docgraph", "serve", "--model", model, "--port",
@@ -378,7 +379,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     record: dict[str, Any] = {"machine": _machine(), "model": args.model,
-                              "workers": args.workers, "timeout_s": args.timeout,
+                              "workers": args.workers, "threads": args.threads,
+                              "timeout_s": args.timeout,
                               "max_wait_ms": args.max_wait_ms,
                               "balance_wait_ms": args.balance_wait_ms,
                               "seconds": args.seconds,
@@ -394,7 +396,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="serve-load-") as tmp:
         work = Path(tmp)
         with docgraph_serve(args.model, args.workers, args.timeout, out / "server.log",
-                            args.max_wait_ms, args.balance_wait_ms) as server:
+                            args.max_wait_ms, args.balance_wait_ms, args.threads) as server:
             kinds = {}
             for kind in args.kinds:
                 pool = texts(kind, counts[kind])
@@ -543,6 +545,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     study = sub.add_parser("run", help="the whole study")
     study.add_argument("--model", default="conll03")
     study.add_argument("--workers", type=int, default=2)
+    study.add_argument("--threads", type=int, default=1, help="torch threads per worker")
     study.add_argument("--timeout", type=float, default=120.0,
                        help="the server's --timeout-s (wrk waits 120 s)")
     study.add_argument("--max-wait-ms", type=float, default=None,
