@@ -325,7 +325,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.large_mb:
             p.error("--keep-dir needs --large-mb")
         args.keep_dir.mkdir(parents=True, exist_ok=True)
-        return keep_large(args, tag, args.out.with_suffix(".log"))
+        # each sentence decoded alone, whatever the model's default: a kept job's segments
+        # decode alike (its first ones ran before conll03 decoded with label consistency)
+        return keep_large(args, [*tag, "--no-consistency"], args.out.with_suffix(".log"))
     if args.work_dir is None:
         p.error("--work-dir is needed (or --keep-dir)")
     work = args.work_dir
