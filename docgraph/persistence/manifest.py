@@ -117,10 +117,7 @@ def model_label_consistency(directory: str | Path) -> bool:
     Raises:
         CheckpointError: Its ``config.json`` is damaged (naming it).
     """
-    try:
-        config = read_json_file(Path(directory) / "config.json")
-    except DamagedFileError as err:
-        raise CheckpointError(str(err)) from None
+    config = _read_sealed(Path(directory) / "config.json")
     return bool(config.get("model", {}).get("label_consistency", False))
 
 
@@ -145,12 +142,9 @@ def read_test_scores(directory: str | Path) -> dict[str, Any] | None:
         CheckpointError: The file is damaged (naming it).
     """
     path = Path(directory) / SCORES_FILE
-    if not path.is_file():
+    record = _read_sealed(path) if path.is_file() else None
+    if record is None:
         return None
-    try:
-        record = read_json_file(path)
-    except DamagedFileError as err:
-        raise CheckpointError(str(err)) from None
     if not isinstance(record, dict) or not isinstance(record.get("test"), dict):
         raise CheckpointError(f"{path}: not a model's test scores")
     return record
@@ -160,14 +154,20 @@ def _save_model_setting(directory: str | Path, key: str, value: Any,
                         default: Any = None) -> Any:
     """Write ``[model] key = value`` into a model directory's ``config.json`` and the manifest
     of a packed one; returns the value it replaced (``default`` when there was none)."""
-    try:
-        config = read_json_file(Path(directory) / "config.json")
-    except DamagedFileError as err:
-        raise CheckpointError(str(err)) from None
+    config = _read_sealed(Path(directory) / "config.json")
     previous = config["model"].get(key, default)
     config["model"][key] = value
     write_model_json(directory, "config.json", config)
     return previous
+
+
+def _read_sealed(path: Path) -> Any:
+    """A sealed JSON file of a model directory; a damaged one is a :class:`CheckpointError`
+    naming it."""
+    try:
+        return read_json_file(path)
+    except DamagedFileError as err:
+        raise CheckpointError(str(err)) from None
 
 
 def write_model_json(directory: str | Path, name: str, content: dict) -> Path:
