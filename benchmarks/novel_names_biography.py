@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from docgraph.runtime.atomic import atomic_write_json
+from docgraph_dev.out_of_domain import DECODING_SUFFIX, add_decoding_flags
 
 BIOGRAPHY = Path(__file__).parent / "data" / "novel-names" / "biography.jsonl"
 
@@ -60,20 +61,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="novel_names_biography.py", allow_abbrev=False,
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="+", default=["conll03"], help="names or directories")
-    p.add_argument("--consistency", action="store_const", const=True, default=None,
-                   help="label consistency in decoding; each model is named '<model> "
-                        "--consistency' in the record (default: each model's own decoding)")
-    p.add_argument("--no-consistency", dest="consistency", action="store_const", const=False,
-                   help="each sentence decoded alone; each model is named '<model> "
-                        "--no-consistency' in the record")
+    add_decoding_flags(p)
     p.add_argument("--out", required=True, help="JSON record")
     args = p.parse_args(argv)
     record = {"command": "python benchmarks/novel_names_biography.py "
                          + " ".join(argv if argv is not None else sys.argv[1:]),
               "models": {}}
     for model in args.models:
-        name = model + {None: "", True: " --consistency", False: " --no-consistency"}[
-            args.consistency]
+        name = model + DECODING_SUFFIX[args.consistency]
         record["models"][name] = tag_biography(model, consistency=args.consistency)
         for doc, result in record["models"][name].items():
             print(f"{name}: {doc}: F1 {result['f1']:.2f}; " + "; ".join(

@@ -30,6 +30,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from docgraph.cli.arguments.parsers import add_setting_flag
+from docgraph.config.fields import settings_of
+from docgraph.config.tagging import TaggingConfig
 from docgraph.data.augment import case_variant
 from docgraph.data.document import Document
 from docgraph.data.novel_names import novel_names
@@ -61,13 +64,7 @@ def parser() -> argparse.ArgumentParser:
                    help="the split of both corpora (choose settings on dev)")
     p.add_argument("--limit", type=int, default=0, help="first N documents of a split (0: all)")
     p.add_argument("--processes", type=int, default=0, help="tagging processes (0: automatic)")
-    p.add_argument("--consistency", action="store_const", const=True, default=None,
-                   help="tag with label consistency in decoding (Tagger.load(consistency=True)); "
-                        "the record names each model '<model> --consistency' (default: each "
-                        "model's own decoding)")
-    p.add_argument("--no-consistency", dest="consistency", action="store_const", const=False,
-                   help="decode each sentence alone; the record names each model '<model> "
-                        "--no-consistency'")
+    add_decoding_flags(p)
     p.add_argument("--out", help="JSON record")
     p.add_argument("--table", nargs="+", metavar="JSON", help="print the Markdown table of "
                    "these records and stop")
@@ -154,8 +151,18 @@ def evaluate_tagger(name: str, model_corpus: str, tag: Callable[[list[Document]]
     return rows
 
 
-#: How a record names a model by the decoding it was asked for (``None``: the model's own).
-DECODING_SUFFIX = {None: "", True: " --consistency", False: " --no-consistency"}
+_CONSISTENCY = dict(settings_of(TaggingConfig))["consistency"]
+
+#: How a record names a model by the decoding it was asked for: the flag given (``None``: the
+#: model's own decoding, no suffix).
+DECODING_SUFFIX = {None: "", **{value: f" {flag}" for flag, value in _CONSISTENCY.switches.items()}}
+
+
+def add_decoding_flags(p: argparse.ArgumentParser) -> None:
+    """``--consistency`` and ``--no-consistency``, as every tagging door declares them
+    (``args.consistency``: ``None`` when neither is given); a record names each model by the
+    one given (:data:`DECODING_SUFFIX`)."""
+    add_setting_flag(p, "consistency", _CONSISTENCY, None)
 
 
 def docgraph_tagger(model: str, processes: int, consistency: bool | None = None

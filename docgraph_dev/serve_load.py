@@ -232,12 +232,12 @@ def docgraph_serve(model: str, workers: int, timeout: float, log: Path,
     """``docgraph serve`` with its defaults but ``workers``, ``timeout``, ``threads`` per
     worker and, when given, ``max_wait_ms`` and ``balance_wait_ms``."""
     port = _free_port()
-    wait = [] if threads == 1 else ["--threads", str(threads)]
-    wait += [] if max_wait_ms is None else ["--max-wait-ms", str(max_wait_ms)]
+    options = [] if threads == 1 else ["--threads", str(threads)]
+    options += [] if max_wait_ms is None else ["--max-wait-ms", str(max_wait_ms)]
     if balance_wait_ms is not None:
-        wait += ["--balance-wait-ms", str(balance_wait_ms)]
+        options += ["--balance-wait-ms", str(balance_wait_ms)]
     return _Process([sys.executable, "-m", "docgraph", "serve", "--model", model, "--port",
-                     str(port), "--workers", str(workers), "--timeout-s", str(timeout), *wait],
+                     str(port), "--workers", str(workers), "--timeout-s", str(timeout), *options],
                     port, log, "/ready")
 
 
