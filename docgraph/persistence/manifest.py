@@ -142,9 +142,9 @@ def read_test_scores(directory: str | Path) -> dict[str, Any] | None:
         CheckpointError: The file is damaged (naming it).
     """
     path = Path(directory) / SCORES_FILE
-    record = _read_sealed(path) if path.is_file() else None
-    if record is None:
+    if not path.is_file():
         return None
+    record = _read_sealed(path)
     if not isinstance(record, dict) or not isinstance(record.get("test"), dict):
         raise CheckpointError(f"{path}: not a model's test scores")
     return record
