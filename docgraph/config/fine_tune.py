@@ -42,6 +42,9 @@ class FineTuneConfig:
             model, so that training sees its types on it.
         anchor: After each optimiser step, every weight the starting model had moves back
             towards its start by ``lr * anchor`` of its distance (L2-SP; 0: none).
+        distil: Weight of the distillation term (0: none): on every training token the
+            model keeps the starting model's distribution over the starting model's labels
+            (a frozen copy of it reads each batch; the labels of added types stay free).
         tune: ``"all"`` trains every weight; ``"output"`` only the emission layer and the CRF
             (the embeddings, the encoders and the document graph keep the starting model's
             weights, so the token states its types are read from do not move).
@@ -61,6 +64,10 @@ class FineTuneConfig:
                            help="--init-from: after each step, pull every weight of the model "
                                 "back towards its start by lr * STRENGTH of its distance "
                                 "(L2-SP; 0: none)")
+    distil: float = number(0.0, low=0.0, flag="--distil", metavar="WEIGHT",
+                           help="--init-from: on every training token keep the model's "
+                                "distribution over its own labels (knowledge distillation; "
+                                "WEIGHT of its term; 0: none)")
     tune: str = choice("all", TUNED, flag="--tune",
                        help="--init-from: which weights train: all, or output (the emission "
                             "layer and the CRF; the rest keeps the model's weights)")

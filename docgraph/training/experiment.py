@@ -52,6 +52,7 @@ from docgraph.runtime.progress import Progress, Stages, log_to_file
 from docgraph.runtime.progress import settings as progress_settings
 from docgraph.tagging.inference import evaluate, split_consistency
 from docgraph.training.anchor import WeightAnchor, fresh_entries
+from docgraph.training.distil import Distiller
 from docgraph.training.init_from import (
     Growth,
     InitModel,
@@ -60,6 +61,7 @@ from docgraph.training.init_from import (
     grow_vocabularies,
     initial_model,
     label_lattice,
+    label_map,
     load_init_model,
     train_only_output,
     with_silver,
@@ -310,6 +312,7 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
                            world, device, vocabs)
         seed_everything(config.seed)
         anchor: WeightAnchor | None = None
+        distiller: Distiller | None = None
         if init is not None:
             model = initial_model(init, config.model, vocabs, word_rows)
             if free_types:
@@ -321,6 +324,12 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
                 anchor = WeightAnchor(model, config.fine_tune.anchor, fresh_entries(
                     model.state_dict(), init.vocabs.labels, vocabs.labels,
                     {k: v.shape for k, v in init.state.items()}))
+            if config.fine_tune.distil > 0:
+                distiller = Distiller(model, label_map(init.vocabs.labels, vocabs.labels)[0],
+                                      config.fine_tune.distil)
+                log.info("--distil %g: each training token keeps %s's distribution over its "
+                         "%d labels (a frozen copy reads every batch)", config.fine_tune.distil,
+                         init.name, distiller.labels.numel())
         else:
             model = build_model(config.model, vocabs, pretrained)
     # under --keep-types model the dev labels of the model's types are its own predictions:
@@ -328,7 +337,7 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
     trainer = Trainer(model, vocabs, config, prepared["train"], prepared["dev"], output_dir,
                       progress=progress, train_variants=variants, dev_variants=dev_variants,
                       evaluate_start=init is not None and config.fine_tune.keep_types != "model",
-                      anchor=anchor)
+                      anchor=anchor, distiller=distiller)
     with stages("training", heartbeat=False, done=False):
         state = trainer.fit(resume=resume)
     if not is_main_process():

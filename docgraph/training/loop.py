@@ -56,6 +56,7 @@ from docgraph.runtime.processes import is_main_process, world_and_rank
 from docgraph.runtime.progress import Progress
 from docgraph.tagging.inference import evaluate_sharded
 from docgraph.training.anchor import WeightAnchor
+from docgraph.training.distil import Distiller
 
 log = logging.getLogger("docgraph")
 
@@ -77,8 +78,8 @@ def make_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Optimiz
 
 def training_step(network: nn.Module, optimizer: torch.optim.Optimizer, batch: Batch,
                   clip: Sequence[Sequence[nn.Parameter]] = (), clip_norm: float = 0.0,
-                  loss_reduction: str = "sentence_mean", world: int = 1
-                  ) -> tuple[Tensor, Tensor | None]:
+                  loss_reduction: str = "sentence_mean", world: int = 1,
+                  distiller: Distiller | None = None) -> tuple[Tensor, Tensor | None]:
     """One optimisation step: forward, backward, clipping per parameter group, update.
 
     Reads nothing back from the device: returns the batch's summed loss and its number of
@@ -94,9 +95,11 @@ def training_step(network: nn.Module, optimizer: torch.optim.Optimizer, batch: B
         loss_reduction: ``"sentence_mean"`` (divide by the batch's sentences) or ``"sum"``.
         world: Number of data-parallel processes (DDP averages gradients; a summed loss is
             scaled back up).
+        distiller: Adds the starting model's distillation term to the loss (``--distil``).
     """
     out = network(batch)
-    loss = out.loss
+    total = out.loss if distiller is None else out.loss + distiller.loss(batch, out)
+    loss = total
     if loss_reduction == "sentence_mean":
         loss = loss / max(out.num_sentences, 1)
     elif world > 1:
@@ -108,7 +111,7 @@ def training_step(network: nn.Module, optimizer: torch.optim.Optimizer, batch: B
             nn.utils.clip_grad_norm_(group, clip_norm, foreach=True)
     optimizer.step()
     dropped = None if out.drop is None else out.drop.sum()
-    return out.loss.detach(), dropped
+    return total.detach(), dropped
 
 
 def make_scheduler(optimizer: torch.optim.Optimizer, config: TrainConfig
@@ -332,6 +335,8 @@ class Trainer:
             it each epoch; with any, the mean of the F1 scores selects the best epoch.
         anchor: Pulls the weights towards the starting model's after each step (built on
             the model at its starting weights; ``--anchor``).
+        distiller: Adds the frozen starting model's distillation term to each step's loss
+            (``--distil``).
     """
 
     model: GCDoc
@@ -346,11 +351,14 @@ class Trainer:
     evaluate_start: bool = False
     dev_variants: dict[str, PreparedSplit] = field(default_factory=dict)
     anchor: WeightAnchor | None = None
+    distiller: Distiller | None = None
 
     def __post_init__(self) -> None:
         self.output_dir = Path(self.output_dir)
         self.device = resolve_device(self.config.device)
         self.model.to(self.device)
+        if self.distiller is not None:
+            self.distiller.to(self.device)
         world, rank = world_and_rank()
         self.network: nn.Module = self.model
         if world > 1:
@@ -531,7 +539,7 @@ class Trainer:
             for step, (_, batch) in enumerate(batches, start=1):
                 loss, drop = training_step(self.network, self.optimizer, batch,
                                            self.clip_groups, tc.clip_norm, tc.loss_reduction,
-                                           self.world)
+                                           self.world, self.distiller)
                 if self.anchor is not None:
                     self.anchor.pull(self.optimizer.param_groups[0]["lr"])
                 loss_sum += loss

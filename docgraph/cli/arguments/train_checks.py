@@ -96,6 +96,9 @@ def check_arguments(args: argparse.Namespace) -> ExperimentConfig:
             raise UsageError(f"with --lr {config.train.lr:g}, each step would move a weight "
                              "past its start: lr * STRENGTH must be below 1", "--anchor",
                              config.fine_tune.anchor)
+    if config.fine_tune.distil > 0 and config.init_from is None:
+        raise UsageError("distils the model a run starts from: give --init-from MODEL",
+                         "--distil", config.fine_tune.distil)
     if config.fine_tune.tune != "all" and config.init_from is None:
         raise UsageError("tunes part of the model a run starts from: give --init-from MODEL",
                          "--tune", config.fine_tune.tune)
