@@ -206,26 +206,44 @@ class GCDoc(nn.Module):
         )
         self.pruning_active = True
         self.open_vectors: Callable[[Tensor], Tensor] | None = None
-        # training only (not saved): row i = the labels a token tagged i may carry
+        # training only (not saved): row i = the labels a token tagged i may carry (of a
+        # graph marked ``partial``: the second lattice)
         self.label_lattice: Tensor | None = None
+        self.partial_lattice: Tensor | None = None
         # the children initialised themselves when built; draw only GCDoc's own parameters here
         # (so that a seed gives the same model as before reset_parameters reset everything)
         self._reset_own_parameters(pretrained)
 
-    def set_label_lattice(self, lattice: Tensor | None) -> None:
+    def set_label_lattice(self, lattice: Tensor | None, partial: Tensor | None = None) -> None:
         """Train on partial annotation: a token tagged ``i`` may carry any label ``j`` with
         ``lattice[i, j]`` (boolean ``[C, C]``, its diagonal set); the CRF loss is then the
         log-likelihood of all the paths so allowed (:meth:`CRFDecoder.nll
         <docgraph.nn.crf.CRFDecoder.nll>` with ``allowed``). ``None``: every tag is the gold
-        (the default). Not saved with the weights."""
-        if lattice is not None:
-            lattice = lattice.to(torch.bool)
-            count = self.crf.num_labels
-            if tuple(lattice.shape) != (count, count) or not lattice.diagonal().all():
-                raise ValueError(f"the label lattice must be a boolean [{count}, {count}] "
-                                 "tensor whose diagonal is set")
-            lattice = lattice.to(self.label_to_type.device)
-        self.label_lattice = lattice
+        (the default). The tokens of a graph whose ``partial`` attribute is set follow the
+        lattice ``partial`` instead, when given (documents that annotate fewer types than the
+        others). Not saved with the weights."""
+        self.label_lattice = self._checked_lattice(lattice)
+        self.partial_lattice = self._checked_lattice(partial)
+
+    def _checked_lattice(self, lattice: Tensor | None) -> Tensor | None:
+        if lattice is None:
+            return None
+        lattice = lattice.to(torch.bool)
+        count = self.crf.num_labels
+        if tuple(lattice.shape) != (count, count) or not lattice.diagonal().all():
+            raise ValueError(f"the label lattice must be a boolean [{count}, {count}] "
+                             "tensor whose diagonal is set")
+        return lattice.to(self.label_to_type.device)
+
+    def _allowed_labels(self, y: Tensor, partial: Tensor | None) -> Tensor | None:
+        """The labels ``[N, C]`` each token may carry in the loss (``None``: its gold)."""
+        lattice = self.label_lattice
+        if self.partial_lattice is None or partial is None:
+            return None if lattice is None else lattice.to(y.device)[y]
+        if lattice is None:
+            lattice = torch.eye(self.crf.num_labels, dtype=torch.bool)
+        return torch.where(partial.to(y.device, torch.bool).unsqueeze(1),
+                           self.partial_lattice.to(y.device)[y], lattice.to(y.device)[y])
 
     def set_epoch(self, epoch: int) -> None:
         """Apply the pruning warm-up for the 1-based training ``epoch``.
@@ -428,10 +446,9 @@ class GCDoc(nn.Module):
         if out.emissions.dtype == torch.bfloat16:  # autocast: back to float32 for the CRF
             out.emissions = out.emissions.float()
         if y is not None:
-            lattice = self.label_lattice
             out.crf_loss = self.crf.nll(
                 out.emissions, sent_len, y, reduction="sum", layout=sentences,
-                allowed=None if lattice is None else lattice.to(y.device)[y])
+                allowed=self._allowed_labels(y, getattr(batch, "partial", None)))
             loss = out.crf_loss
             if out.relation_loss is not None:
                 loss = loss + cfg.theta * out.relation_loss

@@ -264,3 +264,92 @@ def test_a_fine_tuning_checkpoint_is_lean_and_resumes_exactly(tmp_path, model_di
             assert torch.equal(value["values"], other["values"]), key
         else:
             assert torch.equal(value, other), key
+
+
+# -- rehearsal documents that do not annotate the added types
+
+
+def _graphs(documents, model_dir):
+    from docgraph.graph.build import documents_to_graphs
+    from docgraph.persistence.model_dir import load_model_dir
+
+    model, vocabs, config = load_model_dir(model_dir)
+    return model, vocabs, documents_to_graphs(documents, vocabs, config.graph_config())
+
+
+def _crf_loss(model, graphs, partial: bool | None = None) -> float:
+    from torch_geometric.data import Batch
+
+    graphs = [g.clone() for g in graphs]
+    if partial is not None:
+        for g in graphs:
+            g.partial = torch.full((int(g.num_nodes),), partial, dtype=torch.bool)
+    with torch.no_grad():
+        return float(model(Batch.from_data_list(graphs), mc_seed=0).crf_loss)
+
+
+def test_the_partial_lattice_holds_for_the_marked_graphs_alone(model_dir, sample_splits):
+    from torch_geometric.data import Batch
+
+    docs = sample_splits["train"][:4]
+    model, vocabs, graphs = _graphs(docs, model_dir)
+    own, rehearsed = graphs[:2], graphs[2:]
+    plain = {"own": _crf_loss(model, own), "rehearsed": _crf_loss(model, rehearsed)}
+    wider = label_lattice(vocabs.labels, ["MISC"])
+    model.set_label_lattice(None, wider)
+    # unmarked graphs (or no marks at all) keep their gold; marked ones follow the lattice
+    assert _crf_loss(model, own, partial=False) == pytest.approx(plain["own"], rel=1e-6)
+    assert _crf_loss(model, own) == pytest.approx(plain["own"], rel=1e-6)
+    marked = _crf_loss(model, rehearsed, partial=True)
+    assert marked < plain["rehearsed"]  # more paths allowed: a higher likelihood
+    model.set_label_lattice(wider)  # the same lattice for every token
+    assert _crf_loss(model, rehearsed) == pytest.approx(marked, rel=1e-6)
+    model.set_label_lattice(None, wider)
+    mixed = [g.clone() for g in graphs]
+    for i, g in enumerate(mixed):
+        g.partial = torch.full((int(g.num_nodes),), i >= 2, dtype=torch.bool)
+    with torch.no_grad():
+        both = float(model(Batch.from_data_list(mixed), mc_seed=0).crf_loss)
+    assert both == pytest.approx(plain["own"] + marked, rel=1e-5)
+    with pytest.raises(ValueError, match="diagonal is set"):
+        model.set_label_lattice(None, torch.zeros_like(wider))
+    model.set_label_lattice(None)
+
+
+def test_marking_finds_the_rehearsal_graphs_by_their_first_token(model_dir, sample_splits):
+    from docgraph.graph.splits import PreparedSplit
+    from docgraph.training.experiment import _mark_partial
+
+    docs = sample_splits["train"][:3]
+    _, _, graphs = _graphs(docs, model_dir)
+    _, _, variant = _graphs(docs, model_dir)
+    train, lower = PreparedSplit(list(docs), graphs), PreparedSplit(list(docs), variant)
+    first = int(graphs[0].num_nodes) + int(graphs[1].num_nodes)
+    assert _mark_partial(train, {"lower": lower}, first) == 1
+    for split in (train, lower):
+        assert [bool(g.partial.all()) for g in split.graphs] == [False, False, True]
+        assert [bool(g.partial.any()) for g in split.graphs] == [False, False, True]
+        assert all(g.partial.numel() == g.num_nodes for g in split.graphs)
+    with pytest.raises(RuntimeError, match="inside a graph"):
+        _mark_partial(train, {}, first - 1)
+
+
+def test_a_run_leaves_the_added_types_unknown_in_its_rehearsal_documents(tmp_path, model_dir,
+                                                                       caplog):
+    data = _corpus(tmp_path / "mine")
+    dated = DOCUMENT.replace("today O", "today B-DATE")
+    for split in ("train", "dev", "test"):
+        (data / f"{split}.txt").write_text(dated * (4 if split == "train" else 1))
+    rehearse = tmp_path / "rehearse.txt"
+    rehearse.write_text(DOCUMENT * 2)
+    common = ("--dataset", "column", "--data-dir", str(data), *TINY_FLAGS, "--init-from",
+              str(model_dir), "--epochs", "1", "--rehearse", str(rehearse))
+    config = _config(*common, "--output-dir", str(tmp_path / "run"), "--rehearse-partial")
+    with caplog.at_level(logging.INFO, logger="docgraph"):
+        metrics = run_experiment(config, progress=False)
+    assert ("--rehearse-partial: in the 2 graphs of the --rehearse documents a token tagged O "
+            "may carry any label of DATE in the loss") in caplog.text
+    assert metrics["config"]["fine_tune"]["rehearse_partial"] is True
+    with pytest.raises(ValueError, match="^--rehearse-partial says what.*give --rehearse"):
+        _config("--dataset", "column", "--data-dir", str(data), *TINY_FLAGS, "--output-dir",
+                str(tmp_path / "b"), "--init-from", str(model_dir), "--rehearse-partial")

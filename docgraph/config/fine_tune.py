@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from docgraph.config.fields import check_config, choice, number, text
+from docgraph.config.fields import check_config, choice, number, switch, text
 
 __all__ = ["KEEP_TYPES", "TUNED", "FineTuneConfig"]
 
@@ -40,6 +40,9 @@ class FineTuneConfig:
         rehearse: A labelled file (any format ``--train`` reads) whose documents join the
             training documents: text of the starting model's domain, gold or tagged by the
             model, so that training sees its types on it.
+        rehearse_partial: The ``rehearse`` documents do not annotate the types the run adds:
+            in the loss, a token tagged ``O`` there may carry any label of those types
+            (partial annotation); otherwise their ``O`` is taken as it is.
         anchor: After each optimiser step, every weight the starting model had moves back
             towards its start by ``lr * anchor`` of its distance (L2-SP; 0: none).
         distil: Weight of the distillation term (0: none): on every training token the
@@ -60,6 +63,9 @@ class FineTuneConfig:
     rehearse: str | None = text(None, optional=True, flag="--rehearse", metavar="FILE",
                                 help="--init-from: a labelled file of the model's domain whose "
                                      "documents join the training documents")
+    rehearse_partial: bool = switch(False, switches={"--rehearse-partial": True},
+                                    help="--rehearse: its documents do not annotate the types "
+                                         "the run adds (unknown, not O, in the loss)")
     anchor: float = number(0.0, low=0.0, flag="--anchor", metavar="STRENGTH",
                            help="--init-from: after each step, pull every weight of the model "
                                 "back towards its start by lr * STRENGTH of its distance "

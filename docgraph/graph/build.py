@@ -192,6 +192,9 @@ class DocumentGraph(Data):
             a language model (:func:`attach_token_features`).
         doc_id: The document id.
         has_labels: Whether ``y`` holds gold labels.
+        partial: ``[N]`` set where a token tagged ``O`` may carry the labels of types its
+            document does not annotate (training only, :meth:`GCDoc.set_label_lattice
+            <docgraph.model.GCDoc.set_label_lattice>`; absent otherwise).
     """
 
     def __inc__(self, key: str, value, *args, **kwargs):

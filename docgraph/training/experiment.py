@@ -12,7 +12,7 @@ import datetime as _dt
 import logging
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
@@ -267,7 +267,7 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
             config = replace(config, lm=init.config.lm)
         if not config.new_types:
             check_types(init, splits, _split_files(config))
-        splits, free_types = _keep_types(config, init, splits)
+        splits, free_types, rehearsed_tokens = _keep_types(config, init, splits)
         with stages("vocabularies grown from the model's"):
             vocabs, word_rows, growth = grow_vocabularies(init, splits, config.embeddings,
                                                           config.vocab_eval_words, cases)
@@ -315,8 +315,20 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
         distiller: Distiller | None = None
         if init is not None:
             model = initial_model(init, config.model, vocabs, word_rows)
-            if free_types:
-                model.set_label_lattice(label_lattice(vocabs.labels, free_types))
+            partial = None
+            if config.fine_tune.rehearse_partial and growth is not None and growth.added_types:
+                marked = _mark_partial(prepared["train"], variants,
+                                       prepared["train"].num_tokens - rehearsed_tokens)
+                partial = label_lattice(vocabs.labels, [*free_types, *growth.added_types])
+                log.info("--rehearse-partial: in the %d graphs of the --rehearse documents a "
+                         "token tagged O may carry any label of %s in the loss", marked,
+                         ", ".join(growth.added_types))
+            elif config.fine_tune.rehearse_partial:
+                log.info("--rehearse-partial: the run adds no type; the --rehearse documents' "
+                         "O is taken as it is")
+            if free_types or partial is not None:
+                model.set_label_lattice(
+                    label_lattice(vocabs.labels, free_types) if free_types else None, partial)
             if config.fine_tune.tune == "output":
                 log.info("--tune output: %s weights train (the emission layer and the CRF); the "
                          "rest keeps %s's", f"{train_only_output(model):,}", init.name)
@@ -398,12 +410,13 @@ def _split_files(config: ExperimentConfig) -> dict[str, Path]:
 
 def _keep_types(config: ExperimentConfig, init: InitModel,
                 splits: dict[str, list[Document]]
-                ) -> tuple[dict[str, list[Document]], list[str]]:
+                ) -> tuple[dict[str, list[Document]], list[str], int]:
     """The splits of a run that starts from ``init`` as ``config.fine_tune`` keeps the
     model's types that the training documents do not annotate (silver labels of the model's
     in the training and dev documents, or in dev alone for partial annotation), the
     ``--rehearse`` documents joining the training split; and the types that a token tagged
-    ``O`` may carry in the loss (partial annotation; none otherwise)."""
+    ``O`` may carry in the loss (partial annotation; none otherwise); and the tokens of the
+    ``--rehearse`` documents, which end the training split."""
     keep = config.fine_tune.keep_types
     missing = [t for t in init.types if t not in annotated_types(splits["train"])]
     if keep == "model":  # every type of the model, annotated or not, labelled by the model
@@ -440,14 +453,33 @@ def _keep_types(config: ExperimentConfig, init: InitModel,
                      "the data has no span: %s (--keep-types %s; --fully-annotated for data "
                      "that annotates every type it holds)", init.name, ", ".join(missing), how,
                      ", ".join(found), keep)
+    rehearsed_tokens = 0
     if config.fine_tune.rehearse is not None:
         extra = read_labelled(config.fine_tune.rehearse)
+        rehearsed_tokens = sum(d.num_tokens for d in extra)
         splits = {**splits, "train": [*splits["train"], *extra]}
         if main:
             log.info("--rehearse %s: %d documents, %d tokens, join the %d training documents",
                      config.fine_tune.rehearse, len(extra), sum(d.num_tokens for d in extra),
                      len(splits["train"]) - len(extra))
-    return splits, free
+    return splits, free, rehearsed_tokens
+
+
+def _mark_partial(train: PreparedSplit, variants: Mapping[str, PreparedSplit],
+                  first_token: int) -> int:
+    """Mark the training graphs from token ``first_token`` on (the ``--rehearse`` documents')
+    and their index-aligned ``variants`` as ``partial``
+    (:class:`~docgraph.graph.build.DocumentGraph`); returns how many graphs are marked."""
+    flags, seen = [], 0
+    for graph in train.graphs:
+        if seen < first_token < seen + int(graph.num_nodes):  # a graph is one document's
+            raise RuntimeError(f"token {first_token} of the training split is inside a graph")
+        flags.append(seen >= first_token)
+        seen += int(graph.num_nodes)
+    for split in (train, *variants.values()):
+        for graph, flag in zip(split.graphs, flags, strict=True):
+            graph.partial = torch.full((int(graph.num_nodes),), flag, dtype=torch.bool)
+    return sum(flags)
 
 
 def _log_growth(growth: Growth) -> None:

@@ -87,6 +87,9 @@ def check_arguments(args: argparse.Namespace) -> ExperimentConfig:
                              "--rehearse", config.fine_tune.rehearse)
         check_labelled_file(config.fine_tune.rehearse, "--rehearse")
         read_labelled(config.fine_tune.rehearse)  # read whole: a bad line before torch loads
+    elif config.fine_tune.rehearse_partial:
+        raise UsageError("says what the --rehearse documents do not annotate: give --rehearse "
+                         "FILE", "--rehearse-partial")
     config = small_corpus_config(config, args)
     if config.fine_tune.anchor > 0:
         if config.init_from is None:
