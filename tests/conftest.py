@@ -46,6 +46,37 @@ def plain_document(doc_id: str, *sentences: str):
     return make_document(doc_id, [(s.split(), ["O"] * len(s.split())) for s in sentences])
 
 
+def with_type(document, kind: str = "DATE"):
+    """``document`` with every ``MISC`` entity retyped as ``kind`` (a type a model lacks)."""
+    from docgraph.data.document import Document, Sentence
+
+    return Document(document.doc_id, tuple(
+        Sentence(s.tokens, tuple(t.replace("MISC", kind) for t in s.tags), s.doc_id, s.index)
+        for s in document.sentences), document.source_scheme)
+
+
+def resumed_like_whole(config_of, tmp_path: Path, key: str) -> tuple[list, list]:
+    """Train ``config_of(directory, epochs)`` for 3 epochs at once and for 2 then resumed to 3;
+    assert their dev and test scores equal and return each run's per-epoch ``key`` of
+    ``train_log.jsonl`` (whole, resumed)."""
+    import json
+    from dataclasses import replace
+
+    from docgraph.training.experiment import run_experiment
+
+    whole = run_experiment(config_of(tmp_path / "whole", 3), progress=False)
+    first = config_of(tmp_path / "resumed", 2)
+    run_experiment(first, progress=False)
+    resumed = run_experiment(replace(first, train=replace(first.train, epochs=3)),
+                             resume=True, progress=False)
+    for split in ("dev", "test"):
+        assert resumed[split] == whole[split]
+    whole_log, resumed_log = ([json.loads(line)[key] for line in
+                               (tmp_path / name / "train_log.jsonl").read_text().splitlines()]
+                              for name in ("whole", "resumed"))
+    return whole_log, resumed_log
+
+
 def reference_tags(documents, model_dir, overrides=None, seed: int = 0):
     """The tags of ``documents`` by the plain one-process loop (load the model directory,
     build every graph, :func:`~docgraph.tagging.inference.predict_graphs` in batches of

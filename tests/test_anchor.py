@@ -5,12 +5,11 @@ fine-tune creates are left free, each pull moves the others by lr * strength of 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
-from conftest import TINY_FLAGS
+from conftest import TINY_FLAGS, resumed_like_whole
 from torch import nn
 
 from docgraph.cli.arguments import check_arguments, train_parser
@@ -130,14 +129,5 @@ def test_an_anchored_fine_tune_resumes_exactly(tmp_path, model_dir):
              str(out), "--init-from", str(model_dir), "--epochs", str(epochs), "--lr", "0.01",
              "--patience", "5", "--anchor", "20"]))
 
-    whole = run_experiment(config(tmp_path / "whole", 3), progress=False)
-    first = config(tmp_path / "resumed", 2)
-    run_experiment(first, progress=False)
-    resumed = run_experiment(replace(first, train=replace(first.train, epochs=3)),
-                             resume=True, progress=False)
-    for split in ("dev", "test"):
-        assert resumed[split] == whole[split]
-    distances = [[json.loads(line)["anchor_distance"] for line in
-                  (tmp_path / name / "train_log.jsonl").read_text().splitlines()]
-                 for name in ("whole", "resumed")]
+    distances = resumed_like_whole(config, tmp_path, "anchor_distance")
     assert distances[0] == distances[1] and len(distances[0]) == 3

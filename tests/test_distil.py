@@ -4,8 +4,6 @@ the frozen copy never trained, and ``--distil`` reaching the training loop (resu
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,6 @@ from docgraph.batching.loader import collate
 from docgraph.cli.arguments import check_arguments, train_parser
 from docgraph.config import ExperimentConfig
 from docgraph.config.train import TrainConfig
-from docgraph.data.document import Document, Sentence
 from docgraph.graph.build import documents_to_graphs
 from docgraph.persistence.model_dir import load_model_dir
 from docgraph.training.distil import Distiller, label_distillation
@@ -27,7 +24,7 @@ from docgraph.training.init_from import (
     load_init_model,
 )
 from docgraph.training.loop import clip_groups, make_optimizer, training_step
-from tests.conftest import TINY_FLAGS
+from tests.conftest import TINY_FLAGS, resumed_like_whole, with_type
 
 
 def test_the_divergence_is_the_sum_over_tokens_of_kl_over_the_chosen_labels():
@@ -65,16 +62,9 @@ def test_the_labels_outside_the_set_get_no_gradient():
         float(label_distillation(teacher, student.detach(), labels)), rel=1e-6)
 
 
-def _typed(document: Document, kind: str = "DATE") -> Document:
-    """``document`` with every ``MISC`` entity retyped as ``kind`` (a type the model lacks)."""
-    return Document(document.doc_id, tuple(
-        Sentence(s.tokens, tuple(t.replace("MISC", kind) for t in s.tags), s.doc_id, s.index)
-        for s in document.sentences), document.source_scheme)
-
-
 def test_a_distilled_step_trains_the_model_and_never_its_frozen_copy(model_dir, sample_splits):
     init = load_init_model(model_dir)
-    splits = {name: [_typed(d) for d in docs] for name, docs in sample_splits.items()}
+    splits = {name: [with_type(d) for d in docs] for name, docs in sample_splits.items()}
     vocabs, rows, growth = grow_vocabularies(init, splits, "none")
     assert growth.added_types == ["DATE"]
     model = initial_model(init, init.config.model, vocabs, rows)
@@ -170,15 +160,7 @@ def test_a_distilled_fine_tune_stays_nearer_its_starting_model(tmp_path, model_d
 def test_a_distilled_fine_tune_resumes_exactly(tmp_path, model_dir):
     # a resumed run distils from the starting model, not from its checkpoint
     data = _corpus(tmp_path / "mine")
-    whole = run_experiment(_config(data, tmp_path / "whole", model_dir, 3, "--distil", "5"),
-                           progress=False)
-    first = _config(data, tmp_path / "resumed", model_dir, 2, "--distil", "5")
-    run_experiment(first, progress=False)
-    resumed = run_experiment(replace(first, train=replace(first.train, epochs=3)),
-                             resume=True, progress=False)
-    for split in ("dev", "test"):
-        assert resumed[split] == whole[split]
-    losses = [[json.loads(line)["loss"] for line in
-               (tmp_path / name / "train_log.jsonl").read_text().splitlines()]
-              for name in ("whole", "resumed")]
-    assert losses[0] == losses[1]
+    losses = resumed_like_whole(
+        lambda out, epochs: _config(data, out, model_dir, epochs, "--distil", "5"), tmp_path,
+        "loss")
+    assert losses[0] == losses[1] and len(losses[0]) == 3

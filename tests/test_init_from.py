@@ -13,7 +13,7 @@ import torch
 from torch_geometric.data import Batch
 
 from docgraph.data.conll import write_conll
-from docgraph.data.document import Document, Sentence, make_document
+from docgraph.data.document import make_document
 from docgraph.data.embeddings import load_embeddings
 from docgraph.data.vocab import Vocab
 from docgraph.graph.build import documents_to_graphs
@@ -27,14 +27,7 @@ from docgraph.training.init_from import (
     label_map,
     load_init_model,
 )
-from tests.conftest import TINY_FLAGS, UNSEEN_VECTOR_WORDS, run_script
-
-
-def _with_type(document: Document, kind: str = "DATE") -> Document:
-    """``document`` with every ``MISC`` entity retyped as ``kind``."""
-    return Document(document.doc_id, tuple(
-        Sentence(s.tokens, tuple(t.replace("MISC", kind) for t in s.tags), s.doc_id, s.index)
-        for s in document.sentences), document.source_scheme)
+from tests.conftest import TINY_FLAGS, UNSEEN_VECTOR_WORDS, run_script, with_type
 
 
 def _batch(documents, vocabs, config):
@@ -74,7 +67,7 @@ def test_a_new_type_extends_the_output_layers_and_keeps_the_old_scores(model_dir
                                                                        sample_splits):
     init = load_init_model(model_dir)
     assert "MISC" in init.types and "DATE" not in init.types
-    splits = {**sample_splits, "train": [_with_type(d) for d in sample_splits["train"]]}
+    splits = {**sample_splits, "train": [with_type(d) for d in sample_splits["train"]]}
     config = replace(init.config.model, constrained_decoding=True)
     vocabs, rows, growth = grow_vocabularies(init, splits, "none")
     assert growth.added_types == ["DATE"] and growth.types_not_in_data == ["MISC"]
@@ -208,7 +201,7 @@ def test_label_map_and_architecture_checks(model_dir, sample_vocabs):
 def _column_corpus(root, splits, kind="DATE"):
     root.mkdir()
     for name, docs in splits.items():
-        write_conll(root / f"{name}.txt", [_with_type(d, kind) for d in docs])
+        write_conll(root / f"{name}.txt", [with_type(d, kind) for d in docs])
     return root
 
 
@@ -299,7 +292,7 @@ def test_keeping_the_model_s_types_names_the_file_line_and_span(model_dir, sampl
 
     init = load_init_model(model_dir)
     corpus = _column_corpus(tmp_path / "corpus", sample_splits)
-    splits = {name: [_with_type(d) for d in docs] for name, docs in sample_splits.items()}
+    splits = {name: [with_type(d) for d in docs] for name, docs in sample_splits.items()}
     check_types(init, sample_splits, {})  # the model's own types: nothing to say
     with pytest.raises(InitFromError) as err:
         check_types(init, splits, {name: corpus / f"{name}.txt" for name in splits})

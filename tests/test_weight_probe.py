@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import torch
 
-from docgraph.data.document import Document, Sentence
 from docgraph.training.init_from import (
     WORDS,
     grow_vocabularies,
@@ -15,6 +14,7 @@ from docgraph.training.init_from import (
     load_init_model,
 )
 from docgraph_dev.weight_probe import interpolated, main, start_in_shape
+from tests.conftest import with_type
 
 
 def test_interpolation_moves_each_floating_entry_alpha_of_the_way():
@@ -31,15 +31,9 @@ def test_interpolation_moves_each_floating_entry_alpha_of_the_way():
     assert torch.equal(reset["b.bias"], tuned["b.bias"])
 
 
-def _dated(document: Document) -> Document:
-    return Document(document.doc_id, tuple(
-        Sentence(s.tokens, tuple(t.replace("MISC", "DATE") for t in s.tags), s.doc_id, s.index)
-        for s in document.sentences), document.source_scheme)
-
-
 def test_the_start_in_a_grown_shape_keeps_what_the_fine_tune_created(model_dir, sample_splits):
     init = load_init_model(model_dir)
-    splits = {name: [_dated(d) for d in docs] for name, docs in sample_splits.items()}
+    splits = {name: [with_type(d) for d in docs] for name, docs in sample_splits.items()}
     vocabs, rows, growth = grow_vocabularies(init, splits, "none")
     assert growth.added_types == ["DATE"]
     tuned = {k: v + 1.0 if v.is_floating_point() else v.clone() for k, v in

@@ -460,7 +460,7 @@ def _keep_types(config: ExperimentConfig, init: InitModel,
         splits = {**splits, "train": [*splits["train"], *extra]}
         if main:
             log.info("--rehearse %s: %d documents, %d tokens, join the %d training documents",
-                     config.fine_tune.rehearse, len(extra), sum(d.num_tokens for d in extra),
+                     config.fine_tune.rehearse, len(extra), rehearsed_tokens,
                      len(splits["train"]) - len(extra))
     return splits, free, rehearsed_tokens
 
