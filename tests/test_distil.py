@@ -92,6 +92,34 @@ def test_a_distilled_step_trains_the_model_and_never_its_frozen_copy(model_dir, 
     assert float(distiller.loss(batch, after)) > 0
 
 
+def test_a_distilled_mask_limits_the_term_to_its_tokens(model_dir, sample_splits):
+    init = load_init_model(model_dir)
+    splits = {name: [with_type(d) for d in docs] for name, docs in sample_splits.items()}
+    vocabs, rows, _ = grow_vocabularies(init, splits, "none")
+    model = initial_model(init, init.config.model, vocabs, rows)
+    labels = label_map(init.vocabs.labels, vocabs.labels)[0]
+    distiller = Distiller(model, labels, 3.0)
+    graphs = documents_to_graphs(splits["train"][:2], vocabs, init.config.graph_config())
+    for graph, flag in zip(graphs, (False, True)):
+        graph.distilled = torch.full((int(graph.num_nodes),), flag, dtype=torch.bool)
+    batch = collate(graphs, [0, 1], torch.device("cpu"), model.plan_settings())
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.01 * torch.randn_like(p))  # away from the frozen copy
+    out = model(batch, compute_loss=False, mc_seed=0)
+    teacher = distiller.teacher(batch, compute_loss=False, mc_seed=0).emissions
+    covered = batch.distilled
+    assert 0 < int(covered.sum()) < int(covered.numel())
+    expected = 3.0 * label_distillation(teacher[covered], out.emissions[covered].detach(), labels)
+    whole = 3.0 * label_distillation(teacher, out.emissions.detach(), labels)
+    got = distiller.loss(batch, out).detach()
+    assert float(got) == pytest.approx(float(expected), rel=1e-5)
+    assert float(got) < float(whole)
+    batch.distilled = torch.zeros_like(covered)  # nothing covered: no term, no frozen pass
+    distiller.teacher = None
+    assert float(distiller.loss(batch, out)) == 0.0
+
+
 def test_a_distiller_refuses_a_weight_that_is_not_positive(model_dir):
     model, _, _ = load_model_dir(model_dir)
     with pytest.raises(ValueError, match="weight must be positive"):
@@ -121,6 +149,34 @@ def test_distil_needs_a_model_to_start_from(tmp_path):
         check_arguments(train_parser().parse_args(
             ["--dataset", "column", "--data-dir", str(data), *TINY_FLAGS, "--output-dir",
              str(tmp_path / "a"), "--distil", "1"]))
+
+
+def test_distil_on_rehearsal_needs_distil_and_rehearsal_documents(tmp_path, model_dir):
+    data = _corpus(tmp_path / "mine")
+    with pytest.raises(ValueError, match="--distil-on rehearsal: says which tokens"):
+        _config(data, tmp_path / "a", model_dir, 1, "--distil", "1", "--distil-on",
+                "rehearsal")
+    with pytest.raises(ValueError, match="--distil-on rehearsal: says which tokens"):
+        _config(data, tmp_path / "b", model_dir, 1, "--rehearse", str(data / "dev.txt"),
+                "--distil-on", "rehearsal")
+
+
+def test_distilled_on_rehearsal_the_users_documents_learn_from_their_labels_alone(
+        tmp_path, model_dir):
+    data = _corpus(tmp_path / "mine")
+    rehearse = tmp_path / "rehearse.txt"
+    rehearse.write_text((data / "train.txt").read_text().replace("B-DATE", "O"))
+    flags = ("--rehearse", str(rehearse), "--distil", "20")
+    run_experiment(_config(data, tmp_path / "all", model_dir, 3, *flags), progress=False)
+    only = run_experiment(_config(data, tmp_path / "only", model_dir, 3, *flags, "--distil-on",
+                                  "rehearsal"), progress=False)
+    assert only["config"]["fine_tune"]["distil_on"] == "rehearsal"
+    log = (tmp_path / "only" / "train.log").read_text()
+    assert "--distil 20: each --rehearse token keeps" in log
+    # the same tokens are distilled in the rehearsal documents; the user's are not: the run
+    # moves further from its start on the user's documents than the one distilled everywhere
+    assert _divergence_from_start(tmp_path / "only", model_dir, data) > \
+        _divergence_from_start(tmp_path / "all", model_dir, data)
 
 
 def _divergence_from_start(run: Path, model_dir: Path, data: Path) -> float:

@@ -318,20 +318,20 @@ def test_the_partial_lattice_holds_for_the_marked_graphs_alone(model_dir, sample
 
 def test_marking_finds_the_rehearsal_graphs_by_their_first_token(model_dir, sample_splits):
     from docgraph.graph.splits import PreparedSplit
-    from docgraph.training.experiment import _mark_partial
+    from docgraph.training.experiment import _mark_rehearsal
 
     docs = sample_splits["train"][:3]
     _, _, graphs = _graphs(docs, model_dir)
     _, _, variant = _graphs(docs, model_dir)
     train, lower = PreparedSplit(list(docs), graphs), PreparedSplit(list(docs), variant)
     first = int(graphs[0].num_nodes) + int(graphs[1].num_nodes)
-    assert _mark_partial(train, {"lower": lower}, first) == 1
+    assert _mark_rehearsal(train, {"lower": lower}, first, "partial") == 1
     for split in (train, lower):
         assert [bool(g.partial.all()) for g in split.graphs] == [False, False, True]
         assert [bool(g.partial.any()) for g in split.graphs] == [False, False, True]
         assert all(g.partial.numel() == g.num_nodes for g in split.graphs)
     with pytest.raises(RuntimeError, match="inside a graph"):
-        _mark_partial(train, {}, first - 1)
+        _mark_rehearsal(train, {}, first - 1, "partial")
 
 
 def test_a_run_leaves_the_added_types_unknown_in_its_rehearsal_documents(tmp_path, model_dir,

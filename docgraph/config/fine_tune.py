@@ -7,11 +7,14 @@ from dataclasses import dataclass
 
 from docgraph.config.fields import check_config, choice, number, switch, text
 
-__all__ = ["KEEP_TYPES", "TUNED", "FineTuneConfig"]
+__all__ = ["DISTILLED", "KEEP_TYPES", "TUNED", "FineTuneConfig"]
 
 #: How a fine-tuning run treats the starting model's types that the training data does not
 #: annotate (:attr:`FineTuneConfig.keep_types`).
 KEEP_TYPES = ("silver", "partial", "model", "off")
+
+#: Which training tokens the distillation term covers (:attr:`FineTuneConfig.distil_on`).
+DISTILLED = ("all", "rehearsal")
 
 #: Which weights a fine-tuning run trains (:attr:`FineTuneConfig.tune`).
 TUNED = ("all", "output")
@@ -48,6 +51,10 @@ class FineTuneConfig:
         distil: Weight of the distillation term (0: none): on every training token the
             model keeps the starting model's distribution over the starting model's labels
             (a frozen copy of it reads each batch; the labels of added types stay free).
+        distil_on: The tokens the distillation term covers: ``"all"`` the training tokens,
+            ``"rehearsal"`` those of the ``rehearse`` documents alone (the starting model's own
+            domain, where its distribution is worth keeping; the user's documents are then
+            learnt from their labels alone).
         tune: ``"all"`` trains every weight; ``"output"`` only the emission layer and the CRF
             (the embeddings, the encoders and the document graph keep the starting model's
             weights, so the token states its types are read from do not move).
@@ -74,6 +81,9 @@ class FineTuneConfig:
                            help="--init-from: on every training token keep the model's "
                                 "distribution over its own labels (knowledge distillation; "
                                 "WEIGHT of its term; 0: none)")
+    distil_on: str = choice("all", DISTILLED, flag="--distil-on",
+                            help="--distil: the tokens it covers: all the training tokens, or "
+                                 "those of the --rehearse documents")
     tune: str = choice("all", TUNED, flag="--tune",
                        help="--init-from: which weights train: all, or output (the emission "
                             "layer and the CRF; the rest keeps the model's weights)")

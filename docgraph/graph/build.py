@@ -195,6 +195,9 @@ class DocumentGraph(Data):
         partial: ``[N]`` set where a token tagged ``O`` may carry the labels of types its
             document does not annotate (training only, :meth:`GCDoc.set_label_lattice
             <docgraph.model.GCDoc.set_label_lattice>`; absent otherwise).
+        distilled: ``[N]`` set on the tokens the distillation term covers (training only,
+            ``--distil-on rehearsal``, :class:`~docgraph.training.distil.Distiller`; absent:
+            every token).
     """
 
     def __inc__(self, key: str, value, *args, **kwargs):

@@ -13,7 +13,9 @@ model, frozen, reads each training batch; the model being trained pays for every
 where :math:`e_t` are a model's emission scores of token :math:`t` and :math:`\mathcal{L}_0`
 the starting model's labels. The distribution is over those labels alone, so the emission
 scores of an added type's labels stay free: the new type can outscore ``O`` where the data
-annotates it while the old labels keep their order among themselves.
+annotates it while the old labels keep their order among themselves. With ``--distil-on
+rehearsal`` the sum runs over the tokens of the ``--rehearse`` documents alone (the starting
+model's own domain); the user's documents are learnt from their labels.
 """
 
 from __future__ import annotations
@@ -74,10 +76,17 @@ class Distiller:
     def loss(self, batch: Batch, out: GCDocOutput) -> Tensor:
         """:math:`\\lambda` times the summed divergence of the trained model's emission scores
         ``out.emissions`` on ``batch`` from the frozen model's (its Monte-Carlo masks from a
-        fixed seed: the global random stream is not drawn from)."""
+        fixed seed: the global random stream is not drawn from), over the tokens of the node
+        mask ``batch.distilled`` where the batch has one, else over every token."""
+        covered = getattr(batch, "distilled", None)
+        student = out.emissions
+        if covered is not None and not bool(covered.any()):
+            return student.new_zeros(())
         with torch.no_grad():
-            scores = self.teacher(batch, compute_loss=False, mc_seed=0).emissions
-        return self.weight * label_distillation(scores, out.emissions, self.labels)
+            teacher = self.teacher(batch, compute_loss=False, mc_seed=0).emissions
+        if covered is not None:
+            teacher, student = teacher[covered], student[covered]
+        return self.weight * label_distillation(teacher, student, self.labels)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}(labels={self.labels.numel()}, weight={self.weight})"

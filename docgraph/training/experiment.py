@@ -316,9 +316,9 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
         if init is not None:
             model = initial_model(init, config.model, vocabs, word_rows)
             partial = None
+            first_rehearsed = prepared["train"].num_tokens - rehearsed_tokens
             if config.fine_tune.rehearse_partial and growth is not None and growth.added_types:
-                marked = _mark_partial(prepared["train"], variants,
-                                       prepared["train"].num_tokens - rehearsed_tokens)
+                marked = _mark_rehearsal(prepared["train"], variants, first_rehearsed, "partial")
                 partial = label_lattice(vocabs.labels, [*free_types, *growth.added_types])
                 log.info("--rehearse-partial: in the %d graphs of the --rehearse documents a "
                          "token tagged O may carry any label of %s in the loss", marked,
@@ -339,8 +339,11 @@ def _run(config: ExperimentConfig, resume: bool, progress: bool, output_dir: Pat
             if config.fine_tune.distil > 0:
                 distiller = Distiller(model, label_map(init.vocabs.labels, vocabs.labels)[0],
                                       config.fine_tune.distil)
-                log.info("--distil %g: each training token keeps %s's distribution over its "
-                         "%d labels (a frozen copy reads every batch)", config.fine_tune.distil,
+                if config.fine_tune.distil_on == "rehearsal":
+                    _mark_rehearsal(prepared["train"], variants, first_rehearsed, "distilled")
+                log.info("--distil %g: each %s token keeps %s's distribution over its %d labels "
+                         "(a frozen copy reads every batch)", config.fine_tune.distil,
+                         "training" if config.fine_tune.distil_on == "all" else "--rehearse",
                          init.name, distiller.labels.numel())
         else:
             model = build_model(config.model, vocabs, pretrained)
@@ -465,11 +468,12 @@ def _keep_types(config: ExperimentConfig, init: InitModel,
     return splits, free, rehearsed_tokens
 
 
-def _mark_partial(train: PreparedSplit, variants: Mapping[str, PreparedSplit],
-                  first_token: int) -> int:
+def _mark_rehearsal(train: PreparedSplit, variants: Mapping[str, PreparedSplit],
+                    first_token: int, attribute: str) -> int:
     """Mark the training graphs from token ``first_token`` on (the ``--rehearse`` documents')
-    and their index-aligned ``variants`` as ``partial``
-    (:class:`~docgraph.graph.build.DocumentGraph`); returns how many graphs are marked."""
+    and their index-aligned ``variants`` by a node mask ``attribute`` (``partial`` or
+    ``distilled``, :class:`~docgraph.graph.build.DocumentGraph`); returns how many graphs are
+    marked."""
     flags, seen = [], 0
     for graph in train.graphs:
         if seen < first_token < seen + int(graph.num_nodes):  # a graph is one document's
@@ -478,7 +482,8 @@ def _mark_partial(train: PreparedSplit, variants: Mapping[str, PreparedSplit],
         seen += int(graph.num_nodes)
     for split in (train, *variants.values()):
         for graph, flag in zip(split.graphs, flags, strict=True):
-            graph.partial = torch.full((int(graph.num_nodes),), flag, dtype=torch.bool)
+            setattr(graph, attribute,
+                    torch.full((int(graph.num_nodes),), flag, dtype=torch.bool))
     return sum(flags)
 
 

@@ -102,6 +102,10 @@ def check_arguments(args: argparse.Namespace) -> ExperimentConfig:
     if config.fine_tune.distil > 0 and config.init_from is None:
         raise UsageError("distils the model a run starts from: give --init-from MODEL",
                          "--distil", config.fine_tune.distil)
+    if config.fine_tune.distil_on != "all" and not (config.fine_tune.distil > 0
+                                                    and config.fine_tune.rehearse is not None):
+        raise UsageError("says which tokens --distil covers: give --distil WEIGHT and "
+                         "--rehearse FILE", "--distil-on", config.fine_tune.distil_on)
     if config.fine_tune.tune != "all" and config.init_from is None:
         raise UsageError("tunes part of the model a run starts from: give --init-from MODEL",
                          "--tune", config.fine_tune.tune)
