@@ -78,7 +78,9 @@ def make_corpus(folder: Path, megabytes: float, file_mb: float, seed: int = 0) -
 
 
 class TreeSampler:
-    """Samples a process tree: RSS of each process over time, CPU seconds of each."""
+    """Samples a process tree: RSS of each process over time, the part of it that is shared
+    (file and shared-memory pages: a Ray worker's mapped object store among them), CPU seconds
+    of each."""
 
     def __init__(self, pids: list[int], interval: float = 0.2) -> None:
         self.roots = [psutil.Process(pid) for pid in pids]
@@ -91,6 +93,7 @@ class TreeSampler:
                 continue
             self.baseline[process.pid] = times.user + times.system
         self.rss: dict[int, list[tuple[float, int]]] = {}
+        self.shared: dict[int, list[tuple[float, int]]] = {}
         self.names: dict[int, str] = {}
         self.cpu: dict[int, float] = {}
         self.peak_tree = 0
@@ -129,13 +132,14 @@ class TreeSampler:
             for process in processes:
                 try:
                     with process.oneshot():
-                        rss = process.memory_info().rss
+                        memory = process.memory_info()
                         times = process.cpu_times()
                         name = " ".join(process.cmdline()[:1]) or process.name()
                 except psutil.Error:
                     continue
-                tree += rss
-                self.rss.setdefault(process.pid, []).append((now, rss))
+                tree += memory.rss
+                self.rss.setdefault(process.pid, []).append((now, memory.rss))
+                self.shared.setdefault(process.pid, []).append((now, memory.shared))
                 self.names[process.pid] = name
                 self.cpu[process.pid] = max(self.cpu.get(process.pid, 0.0),
                                             times.user + times.system)
@@ -144,7 +148,7 @@ class TreeSampler:
 
 
 def _rss_quarters(series: list[tuple[float, int]], start: float, end: float) -> list[float]:
-    """The largest RSS (MB) in each quarter of ``[start, end]``."""
+    """The largest value (MB) of ``series`` in each quarter of ``[start, end]``."""
     quarters = []
     for k in range(4):
         low, high = start + (end - start) * k / 4, start + (end - start) * (k + 1) / 4
@@ -191,11 +195,22 @@ def run(command: list[str], log: Path, also: list[int] = (), interval: float = 0
               "load_average": os.getloadavg()}
     if actors:
         busy = [t for series in actors.values() for t, _ in series]
-        result["actors"] = [
-            {"peak_rss_mb": round(max(r for _, r in series) / 2**20, 1),
-             "rss_mb_by_quarter": _rss_quarters(series, min(busy), max(busy))}
-            for series in actors.values()]
+        result["actors"] = [_actor_memory(series, sampler.shared[pid], min(busy), max(busy))
+                            for pid, series in actors.items()]
     return result
+
+
+def _actor_memory(rss: list[tuple[float, int]], shared: list[tuple[float, int]], start: float,
+                  end: float) -> dict:
+    """An actor's resident memory over the run: all of it (RSS) and its private part (RSS less
+    shared pages, the worker's own heap as Ray's memory guide measures it: the object store's
+    pages an actor reads are shared with the store and every reader)."""
+    private = [(t, r - s) for (t, r), (_, s) in zip(rss, shared)]
+    return {"peak_rss_mb": round(max(r for _, r in rss) / 2**20, 1),
+            "rss_mb_by_quarter": _rss_quarters(rss, start, end),
+            "peak_private_mb": round(max(r for _, r in private) / 2**20, 1),
+            "private_mb_by_quarter": _rss_quarters(private, start, end),
+            "shared_mb_by_quarter": _rss_quarters(shared, start, end)}
 
 
 def start_head(temp: Path, cpus: int, log: Path, attempts: int = 3) -> tuple[subprocess.Popen, str]:

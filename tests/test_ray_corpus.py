@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,27 @@ def test_sigterm_stops_the_run_under_way_and_any_retry(monkeypatch):
     ray_corpus._stop_run(signal.SIGTERM, None)
     assert sleeper.wait(timeout=30) == -signal.SIGTERM
     assert ray_corpus._STOPPED == [True]
+
+
+def test_an_actors_private_memory_is_its_rss_less_its_shared_pages():
+    rss = [(0.5, 100 * 2**20), (1.5, 150 * 2**20), (2.5, 200 * 2**20), (3.5, 220 * 2**20)]
+    shared = [(0.5, 10 * 2**20), (1.5, 60 * 2**20), (2.5, 110 * 2**20), (3.5, 130 * 2**20)]
+    memory = ray_corpus._actor_memory(rss, shared, 0.0, 4.0)
+    assert memory["peak_rss_mb"] == 220.0
+    assert memory["rss_mb_by_quarter"] == [100.0, 150.0, 200.0, 220.0]
+    assert memory["peak_private_mb"] == 90.0  # the growth was all shared pages
+    assert memory["private_mb_by_quarter"] == [90.0, 90.0, 90.0, 90.0]
+    assert memory["shared_mb_by_quarter"] == [10.0, 60.0, 110.0, 130.0]
+
+
+def test_the_sampler_records_the_shared_part_of_each_processs_memory():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with ray_corpus.TreeSampler([child.pid], interval=0.05) as sampler:
+            time.sleep(0.3)
+    finally:
+        child.kill()
+        child.wait()
+    (t0, rss), *_ = sampler.rss[child.pid]
+    (t1, shared), *_ = sampler.shared[child.pid]
+    assert t0 == t1 and 0 < shared < rss  # the interpreter's mapped files are shared pages
