@@ -316,6 +316,30 @@ def test_the_partial_lattice_holds_for_the_marked_graphs_alone(model_dir, sample
     model.set_label_lattice(None)
 
 
+def test_own_repeats_shows_each_own_document_k_times_and_the_rehearsal_once(tmp_path, model_dir,
+                                                                         caplog):
+    data = _corpus(tmp_path / "mine")
+    dated = DOCUMENT.replace("today O", "today B-DATE")
+    for split in ("train", "dev", "test"):
+        (data / f"{split}.txt").write_text(dated * (4 if split == "train" else 1))
+    rehearse = tmp_path / "rehearse.txt"
+    rehearse.write_text(DOCUMENT * 2)
+    common = ("--dataset", "column", "--data-dir", str(data), *TINY_FLAGS, "--init-from",
+              str(model_dir), "--epochs", "1", "--batch-tokens", "10")
+    config = _config(*common, "--output-dir", str(tmp_path / "run"), "--rehearse",
+                     str(rehearse), "--rehearse-partial", "--own-repeats", "3")
+    with caplog.at_level(logging.INFO, logger="docgraph"):
+        metrics = run_experiment(config, progress=False)
+    assert "join the 4 training documents (each seen 3 times per epoch" in caplog.text
+    # the rehearsal documents are still the ones marked: the repeats come before them
+    assert "in the 2 graphs of the --rehearse documents" in caplog.text
+    assert metrics["config"]["fine_tune"]["own_repeats"] == 3
+    trained = json.loads((tmp_path / "run" / "train_log.jsonl").read_text().splitlines()[-1])
+    assert trained["steps"] == 3 * 4 + 2  # batches of 10 tokens: one document each
+    with pytest.raises(ValueError, match="^--own-repeats 3: weighs .*give --rehearse"):
+        _config(*common, "--output-dir", str(tmp_path / "b"), "--own-repeats", "3")
+
+
 def test_marking_finds_the_rehearsal_graphs_by_their_first_token(model_dir, sample_splits):
     from docgraph.graph.splits import PreparedSplit
     from docgraph.training.experiment import _mark_rehearsal

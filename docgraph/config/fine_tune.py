@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from docgraph.config.fields import check_config, choice, number, switch, text
+from docgraph.config.fields import check_config, choice, integer, number, switch, text
 
 __all__ = ["DISTILLED", "KEEP_TYPES", "TUNED", "FineTuneConfig"]
 
@@ -46,6 +46,9 @@ class FineTuneConfig:
         rehearse_partial: The ``rehearse`` documents do not annotate the types the run adds:
             in the loss, a token tagged ``O`` there may carry any label of those types
             (partial annotation); otherwise their ``O`` is taken as it is.
+        own_repeats: With ``rehearse``, how many times each of the run's own training
+            documents is seen per epoch (the ``rehearse`` documents once): the share of the
+            user's text in training when the rehearsal text outnumbers it.
         anchor: After each optimiser step, every weight the starting model had moves back
             towards its start by ``lr * anchor`` of its distance (L2-SP; 0: none).
         distil: Weight of the distillation term (0: none): on every training token the
@@ -73,6 +76,9 @@ class FineTuneConfig:
     rehearse_partial: bool = switch(False, switches={"--rehearse-partial": True},
                                     help="--rehearse: its documents do not annotate the types "
                                          "the run adds (unknown, not O, in the loss)")
+    own_repeats: int = integer(1, low=1, high=100, flag="--own-repeats", metavar="K",
+                               help="--rehearse: each of the run's own training documents "
+                                    "is seen K times per epoch, the --rehearse documents once")
     anchor: float = number(0.0, low=0.0, flag="--anchor", metavar="STRENGTH",
                            help="--init-from: after each step, pull every weight of the model "
                                 "back towards its start by lr * STRENGTH of its distance "

@@ -460,11 +460,13 @@ def _keep_types(config: ExperimentConfig, init: InitModel,
     if config.fine_tune.rehearse is not None:
         extra = read_labelled(config.fine_tune.rehearse)
         rehearsed_tokens = sum(d.num_tokens for d in extra)
-        splits = {**splits, "train": [*splits["train"], *extra]}
+        own, repeats = splits["train"], config.fine_tune.own_repeats
+        splits = {**splits, "train": [*(own * repeats), *extra]}
         if main:
-            log.info("--rehearse %s: %d documents, %d tokens, join the %d training documents",
-                     config.fine_tune.rehearse, len(extra), rehearsed_tokens,
-                     len(splits["train"]) - len(extra))
+            log.info("--rehearse %s: %d documents, %d tokens, join the %d training documents%s",
+                     config.fine_tune.rehearse, len(extra), rehearsed_tokens, len(own),
+                     f" (each seen {repeats} times per epoch: --own-repeats)"
+                     if repeats > 1 else "")
     return splits, free, rehearsed_tokens
 
 

@@ -90,6 +90,9 @@ def check_arguments(args: argparse.Namespace) -> ExperimentConfig:
     elif config.fine_tune.rehearse_partial:
         raise UsageError("says what the --rehearse documents do not annotate: give --rehearse "
                          "FILE", "--rehearse-partial")
+    elif config.fine_tune.own_repeats > 1:
+        raise UsageError("weighs the run's documents against the --rehearse documents: give "
+                         "--rehearse FILE", "--own-repeats", config.fine_tune.own_repeats)
     config = small_corpus_config(config, args)
     if config.fine_tune.anchor > 0:
         if config.init_from is None:
