@@ -10,9 +10,10 @@ user would, with the same model:
   on the same ``--compare-mb`` of text; tokens/s over the whole run (start-up
   included), and the engine's overhead at equal cores: ``1 - ray / predict``;
 * ``large``: ``tag-corpus`` with 2 actors on ``--large-mb`` of text: the peak resident memory
-  of each actor and its resident memory at each quarter of the run (flat memory: the last
-  quarter no higher than the first plus a margin), and the cost per million tokens: CPU-seconds
-  of the whole process tree and wall seconds.
+  of each actor and its resident memory at each quarter of the run, all of it and its private
+  part (flat memory: the last quarter no higher than the first plus a margin; an actor's RSS
+  also holds the object store's pages it reads, shared), and the cost per million tokens:
+  CPU-seconds of the whole process tree and wall seconds.
 
 * ``--keep-dir DIR``: a ``large`` run that outlives one invocation, for a corpus that takes
   hours (the issue's 1 GB): the corpus is generated once into ``DIR/corpus`` (with a list of
