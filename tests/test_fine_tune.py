@@ -51,6 +51,18 @@ def _corpus(directory: Path, documents: int = 4) -> Path:
     return directory
 
 
+def _dated_corpus_and_rehearsal(tmp_path: Path) -> tuple[Path, Path]:
+    """A corpus of four training documents annotating a type the model lacks (``DATE``), and
+    a rehearsal file of two documents that do not annotate it."""
+    data = _corpus(tmp_path / "mine")
+    dated = DOCUMENT.replace("today O", "today B-DATE")
+    for split in ("train", "dev", "test"):
+        (data / f"{split}.txt").write_text(dated * (4 if split == "train" else 1))
+    rehearse = tmp_path / "rehearse.txt"
+    rehearse.write_text(DOCUMENT * 2)
+    return data, rehearse
+
+
 def _config(*argv: str) -> ExperimentConfig:
     return check_arguments(train_parser().parse_args([*argv, "--quiet"]))
 
@@ -318,12 +330,7 @@ def test_the_partial_lattice_holds_for_the_marked_graphs_alone(model_dir, sample
 
 def test_own_repeats_shows_each_own_document_k_times_and_the_rehearsal_once(tmp_path, model_dir,
                                                                          caplog):
-    data = _corpus(tmp_path / "mine")
-    dated = DOCUMENT.replace("today O", "today B-DATE")
-    for split in ("train", "dev", "test"):
-        (data / f"{split}.txt").write_text(dated * (4 if split == "train" else 1))
-    rehearse = tmp_path / "rehearse.txt"
-    rehearse.write_text(DOCUMENT * 2)
+    data, rehearse = _dated_corpus_and_rehearsal(tmp_path)
     common = ("--dataset", "column", "--data-dir", str(data), *TINY_FLAGS, "--init-from",
               str(model_dir), "--epochs", "1", "--batch-tokens", "10")
     config = _config(*common, "--output-dir", str(tmp_path / "run"), "--rehearse",
@@ -360,12 +367,7 @@ def test_marking_finds_the_rehearsal_graphs_by_their_first_token(model_dir, samp
 
 def test_a_run_leaves_the_added_types_unknown_in_its_rehearsal_documents(tmp_path, model_dir,
                                                                        caplog):
-    data = _corpus(tmp_path / "mine")
-    dated = DOCUMENT.replace("today O", "today B-DATE")
-    for split in ("train", "dev", "test"):
-        (data / f"{split}.txt").write_text(dated * (4 if split == "train" else 1))
-    rehearse = tmp_path / "rehearse.txt"
-    rehearse.write_text(DOCUMENT * 2)
+    data, rehearse = _dated_corpus_and_rehearsal(tmp_path)
     common = ("--dataset", "column", "--data-dir", str(data), *TINY_FLAGS, "--init-from",
               str(model_dir), "--epochs", "1", "--rehearse", str(rehearse))
     config = _config(*common, "--output-dir", str(tmp_path / "run"), "--rehearse-partial")
