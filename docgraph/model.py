@@ -38,7 +38,7 @@ from docgraph.nn.gather import gather_rows
 from docgraph.nn.layout import ShapeGrid
 
 __all__ = ["MOVED_TO_DOCUMENT_GRAPH", "SAVED_WITHOUT", "GCDoc", "GCDocConfig", "GCDocOutput",
-           "bioes_transition_masks", "upgrade_state_dict_key"]
+           "bioes_transition_masks", "unwrap", "upgrade_state_dict_key"]
 
 #: GCDoc's children that moved into its :class:`~docgraph.nn.DocumentGraphModule` (child
 #: ``document_graph``); state dicts saved before keep their keys ``uncertainty.*``,
@@ -495,3 +495,9 @@ class GCDoc(nn.Module):
             f"edge_weights={c.uses_relation}",
         ]
         return ", ".join(parts)
+
+
+def unwrap(model: nn.Module) -> GCDoc:
+    """The model inside a :class:`~torch.nn.parallel.DistributedDataParallel` wrapper (or the
+    model itself)."""
+    return model.module if hasattr(model, "module") else model  # type: ignore[return-value]

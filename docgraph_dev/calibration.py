@@ -40,8 +40,7 @@ def model_calibration(name: str, data_dir: str | None, limit: int | None = None,
     """The calibration record of one model, and its test outcomes at the model's and the
     fitted temperature (for the diagrams)."""
     from docgraph.data.registry import load_dataset
-    from docgraph.runtime.threads import bounded_threads
-    from docgraph.tagging.pipeline import score_in_process
+    from docgraph.tagging.pipeline import bounded_threads, score_in_process
     from docgraph.tagging.tagger import Tagger
 
     tagger = Tagger.load(name, threads=0, speed="faithful")

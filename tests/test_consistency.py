@@ -58,8 +58,8 @@ def _scan(tokens, tagging, min_votes, relabel_below):
     position of every sentence."""
     from collections import defaultdict
 
-    from docgraph.data.novel_names import case_shape
     from docgraph.data.tags import spans
+    from docgraph.data.tokenize import case_shape
 
     def key_of(e):
         return tuple(w.lower() for w in tokens[e.sentence][e.start:e.end])

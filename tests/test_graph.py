@@ -6,9 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+import torch
 
 from docgraph.config import ConfigError, ExperimentConfig
 from docgraph.config.graph import GraphConfig
+from docgraph.data.document import make_document
+from docgraph.data.vocab import Vocabularies
+from docgraph.graph.build import documents_to_graphs
 
 
 def test_the_defaults_are_the_papers():
@@ -51,10 +55,18 @@ def test_resolve_fills_an_unset_seed_with_the_run_seed_only():
     assert GraphConfig(seed=0).resolve(7).seed == 0
 
 
-def test_sampling_seed_of_an_unresolved_configuration_is_zero():
-    assert GraphConfig().sampling_seed == 0
-    assert GraphConfig(seed=4).sampling_seed == 4
-    assert GraphConfig().resolve(9).sampling_seed == 9
+def test_an_unresolved_seed_samples_neighbours_as_seed_zero():
+    doc = make_document("d", [(["a"] * 12, ["O"] * 12)])
+    vocabs = Vocabularies.build([doc])
+
+    def edges(config):
+        return documents_to_graphs([doc], vocabs, config)[0].edge_index
+
+    unresolved = edges(GraphConfig(max_neighbours=2))
+    assert torch.equal(unresolved, edges(GraphConfig(max_neighbours=2, seed=0)))
+    assert not torch.equal(unresolved, edges(GraphConfig(max_neighbours=2, seed=4)))
+    assert torch.equal(edges(GraphConfig(max_neighbours=2).resolve(4)),
+                       edges(GraphConfig(max_neighbours=2, seed=4)))
 
 
 def test_graph_seed_defaults_to_the_run_seed():

@@ -1,15 +1,16 @@
-"""Tests of :mod:`docgraph.batching.loader`: collation with the host-side plan and the
-prefetching of batches in a background thread."""
+"""Tests of :mod:`docgraph.batching.loader`: greedy packing, collation with the host-side plan
+and the prefetching of batches in a background thread."""
 
 from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 import torch
 from conftest import TINY_MODEL
 
-from docgraph.batching.loader import PlanSettings, collate, iterate_batches
+from docgraph.batching.loader import PlanSettings, collate, iterate_batches, pack_greedily
 from docgraph.batching.sampler import TokenBudgetBatchSampler
 from docgraph.config.graph import GraphConfig
 from docgraph.data.document import make_document
@@ -27,6 +28,34 @@ def graphs():
     return documents_to_graphs(docs, Vocabularies.build(docs), GraphConfig())
 
 
+# ---------------------------------------------------------------------------- pack_greedily
+def test_pack_greedily_fills_each_batch_up_to_the_budget_inclusive():
+    lengths = np.array([3, 4, 2, 6, 1])
+    # 3 | 4 + 2 = 6 (exactly the budget) | 6 | 1
+    assert pack_greedily(lengths, range(5), 6) == [[0], [1, 2], [3], [4]]
+
+
+def test_pack_greedily_follows_the_given_order():
+    lengths = np.array([3, 4, 2, 6, 1])
+    assert pack_greedily(lengths, [4, 3, 2, 1, 0], 6) == [[4], [3], [2, 1], [0]]
+
+
+def test_pack_greedily_gives_a_graph_over_the_budget_a_batch_of_its_own():
+    lengths = np.array([2, 10, 2, 2])
+    assert pack_greedily(lengths, range(4), 5) == [[0], [1], [2, 3]]
+    assert pack_greedily(np.array([10]), [0], 5) == [[0]]
+
+
+def test_pack_greedily_of_nothing_is_no_batch():
+    assert pack_greedily(np.array([], dtype=np.int64), [], 5) == []
+
+
+def test_pack_greedily_returns_python_ints():
+    batches = pack_greedily(np.array([1, 1]), np.array([1, 0]), 5)
+    assert batches == [[1, 0]] and all(type(i) is int for i in batches[0])
+
+
+# ---------------------------------------------------------------------------- collate
 def test_collate_batches_the_graphs_in_the_order_of_the_indices(graphs):
     batch = collate(graphs, [2, 0], CPU)
     assert batch.num_graphs == 2

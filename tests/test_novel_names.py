@@ -6,13 +6,8 @@ from docgraph.config import TrainConfig
 from docgraph.config.fields import ConfigError
 from docgraph.data.augment import epoch_cases
 from docgraph.data.document import Document, Sentence
-from docgraph.data.novel_names import (
-    NameGenerator,
-    case_shape,
-    cue_words,
-    novel_name_seed,
-    novel_names,
-)
+from docgraph.data.novel_names import NameGenerator, cue_words, novel_name_seed, novel_names
+from docgraph.data.tokenize import case_shape
 from docgraph.metrics import name_groups
 
 
@@ -27,11 +22,6 @@ def _doc(doc_id: str = "d1") -> Document:
     ]
     return Document(doc_id, tuple(Sentence(tuple(t), tuple(g), doc_id, i)
                                   for i, (t, g) in enumerate(sentences)))
-
-
-def test_case_shape():
-    assert [case_shape(w) for w in ("NASA", "Paris", "McDonald", "ebay", "eBay", "1996", "A")] \
-        == ["upper", "title", "title", "lower", "other", "other", "title"]
 
 
 def test_entity_words_are_replaced_consistently_and_the_rest_is_kept():

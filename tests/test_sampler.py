@@ -1,5 +1,5 @@
-"""Tests of :mod:`docgraph.batching.sampler`: greedy packing, length buckets, DDP shards and
-the token-budget batch sampler built from them."""
+"""Tests of :mod:`docgraph.batching.sampler`: length buckets, DDP shards and the token-budget
+batch sampler built from them."""
 
 from __future__ import annotations
 
@@ -9,39 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from docgraph.batching.sampler import (
-    TokenBudgetBatchSampler,
-    bucketed_order,
-    pack_greedily,
-    shard,
-)
-
-
-# ---------------------------------------------------------------------------- pack_greedily
-def test_pack_greedily_fills_each_batch_up_to_the_budget_inclusive():
-    lengths = np.array([3, 4, 2, 6, 1])
-    # 3 | 4 + 2 = 6 (exactly the budget) | 6 | 1
-    assert pack_greedily(lengths, range(5), 6) == [[0], [1, 2], [3], [4]]
-
-
-def test_pack_greedily_follows_the_given_order():
-    lengths = np.array([3, 4, 2, 6, 1])
-    assert pack_greedily(lengths, [4, 3, 2, 1, 0], 6) == [[4], [3], [2, 1], [0]]
-
-
-def test_pack_greedily_gives_a_graph_over_the_budget_a_batch_of_its_own():
-    lengths = np.array([2, 10, 2, 2])
-    assert pack_greedily(lengths, range(4), 5) == [[0], [1], [2, 3]]
-    assert pack_greedily(np.array([10]), [0], 5) == [[0]]
-
-
-def test_pack_greedily_of_nothing_is_no_batch():
-    assert pack_greedily(np.array([], dtype=np.int64), [], 5) == []
-
-
-def test_pack_greedily_returns_python_ints():
-    batches = pack_greedily(np.array([1, 1]), np.array([1, 0]), 5)
-    assert batches == [[1, 0]] and all(type(i) is int for i in batches[0])
+from docgraph.batching.sampler import TokenBudgetBatchSampler, bucketed_order, shard
 
 
 # --------------------------------------------------------------------------- bucketed_order

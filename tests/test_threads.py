@@ -4,7 +4,8 @@ import pytest
 import torch
 
 import docgraph.tagging.pipeline as pipeline
-from docgraph.runtime.threads import THREADS_ENV, bounded_threads, tagging_threads
+from docgraph.runtime.threads import THREADS_ENV, tagging_threads
+from docgraph.tagging.pipeline import bounded_threads
 from docgraph.tagging.tagger import Tagger
 
 TEXT = "Kestrel beat Carrow 2-1 on Saturday. Piet Rauch scored twice for Kestrel."

@@ -15,6 +15,7 @@ from docgraph.data.tokenize import (
     HEADLINE_LINE,
     NUMBER_ABBREVIATIONS,
     SHORT_LINE,
+    case_shape,
     is_blank,
     is_headline,
     paragraph_spans,
@@ -544,3 +545,8 @@ def test_a_paragraph_without_capitals_splits_after_its_full_stops():
         "Merkel met Macron in Paris. merkel later flew."]
     assert split_sentences("growth was 2 pct. analysts said no. 5 was next.") == [
         "growth was 2 pct.", "analysts said no. 5 was next."]
+
+
+def test_case_shape():
+    assert [case_shape(w) for w in ("NASA", "Paris", "McDonald", "ebay", "eBay", "1996", "A")] \
+        == ["upper", "title", "title", "lower", "other", "other", "title"]

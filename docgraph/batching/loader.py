@@ -1,9 +1,11 @@
-"""Batches of document graphs for a model: collation, host-side plans, prefetching.
+"""Batches of document graphs for a model: packing, collation, host-side plans, prefetching.
 
 A batch is a :class:`~torch_geometric.data.Batch` of
 :class:`~docgraph.graph.DocumentGraph` objects carrying the model's host-side plan
 (:func:`~docgraph.batching.plan.plan_batch`) as ``batch.plan``, so that no step reads a shape back
-from the device. Training and tagging both iterate their batches here.
+from the device. Training and tagging both iterate their batches here; tagging packs its graphs
+in order (:func:`pack_greedily`), training draws them from a
+:class:`~docgraph.batching.sampler.TokenBudgetBatchSampler`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,32 @@ class PlanSettings:
 
     config: GCDocConfig
     dtype: torch.dtype = torch.float32
+
+
+def pack_greedily(lengths: Sequence[int], order: Iterable[int], max_tokens: int) -> list[list[int]]:
+    """Indices of ``order`` packed greedily into batches of at most ``max_tokens`` tokens.
+
+    Args:
+        lengths: ``[n]`` number of tokens of each graph.
+        order: The indices, in the order to pack them.
+        max_tokens: Token budget per batch; a longer graph is a batch on its own.
+
+    Returns:
+        The batches, in order.
+    """
+    batches: list[list[int]] = []
+    current: list[int] = []
+    used = 0
+    for i in order:
+        length = int(lengths[i])
+        if current and used + length > max_tokens:
+            batches.append(current)
+            current, used = [], 0
+        current.append(int(i))
+        used += length
+    if current:
+        batches.append(current)
+    return batches
 
 
 def collate(graphs: Sequence[DocumentGraph], indices: Sequence[int], device: torch.device,

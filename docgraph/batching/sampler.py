@@ -1,43 +1,21 @@
 """Batches of graph indices within a token budget: length-bucketed shuffling, DDP shards.
 
-Training, evaluation and tagging batch their document graphs with
-:class:`TokenBudgetBatchSampler`; it sees only the number of tokens of each graph. The steps
-are small pure functions (:func:`pack_greedily`, :func:`bucketed_order`, :func:`shard`).
+Training batches its document graphs with :class:`TokenBudgetBatchSampler` (tagging packs
+them in order, :func:`~docgraph.batching.loader.pack_greedily`); it sees only the number of
+tokens of each graph. The steps
+are small pure functions (:func:`~docgraph.batching.loader.pack_greedily`, :func:`bucketed_order`,
+:func:`shard`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from torch.utils.data import Sampler
 
-
-def pack_greedily(lengths: np.ndarray, order: Iterable[int], max_tokens: int) -> list[list[int]]:
-    """Indices of ``order`` packed greedily into batches of at most ``max_tokens`` tokens.
-
-    Args:
-        lengths: ``[n]`` number of tokens of each graph.
-        order: The indices, in the order to pack them.
-        max_tokens: Token budget per batch; a longer graph is a batch on its own.
-
-    Returns:
-        The batches, in order.
-    """
-    batches: list[list[int]] = []
-    current: list[int] = []
-    used = 0
-    for i in order:
-        length = int(lengths[i])
-        if current and used + length > max_tokens:
-            batches.append(current)
-            current, used = [], 0
-        current.append(int(i))
-        used += length
-    if current:
-        batches.append(current)
-    return batches
+from docgraph.batching.loader import pack_greedily
 
 
 def bucketed_order(lengths: np.ndarray, perm: np.ndarray, bucket_size: int) -> np.ndarray:

@@ -55,9 +55,3 @@ class GraphConfig:
             A new :class:`GraphConfig` with an integer ``seed``.
         """
         return replace(self, seed=run_seed if self.seed is None else self.seed)
-
-    @property
-    def sampling_seed(self) -> int:
-        """The seed :func:`~docgraph.graph.documents_to_graphs` uses: ``seed``, or ``0`` when
-        unresolved."""
-        return 0 if self.seed is None else self.seed

@@ -24,9 +24,10 @@ from collections.abc import Container, Iterable
 
 from docgraph.data.document import Document, Sentence
 from docgraph.data.tags import spans
+from docgraph.data.tokenize import case_shape
 
-__all__ = ["NOT_NAMES", "SELECTION_SEED", "NameGenerator", "case_shape", "cue_words",
-           "novel_name_seed", "novel_names"]
+__all__ = ["NOT_NAMES", "SELECTION_SEED", "NameGenerator", "cue_words", "novel_name_seed",
+           "novel_names"]
 
 #: Entity types whose words are not names (OntoNotes' numeric and temporal types: "Monday",
 #: "million", "percent"): their mentions are kept as they are.
@@ -36,21 +37,6 @@ _ONSETS = ("b", "br", "c", "ch", "d", "dr", "f", "g", "gr", "h", "j", "k", "kl",
            "p", "pr", "qu", "r", "s", "sh", "st", "t", "th", "tr", "v", "w", "z")
 _NUCLEI = ("a", "e", "i", "o", "u", "a", "e", "o", "ai", "ei", "ou", "y")
 _CODAS = ("", "", "", "n", "r", "l", "s", "m", "nd", "rt", "st", "x", "k")
-
-
-def case_shape(word: str) -> str:
-    """``"upper"`` (``"NASA"``), ``"title"`` (``"Paris"``, ``"McDonald"``), ``"lower"`` or
-    ``"other"`` (no letter, or a lowercase first letter with capitals later)."""
-    letters = [c for c in word if c.isalpha()]
-    if not letters:
-        return "other"
-    if all(c.isupper() for c in letters) and len(letters) > 1:
-        return "upper"
-    if letters[0].isupper():
-        return "title"
-    if all(c.islower() for c in letters):
-        return "lower"
-    return "other"
 
 
 def _shaped(word: str, shape: str) -> str:
@@ -138,8 +124,9 @@ def novel_names(document: Document, seed: int, avoid: Container[str] = frozenset
     A token is replaced when its tag is not ``"O"``, its type is not in ``kept_types``, it
     holds a letter and its lowercased form is not in ``kept_words``; every occurrence of
     a word inside a mention (compared lowercased) gets the same invented word in this document,
-    in the original token's case shape (:func:`case_shape`; ``"other"`` is written as title
-    case). Tokens outside mentions, tags, ids and sentences are kept.
+    in the original token's case shape (:func:`~docgraph.data.tokenize.case_shape`;
+    ``"other"`` is written as title case). Tokens outside mentions, tags, ids and sentences are
+    kept.
 
     Args:
         document: A labelled document.

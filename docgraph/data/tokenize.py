@@ -284,6 +284,21 @@ def is_blank(text: str, start: int = 0, end: int | None = None) -> bool:
     return _CHUNK_RE.search(text, start, end) is None
 
 
+def case_shape(word: str) -> str:
+    """``"upper"`` (``"NASA"``), ``"title"`` (``"Paris"``, ``"McDonald"``), ``"lower"`` or
+    ``"other"`` (no letter, or a lowercase first letter with capitals later)."""
+    letters = [c for c in word if c.isalpha()]
+    if not letters:
+        return "other"
+    if all(c.isupper() for c in letters) and len(letters) > 1:
+        return "upper"
+    if letters[0].isupper():
+        return "title"
+    if all(c.islower() for c in letters):
+        return "lower"
+    return "other"
+
+
 def word_spans(text: str, start: int = 0, end: int | None = None) -> list[Span]:
     """The spans of ``text[start:end]``'s runs of characters other than whitespace and control
     characters: the tokens of pre-tokenised text.

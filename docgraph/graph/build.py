@@ -330,8 +330,8 @@ def documents_to_graphs(
     """Graphs of many documents, deterministic for ``config.seed``.
 
     Documents are first split with ``config.max_doc_tokens``; each document (or chunk) samples
-    its neighbours from its own generator, seeded by ``config.sampling_seed`` (resolve
-    ``seed=None`` to the run's seed first with :meth:`GraphConfig.resolve`) and its words
+    its neighbours from its own generator, seeded by ``config.seed`` (``0`` when ``None``:
+    resolve it to the run's seed first with :meth:`GraphConfig.resolve`) and its words
     (:func:`document_generator`), so that its graph is the same in any list of documents (one
     process or several, any order). Character ids are cached per word type across documents.
 
@@ -345,9 +345,9 @@ def documents_to_graphs(
     """
     config = config or GraphConfig()
     char_ids = CharIdTable(vocabs.chars, config.max_word_len)
+    seed = 0 if config.seed is None else config.seed
     return [
-        document_to_graph(doc, vocabs, config,
-                          document_generator(doc.tokens, config.sampling_seed), char_ids)
+        document_to_graph(doc, vocabs, config, document_generator(doc.tokens, seed), char_ids)
         for doc in split_long_documents(documents, config.max_doc_tokens)
     ]
 

@@ -36,7 +36,7 @@ from docgraph.data.embeddings import GLOVE_6B_50D, load_embeddings
 from docgraph.data.lm_fingerprints import LanguageModelError
 from docgraph.data.open_vocab import OpenVocab, PretrainedTable
 from docgraph.data.vocab import VOCAB_FILE, Vocab, Vocabularies, label_types
-from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks
+from docgraph.model import GCDoc, GCDocConfig, bioes_transition_masks, unwrap
 from docgraph.nn.quantized import quantize_int8
 from docgraph.persistence.checkpoint import (
     CheckpointError,
@@ -224,12 +224,6 @@ def check_model_memory(config: GCDocConfig, optimizer: str = "sgd", momentum: fl
         count_parameters=lambda c: parameter_count(c, vocabs))
     if problem is not None:
         raise ModelSizeError(problem)
-
-
-def unwrap(model: nn.Module) -> GCDoc:
-    """The model inside a :class:`~torch.nn.parallel.DistributedDataParallel` wrapper (or the
-    model itself)."""
-    return model.module if hasattr(model, "module") else model  # type: ignore[return-value]
 
 
 def save_model_dir(directory: str | Path, model: nn.Module, vocabs: Vocabularies,

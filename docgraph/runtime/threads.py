@@ -2,8 +2,9 @@
 
 :class:`~docgraph.tagging.tagger.Tagger` (``tag``, ``predict``, ``evaluate``, ``to_html``),
 ``scripts/predict.py`` and ``evaluate.py`` in one process, and the spaCy component tag with
-:func:`tagging_threads` torch intra-op threads, set for the call and restored afterwards, so the
-caller's own setting is left as it was. The number comes from the ``threads`` argument, else
+:func:`tagging_threads` torch intra-op threads, set for the call and restored afterwards
+(:func:`~docgraph.tagging.pipeline.bounded_threads`), so the caller's own setting is left as it
+was. The number comes from the ``threads`` argument, else
 from ``DOCGRAPH_TAGGING_THREADS``, else :data:`DEFAULT_TAGGING_THREADS`; ``0`` leaves torch's
 setting alone. Why one thread: ``docs/design.md``, "Running on the CPU" (measured:
 ``docs/experiments.md``, "Thread policy of in-process tagging").
@@ -12,12 +13,8 @@ setting alone. Why one thread: ``docs/design.md``, "Running on the CPU" (measure
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 
-import torch
-
-__all__ = ["DEFAULT_TAGGING_THREADS", "THREADS_ENV", "bounded_threads", "tagging_threads"]
+__all__ = ["DEFAULT_TAGGING_THREADS", "THREADS_ENV", "tagging_threads"]
 
 #: Intra-op threads of in-process tagging unless told otherwise.
 DEFAULT_TAGGING_THREADS = 1
@@ -48,18 +45,3 @@ def tagging_threads(threads: int | None = None) -> int:
         raise ValueError(f"{where} must be an integer >= 0 (0: torch's own thread count), "
                          f"got {threads!r}")
     return threads
-
-
-@contextmanager
-def bounded_threads(threads: int) -> Iterator[None]:
-    """Run the block with ``threads`` torch intra-op threads (``0``: as they are), then put
-    back the caller's count."""
-    previous = torch.get_num_threads()
-    if threads <= 0 or threads == previous:
-        yield
-        return
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)

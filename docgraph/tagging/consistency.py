@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from docgraph.data.novel_names import case_shape
+from docgraph.data.tokenize import case_shape
 from docgraph.tagging.result import Tagging
 
 __all__ = ["consistent_tagging"]

@@ -20,8 +20,7 @@ import torch.distributed as dist
 from torch import Tensor
 from torch_geometric.data import Batch
 
-from docgraph.batching.loader import iterate_batches
-from docgraph.batching.sampler import TokenBudgetBatchSampler
+from docgraph.batching.loader import iterate_batches, pack_greedily
 from docgraph.config.tagging import DEFAULT_BATCH_TOKENS
 from docgraph.data.document import Document
 from docgraph.data.tags import bioes_to_iob2, spans
@@ -29,8 +28,7 @@ from docgraph.data.vocab import Vocabularies
 from docgraph.graph import DocumentGraph
 from docgraph.graph.splits import PreparedSplit
 from docgraph.metrics import DocumentConsistency, Scores, document_consistency, score
-from docgraph.model import GCDoc, GCDocOutput
-from docgraph.persistence.model_dir import unwrap
+from docgraph.model import GCDoc, GCDocOutput, unwrap
 from docgraph.runtime.processes import world_and_rank
 from docgraph.runtime.progress import Progress
 from docgraph.tagging.result import Tagging
@@ -72,8 +70,10 @@ def _tagging_batches(model: GCDoc, graphs: Sequence[DocumentGraph], batch_tokens
     ``seed=None`` leaves the streams as the caller left them. ``progress`` names the progress
     of the tagged tokens (``None``: none shown).
     """
-    sampler = TokenBudgetBatchSampler([int(g.num_nodes) for g in graphs], batch_tokens,
-                                      shuffle=False)
+    if batch_tokens < 1:
+        raise ValueError(f"batch_tokens must be >= 1, got {batch_tokens}")
+    lengths = [int(g.num_nodes) for g in graphs]
+    in_order = pack_greedily(lengths, range(len(lengths)), batch_tokens)
     cuda = device.type == "cuda"
     index = (device.index if device.index is not None else torch.cuda.current_device()
              ) if cuda else None
@@ -85,7 +85,7 @@ def _tagging_batches(model: GCDoc, graphs: Sequence[DocumentGraph], batch_tokens
             if cuda:
                 with torch.cuda.device(index):
                     torch.cuda.manual_seed(seed)
-        batches = iterate_batches(graphs, sampler, device, model.plan_settings())
+        batches = iterate_batches(graphs, in_order, device, model.plan_settings())
         if progress is None:
             yield from batches
             return

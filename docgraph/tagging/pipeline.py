@@ -28,6 +28,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -41,8 +42,8 @@ from docgraph.data.contextual import ContextualEncoder
 from docgraph.data.document import Document
 from docgraph.data.vocab import Vocabularies
 from docgraph.graph.build import DocumentGraph, attach_token_features, documents_to_graphs
-from docgraph.model import GCDoc
-from docgraph.persistence.model_dir import ModelOverrides, load_model_dir, unwrap
+from docgraph.model import GCDoc, unwrap
+from docgraph.persistence.model_dir import ModelOverrides, load_model_dir
 from docgraph.runtime.machine import available_memory
 from docgraph.runtime.processes import (
     WorkerError,
@@ -53,7 +54,6 @@ from docgraph.runtime.processes import (
     process_pool,
     tagging_processes,
 )
-from docgraph.runtime.threads import bounded_threads
 from docgraph.tagging.chunks import ChunkInspection
 from docgraph.tagging.consistency import consistent_tagging
 from docgraph.tagging.inference import GraphInspection, inspect_graphs, score_graphs, tag_graphs
@@ -87,6 +87,21 @@ def bound_onednn_caches() -> None:
     sets them: read when oneDNN first runs, in this process or a tagging process it starts."""
     os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", ONEDNN_CACHE)
     os.environ.setdefault("LRU_CACHE_CAPACITY", IDEEP_CACHE)
+
+
+@contextmanager
+def bounded_threads(threads: int) -> Iterator[None]:
+    """Run the block with ``threads`` torch intra-op threads (``0``: as they are;
+    :func:`~docgraph.runtime.threads.tagging_threads`), then put back the caller's count."""
+    previous = torch.get_num_threads()
+    if threads <= 0 or threads == previous:
+        yield
+        return
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 Tags = list[list[str]]

@@ -49,7 +49,7 @@ from docgraph.persistence.speeds import model_speeds
 from docgraph.runtime.precision import tagging_precision
 from docgraph.runtime.processes import min_tagging_tokens, tagging_processes
 from docgraph.runtime.progress import Progress
-from docgraph.runtime.threads import bounded_threads, tagging_threads
+from docgraph.runtime.threads import tagging_threads
 from docgraph.tagging.chunks import (
     Chunk,
     DocumentInput,
@@ -59,7 +59,13 @@ from docgraph.tagging.chunks import (
     tagged_documents,
 )
 from docgraph.tagging.inference import Evaluation
-from docgraph.tagging.pipeline import Tags, chunk_tokens, inspect_in_process, stream_tags
+from docgraph.tagging.pipeline import (
+    Tags,
+    bounded_threads,
+    chunk_tokens,
+    inspect_in_process,
+    stream_tags,
+)
 from docgraph.tagging.pipeline import batch_tokens as default_batch_tokens
 from docgraph.tagging.result import Entity, TaggedDocument, Tagging
 from docgraph.viz.html import to_html
