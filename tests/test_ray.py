@@ -344,3 +344,21 @@ def test_output_names_follow_their_inputs():
     assert output_path(Path("/lake/b.txt"), root, out, "jsonl") == Path("/tagged/b.txt.jsonl")
     with pytest.raises(ValueError):
         output_path(Path("/elsewhere/b.txt"), root, out, "parquet")
+
+
+def test_a_local_ray_gets_the_object_store_asked_for(monkeypatch):
+    import ray
+
+    import docgraph.integrations.ray as engine
+
+    started = {}
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kwargs: started.update(kwargs))
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    with engine._ray_session(CorpusConfig(object_store_memory=100_000_000)):
+        assert started["object_store_memory"] == 100_000_000
+        assert Path(started["_temp_dir"]).is_dir()
+    assert not Path(started["_temp_dir"]).exists()  # its files removed with it
+    started.clear()
+    with engine._ray_session(CorpusConfig()):
+        assert started["object_store_memory"] is None  # Ray's own default

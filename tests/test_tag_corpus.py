@@ -54,6 +54,11 @@ def test_without_ray_the_command_says_how_to_install_it(tmp_path):
     (["{input}", "--actors", "0"], "--actors: expected an integer >= 1, got '0'"),
     (["{input}", "--gpus-per-actor", "-1"], "--gpus-per-actor: expected"),
     (["{input}", "--format", "csv"], "--format: expected one of 'parquet', 'jsonl', got 'csv'"),
+    (["{input}", "--object-store-memory", "1000000"],
+     "--object-store-memory: expected an integer >= 78643200"),
+    (["{input}", "--object-store-memory", "100000000", "--address", "auto"],
+     "--object-store-memory 100000000: sizes the object store of a local Ray; a cluster joined "
+     "with --address has its own"),
 ])
 def test_a_bad_argument_is_one_line_before_any_work(tmp_path, capsys, monkeypatch, args,
                                                     message):

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from docgraph.config.fields import check_config, choice, integer, number, switch, text
 from docgraph.config.tagging import DOCUMENT_SPLITS, INPUT_FORMATS, consistency_switch
 
-__all__ = ["CORPUS_INPUT_FORMATS", "ENGINES", "MISSING_FILE", "OUTPUT_FORMATS", "OUTPUT_SETTINGS",
-           "CorpusConfig"]
+__all__ = ["CORPUS_INPUT_FORMATS", "ENGINES", "MISSING_FILE", "OBJECT_STORE_MINIMUM",
+           "OUTPUT_FORMATS", "OUTPUT_SETTINGS", "CorpusConfig"]
 
 ENGINES = ("ray",)
 """The engines a corpus job runs on."""
@@ -26,6 +26,9 @@ OUTPUT_FORMATS = ("parquet", "jsonl")
 CORPUS_INPUT_FORMATS = (*INPUT_FORMATS, "parquet")
 """How a corpus job reads an input file: ``predict.py``'s formats, and Parquet with a column
 of text."""
+
+OBJECT_STORE_MINIMUM = 75 * 1024 * 1024
+"""The smallest object store Ray starts with (bytes)."""
 
 MISSING_FILE = "_missing.txt"
 """The file of a job's output directory that lists the inputs left untagged, one per line
@@ -46,6 +49,9 @@ class CorpusConfig:
         address: The engine's cluster to join (``auto``: the one this machine belongs to;
             ``None``: a local one started for the job and stopped after it).
         actors: Taggers working at once, each a process holding one loaded model.
+        object_store_memory: Bytes of the object store of the local Ray started for the job
+            (``None``: Ray's own default, 30 % of the memory); a cluster joined with ``address``
+            sizes its own (``ray start --object-store-memory``).
         cpus_per_actor: CPU cores reserved for each tagger (its torch threads).
         gpus_per_actor: GPUs reserved for each tagger (``0``: tag on the CPU).
         output_format: The format of the output files (:data:`OUTPUT_FORMATS`).
@@ -73,6 +79,12 @@ class CorpusConfig:
              "`ray start`; HOST:PORT: its head); default: a local Ray for this job")
     actors: int = integer(1, low=1, flag="--actors", metavar="N",
                           help="taggers working at once, each holding one loaded model")
+    object_store_memory: int | None = integer(
+        None, low=OBJECT_STORE_MINIMUM, optional=True, flag="--object-store-memory",
+        metavar="BYTES",
+        help="bytes of the object store of the local Ray started for the job (it holds the "
+             "inputs being read; each actor's resident memory counts the pages it reads); "
+             "default: Ray's own, 30 percent of the memory")
     cpus_per_actor: float = number(1.0, low=0.0, low_open=True, flag="--cpus-per-actor",
                                    metavar="C", help="CPU cores reserved for each tagger")
     gpus_per_actor: float = number(0.0, low=0.0, flag="--gpus-per-actor", metavar="G",

@@ -346,7 +346,8 @@ def _ray_session(config: CorpusConfig) -> Iterator[None]:
             temp = tempfile.mkdtemp(prefix="docgraph-ray-")
             # logical CPUs for every actor and one for reading and the driver
             cpus = max(os.cpu_count() or 1, math.ceil(config.actors * config.cpus_per_actor) + 1)
-            ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING,
+            ray.init(num_cpus=cpus, object_store_memory=config.object_store_memory,
+                     include_dashboard=False, logging_level=logging.WARNING,
                      configure_logging=False, _temp_dir=temp)
         else:
             ray.init(address=config.address, logging_level=logging.WARNING,

@@ -63,6 +63,10 @@ def _check(args: argparse.Namespace) -> tuple[CorpusConfig, list[Path]]:
     config = CorpusConfig(**{f.name: getattr(args, f.name) for f in fields(CorpusConfig)})
     if not _ray_installed():
         raise UsageError("needs Ray: pip install 'docgraph[ray]'", "--engine", config.engine)
+    if config.object_store_memory is not None and config.address is not None:
+        raise UsageError("sizes the object store of a local Ray; a cluster joined with "
+                         "--address has its own (ray start --object-store-memory)",
+                         "--object-store-memory", config.object_store_memory)
     resolve_model(config.model)
     output = Path(args.output)
     if output.exists() and not output.is_dir():
