@@ -214,9 +214,13 @@ def _actor_memory(rss: list[tuple[float, int]], shared: list[tuple[float, int]],
             "shared_mb_by_quarter": _rss_quarters(shared, start, end)}
 
 
-def start_head(temp: Path, cpus: int, log: Path, attempts: int = 3) -> tuple[subprocess.Popen, str]:
+def start_head(temp: Path, cpus: int, log: Path, attempts: int = 3,
+               object_store_bytes: int | None = None) -> tuple[subprocess.Popen, str]:
     """A Ray head on 127.0.0.1 (``ray start --head --block``) in a session of its own, tried
-    again when it does not start (on a loaded machine Ray's 30 s may not be enough)."""
+    again when it does not start (on a loaded machine Ray's 30 s may not be enough); its object
+    store of ``object_store_bytes`` (``None``: Ray's default)."""
+    store = [] if object_store_bytes is None else ["--object-store-memory",
+                                                   str(object_store_bytes)]
     for _ in range(attempts):
         port = 6400 + secrets.randbelow(500)
         with open(log, "a") as out:
@@ -224,7 +228,7 @@ def start_head(temp: Path, cpus: int, log: Path, attempts: int = 3) -> tuple[sub
                 [str(Path(sys.executable).with_name("ray")), "start", "--head", "--block",
                  "--port", str(port), "--node-ip-address", "127.0.0.1", "--num-cpus", str(cpus),
                  "--include-dashboard", "false", "--disable-usage-stats", "--temp-dir",
-                 str(temp)], env=ENV, stdout=out, stderr=subprocess.STDOUT,
+                 str(temp), *store], env=ENV, stdout=out, stderr=subprocess.STDOUT,
                 start_new_session=True)
         while head.poll() is None and "Ray runtime started" not in log.read_text():
             time.sleep(0.5)
@@ -332,8 +336,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--compare-mb", type=float, default=0.5)
     p.add_argument("--large-mb", type=float, default=0.0, help="0: skip the large run")
     p.add_argument("--file-mb", type=float, default=0.1, help="size of each input file")
+    p.add_argument("--object-store-mb", type=float, default=None,
+                   help="the Ray head's object store (default: Ray's, 30 percent of memory)")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
+    store = None if args.object_store_mb is None else int(args.object_store_mb * 2**20)
     signal.signal(signal.SIGTERM, _stop_run)
     tag = [sys.executable, "-m", "docgraph.integrations.tag_corpus", "--model", args.model,
            "--documents", "paragraphs", "--quiet"]
@@ -353,11 +360,12 @@ def main(argv: list[str] | None = None) -> int:
     log.write_text("")
     predict = [sys.executable, str(ROOT / "scripts" / "predict.py"), "--model", args.model,
                "--documents", "paragraphs", "--format", "jsonl"]
-    head, address = start_head(work / "ray", 3, log)  # 2 actors + reading
+    head, address = start_head(work / "ray", 3, log, object_store_bytes=store)  # 2 actors + reading
     tag = [*tag, "--address", address]
     results: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                      "machine": platform.processor() or platform.machine(),
-                     "cores": os.cpu_count(), "model": args.model, "runs": {}}
+                     "cores": os.cpu_count(), "model": args.model,
+                     "object_store_bytes": store, "runs": {}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
 
     def save() -> None:  # after every run: an interrupted benchmark keeps what it measured

@@ -114,3 +114,23 @@ def test_the_sampler_records_the_shared_part_of_each_processs_memory():
     (t0, rss), *_ = sampler.rss[child.pid]
     (t1, shared), *_ = sampler.shared[child.pid]
     assert t0 == t1 and 0 < shared < rss  # the interpreter's mapped files are shared pages
+
+
+def test_the_head_gets_the_object_store_asked_for(tmp_path, monkeypatch):
+    started = []
+
+    class Head:
+        def __init__(self, command, **kwargs):
+            started.append(command)
+            (tmp_path / "head.log").write_text("Ray runtime started\n")
+
+        def poll(self):
+            return None
+
+    monkeypatch.setattr(ray_corpus.subprocess, "Popen", Head)
+    ray_corpus.start_head(tmp_path / "ray", 3, tmp_path / "head.log",
+                          object_store_bytes=80 * 2**20)
+    ray_corpus.start_head(tmp_path / "ray", 3, tmp_path / "head.log")
+    with_store, default = started
+    assert with_store[with_store.index("--object-store-memory") + 1] == str(80 * 2**20)
+    assert "--object-store-memory" not in default
