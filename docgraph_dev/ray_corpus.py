@@ -283,7 +283,8 @@ def keep_large(args: argparse.Namespace, tag: list[str], log: Path) -> int:
     expected = json.loads(listing.read_text())
     results = (json.loads(args.out.read_text()) if args.out.is_file() else
                {"machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-                "model": args.model, "corpus_bytes": expected["bytes"],
+                "model": args.model, "object_store_bytes": args.object_store_bytes,
+                "corpus_bytes": expected["bytes"],
                 "corpus_files": len(expected["documents"]),
                 "corpus_documents": sum(expected["documents"].values()), "segments": []})
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
@@ -293,7 +294,8 @@ def keep_large(args: argparse.Namespace, tag: list[str], log: Path) -> int:
                "inputs_done_before": len(list(output.glob("*.parquet")))}
     head_log = keep / "head.log"
     head_log.write_text("")  # start_head waits for the head's line in this log
-    head, address = start_head(keep / "ray", 3, head_log)
+    head, address = start_head(keep / "ray", 3, head_log,
+                               object_store_bytes=args.object_store_bytes)
     try:
         segment.update(run_ray([*tag, "--address", address, str(corpus), "--output",
                                 str(output), "--actors", "2"], log, head, interval=2.0))
@@ -340,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="the Ray head's object store (default: Ray's, 30 percent of memory)")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
-    store = None if args.object_store_mb is None else int(args.object_store_mb * 2**20)
+    args.object_store_bytes = (None if args.object_store_mb is None
+                               else int(args.object_store_mb * 2**20))
     signal.signal(signal.SIGTERM, _stop_run)
     tag = [sys.executable, "-m", "docgraph.integrations.tag_corpus", "--model", args.model,
            "--documents", "paragraphs", "--quiet"]
@@ -360,12 +363,13 @@ def main(argv: list[str] | None = None) -> int:
     log.write_text("")
     predict = [sys.executable, str(ROOT / "scripts" / "predict.py"), "--model", args.model,
                "--documents", "paragraphs", "--format", "jsonl"]
-    head, address = start_head(work / "ray", 3, log, object_store_bytes=store)  # 2 actors + reading
+    # 3 CPUs: 2 actors and the reading
+    head, address = start_head(work / "ray", 3, log, object_store_bytes=args.object_store_bytes)
     tag = [*tag, "--address", address]
     results: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                      "machine": platform.processor() or platform.machine(),
                      "cores": os.cpu_count(), "model": args.model,
-                     "object_store_bytes": store, "runs": {}}
+                     "object_store_bytes": args.object_store_bytes, "runs": {}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
 
     def save() -> None:  # after every run: an interrupted benchmark keeps what it measured

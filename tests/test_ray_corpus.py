@@ -62,12 +62,15 @@ def test_a_kept_run_makes_its_corpus_once_and_adds_a_segment_per_invocation(tmp_
             _output(output, path.name, [f"{path.stem}-{k}" for k in range(count)])
         return {"returncode": 0, "seconds": 1.0, "command": command}
 
-    monkeypatch.setattr(ray_corpus, "start_head", lambda temp, cpus, log: (None, "h:1"))
+    heads = []
+    monkeypatch.setattr(ray_corpus, "start_head", lambda temp, cpus, log, object_store_bytes:
+                        heads.append(object_store_bytes) or (None, "h:1"))
     monkeypatch.setattr(ray_corpus, "stop_head", lambda head: None)
     monkeypatch.setattr(ray_corpus, "run_ray", tag)
     monkeypatch.setattr(ray_corpus, "corpus_tokens", lambda output: 7)
     args = argparse.Namespace(keep_dir=tmp_path / "keep", large_mb=0.016, file_mb=0.005,
-                              model="conll03", out=tmp_path / "results.json")
+                              model="conll03", out=tmp_path / "results.json",
+                              object_store_bytes=80 * 2**20)
     (tmp_path / "keep").mkdir()
     assert ray_corpus.keep_large(args, ["tag-corpus"], tmp_path / "log") == 1  # not finished
     made = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "keep" / "corpus").iterdir()}
@@ -81,6 +84,7 @@ def test_a_kept_run_makes_its_corpus_once_and_adds_a_segment_per_invocation(tmp_
     assert record["check"]["ok"] is True and record["corpus_files"] == 4
     assert record["check"]["documents"] == record["corpus_documents"] > 4
     assert all("--address" in c and "h:1" in c for c in calls)
+    assert heads == [80 * 2**20] * 2 and record["object_store_bytes"] == 80 * 2**20
 
 
 def test_sigterm_stops_the_run_under_way_and_any_retry(monkeypatch):
