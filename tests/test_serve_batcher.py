@@ -255,32 +255,3 @@ def test_a_pass_as_large_as_the_one_beside_does_not_wait_for_balance():
 
     passes, waited = run(main())
     assert passes == [["small0"], ["larger0", "larger1"]] and waited < 0.1
-
-
-def test_pipelined_passes_leave_a_group_waiting_for_each_freed_worker():
-    """Twelve clients that send again when answered, two workers: with the pipeline bound a
-    pass holds at most a third of the documents in the service, without it the first pass
-    takes them all."""
-
-    async def clients(batcher, rounds=6, count=12):
-        async def client(k):
-            for r in range(rounds):
-                job = jobs([f"w{k}"], f"c{k}r{r}-")
-                batcher.submit(job)
-                await job[0].future
-
-        await asyncio.gather(*(client(k) for k in range(count)))
-
-    async def main(pipeline):
-        workers = RecordingWorkers(workers=2, seconds=0.02)
-        batcher = Batcher(workers, max_tokens=100, max_wait=0.0, max_queue=100,
-                          pipeline_workers=2 if pipeline else 0)
-        batcher.start()
-        await clients(batcher)
-        await batcher.close(RuntimeError)
-        return [len(p) for p in workers.passes]
-
-    pipelined, plain = run(main(True)), run(main(False))
-    assert sum(pipelined) == sum(plain) == 72
-    assert max(pipelined) <= 4  # ceil(12 / 3)
-    assert plain[0] == 12  # the queue whole

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from docgraph.config.fields import check_config, choice, integer, number, switch, text
+from docgraph.config.fields import check_config, choice, integer, number, text
 from docgraph.config.tagging import (
     DEFAULT_BATCH_TOKENS,
     DEFAULT_SPEED,
@@ -42,9 +42,6 @@ class ServeConfig:
         balance_wait_ms: How long the first document of a pass waits for others while the
             pass is smaller than the largest pass under way on another worker (0: no longer
             than ``max_wait_ms``).
-        pipeline: A pass takes at most a share of the documents in the service of one more
-            than the workers, so that a freed worker finds documents waiting
-            (:class:`~docgraph.serve.batcher.Batcher`'s ``pipeline_workers``).
         max_queue: The most documents waiting; a request that does not fit is refused (503).
         max_body_bytes: The largest request body (413 above it).
         timeout_s: How long a request may wait for its entities (504 after it).
@@ -77,9 +74,6 @@ class ServeConfig:
     balance_wait_ms: float = number(10.0, low=0.0, flag="--balance-wait-ms", metavar="MS",
                                     help="how long a pass smaller than the one under way on "
                                          "another worker waits for more documents")
-    pipeline: bool = switch(False, switches={"--pipeline": True},
-                            help="a pass takes at most 1/(workers + 1) of the documents in the "
-                                 "service, so that a freed worker finds the next ones waiting")
     max_queue: int = integer(1024, low=1, flag="--max-queue", metavar="DOCUMENTS",
                              help="most documents waiting; more are refused with 503")
     max_body_bytes: int = integer(1_000_000, low=1, flag="--max-body-bytes", metavar="BYTES",

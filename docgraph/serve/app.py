@@ -132,8 +132,7 @@ class _Service:
         self.pool = WorkerPool(config, self._ready, self.metrics.worker_restarts.inc,
                                self._failed)
         self.batcher = Batcher(self.pool, config.max_batch_tokens, config.max_wait_ms / 1000,
-                               config.max_queue, self._pass, config.balance_wait_ms / 1000,
-                               config.workers if config.pipeline else 0)
+                               config.max_queue, self._pass, config.balance_wait_ms / 1000)
 
     def _ready(self, card: dict) -> None:
         self.card = card

@@ -9,11 +9,7 @@ after its first: under steady load the workers then take passes of about equal s
 worker freed just after the others took the queue would otherwise tag one small pass after
 another (each pass has a fixed cost, so small passes tag fewer tokens per second). A document
 whose request is gone (the client disconnected, the request timed out) is taken out of the
-queue and never tagged. With ``pipeline_workers`` (the number of workers), a pass takes at most
-a share of the documents in the service (waiting, being tagged, or just answered: their clients'
-next requests are on their way) of one more than the workers: clients that send their next
-request when answered then form one group more than there are workers, and a worker freed finds
-the next group waiting instead of waiting for the one it just answered. This module does not import torch.
+queue and never tagged. This module does not import torch.
 """
 
 from __future__ import annotations
@@ -93,24 +89,18 @@ class Batcher:
         balance_wait: Seconds the first document of a pass waits for others while the pass
             holds fewer tokens than the largest pass under way (at least ``max_wait``; 0: no
             such wait).
-        pipeline_workers: The workers' number when a pass takes at most
-            ``ceil(documents in the service / (pipeline_workers + 1))`` documents (0: no such
-            bound).
     """
 
     def __init__(self, workers: _Workers, max_tokens: int, max_wait: float, max_queue: int,
                  on_pass: Callable[[int, int], None] = lambda documents, tokens: None,
-                 balance_wait: float = 0.0, pipeline_workers: int = 0) -> None:
+                 balance_wait: float = 0.0) -> None:
         self._workers = workers
-        self.pipeline_workers = pipeline_workers
         self.max_tokens, self.max_wait, self.max_queue = max_tokens, max_wait, max_queue
         self.balance_wait = max(balance_wait, max_wait)
         self._on_pass = on_pass
         self._queue: deque[Job] = deque()
         self._wake = asyncio.Event()  # a document arrived or a pass ended
         self._passes: dict[asyncio.Task, int] = {}  # each pass under way: its tokens
-        self._tagging = 0  # documents in the passes under way
-        self._answered = 0  # documents of the pass that ended last
         self._loop_task: asyncio.Task | None = None
 
     @property
@@ -173,14 +163,6 @@ class Batcher:
         largest pass under way (at most ``max_tokens``)."""
         return min(self.max_tokens, max(self._passes.values(), default=0))
 
-    def _most_documents(self) -> int | None:
-        """The most documents the next pass takes (``None``: no bound; see
-        ``pipeline_workers``)."""
-        if self.pipeline_workers <= 0:
-            return None
-        in_service = len(self._queue) + self._tagging + self._answered
-        return max(1, -(-in_service // (self.pipeline_workers + 1)))
-
     async def _serve(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
@@ -190,8 +172,7 @@ class Batcher:
             first = self._queue[0]
             batch: list[Job] = []
             tokens = 0
-            most = self._most_documents()
-            while most is None or len(batch) < most:
+            while True:
                 if not self._queue:
                     wait = self.max_wait if tokens >= self._beside() else self.balance_wait
                     left = first.queued_at + wait - loop.time()
@@ -208,7 +189,6 @@ class Batcher:
                 if tokens >= self.max_tokens:
                     break
             self._on_pass(len(batch), tokens)
-            self._tagging += len(batch)
             task = loop.create_task(self._run(worker, batch))
             self._passes[task] = tokens
 
@@ -222,8 +202,6 @@ class Batcher:
             return
         finally:
             self._passes.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
-            self._tagging -= len(batch)
-            self._answered = len(batch)
             self._wake.set()
         for job, result in zip(batch, results):
             if not job.future.done():
