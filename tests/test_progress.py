@@ -105,7 +105,8 @@ def test_a_slow_stage_says_it_is_running(docgraph_info):
     running = [line for line in lines if line.startswith("building graphs...")]
     assert 2 <= len(running) <= 4, lines  # after 0.05 s, then every 0.15 s
     assert re.fullmatch(r"building graphs: 3 graphs \(0\.\d s\)", lines[-2])
-    assert re.fullmatch(r"vocabularies \(0\.0 s\)", lines[-1])  # a quick one: its result only
+    # a quick one: its time only (the time itself depends on the machine's load)
+    assert re.fullmatch(r"vocabularies \(\d+\.\d s\)", lines[-1])
     assert set(stages.seconds) == {"building graphs", "vocabularies"}
     assert stages.summary().startswith("stage times: building graphs 0.")
 
