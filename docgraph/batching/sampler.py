@@ -1,10 +1,9 @@
 """Batches of graph indices within a token budget: length-bucketed shuffling, DDP shards.
 
-Training batches its document graphs with :class:`TokenBudgetBatchSampler` (tagging packs
-them in order, :func:`~docgraph.batching.loader.pack_greedily`); it sees only the number of
-tokens of each graph. The steps
-are small pure functions (:func:`~docgraph.batching.loader.pack_greedily`, :func:`bucketed_order`,
-:func:`shard`).
+Training batches its document graphs with :class:`TokenBudgetBatchSampler`; it sees only the
+number of tokens of each graph. The steps are small pure functions: :func:`bucketed_order`,
+:func:`shard` and the greedy packing that tagging uses alone
+(:func:`~docgraph.batching.loader.pack_greedily`).
 """
 
 from __future__ import annotations
