@@ -46,9 +46,11 @@ class ShapeGrid:
     :attr:`step_quantum` (of twice it past :attr:`coarse_steps`, of four times past twice
     that), its sequences are split into calls of at most :attr:`max_rows` and each call's
     rows are rounded up to a multiple of :attr:`row_quantum` (padding rows that read row 0).
-    Padding after a sequence's end never reaches its outputs: on a grid every position's
-    outputs and the final states are bit for bit those of a layout without, and the means and
-    sums of :func:`run_bilstm`, reduced over the padded steps, equal them to rounding.
+    A layout on a grid chooses its length buckets by the steps they pad on it, padding rows
+    included (:func:`length_partition`). Padding after a sequence's end never reaches its
+    outputs: on a grid every position's outputs and the final states are bit for bit those of
+    a layout without, and the means and sums of :func:`run_bilstm`, reduced over the padded
+    steps, equal them to rounding.
 
     Attributes:
         step_quantum: Steps are a multiple of it (up to :attr:`coarse_steps`).
@@ -217,7 +219,7 @@ class SequenceLayout:
         starts = (np.cumsum(lengths) - lengths) if starts is None else _as_numpy(starts)
         num = lengths.size
         padded_len = lengths if grid is None else grid.steps(lengths)
-        bucket_of = length_partition(padded_len, buckets)
+        bucket_of = length_partition(padded_len, buckets, 1 if grid is None else grid.row_quantum)
         buckets: list[LengthBucket] = []
         forward_positions = np.empty(int(lengths.sum()), dtype=np.int64)
         reverse_positions = np.empty_like(forward_positions)
@@ -411,24 +413,30 @@ def char_plan(chars: Tensor | np.ndarray, char_len: Tensor | np.ndarray,
     return plan._map(lambda t: t.to(device))
 
 
-def length_partition(lengths: np.ndarray, buckets: int) -> np.ndarray:
-    """Bucket of every sequence: at most ``buckets`` groups of consecutive lengths that pad
-    the fewest steps (the sum over buckets of size times longest length), by dynamic
-    programming over the distinct lengths. Buckets are numbered shortest first."""
+def length_partition(lengths: np.ndarray, buckets: int, row_quantum: int = 1) -> np.ndarray:
+    r"""Bucket of every sequence: at most ``buckets`` groups of consecutive lengths that pad
+    the fewest steps, by dynamic programming over the distinct lengths. A bucket of :math:`n`
+    sequences whose longest is :math:`L` pads :math:`\lceil n / q \rceil q \cdot L` steps
+    (``row_quantum`` :math:`q`: its call's rows are a multiple of it, as on a
+    :class:`ShapeGrid`); of equal costs, the fewest buckets. Buckets are numbered shortest
+    first."""
     values, counts = np.unique(lengths, return_counts=True)
     distinct = values.size
     if distinct <= 1 or buckets <= 1:
         return np.zeros(lengths.size, dtype=np.int64)
-    if distinct <= buckets:
+    if distinct <= buckets and row_quantum == 1:
         return np.searchsorted(values, lengths)
     below = np.concatenate([[0], np.cumsum(counts)])  # sequences shorter than values[j]
-    # best[j]: fewest padded steps for the lengths values[:j + 1] in the current bucket count
-    best = values[None, :] * below[None, 1:]
-    best = best[0].astype(np.float64)
+
+    def rows(sequences: np.ndarray) -> np.ndarray:
+        return -(-sequences // row_quantum) * row_quantum
+
+    # best[j]: the least cost of the lengths values[:j + 1] in the current bucket count
+    best = (values * rows(below[1:])).astype(np.float64)
     cuts = []
-    for _ in range(1, buckets):
+    for _ in range(1, min(buckets, distinct)):
         # a last bucket holding values[i + 1 : j + 1], the rest best[i]
-        cost = best[:, None] + values[None, :] * (below[None, 1:] - below[1:, None])
+        cost = best[:, None] + values[None, :] * rows(below[None, 1:] - below[1:, None])
         cost[np.tril_indices(distinct)] = np.inf
         choice = np.argmin(np.concatenate([best[None, :], cost], axis=0), axis=0) - 1
         best = np.minimum(best, cost.min(axis=0))
