@@ -557,7 +557,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     study.add_argument("--seconds", type=float, default=15.0, help="per load run")
     study.add_argument("--max-requests", type=int, default=20_000, help="per load run")
     study.add_argument("--offline-tokens", type=int, default=60_000)
-    study.add_argument("--rounds", type=int, default=2, help="of predict.py offline")
+    study.add_argument("--rounds", type=int, default=3,
+                       help="of predict.py offline (the median is its figure)")
     study.add_argument("--offline-processes", type=int, default=2,
                        help="predict.py's processes (as many as the server's workers)")
     study.add_argument("--soak-seconds", type=float, default=600.0)
