@@ -4,7 +4,9 @@
 # Run from a checkout with the serve extra installed: bash idle.sh [port]
 set -e
 PORT=${1:-8112}
-WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
+WORK=$(mktemp -d); SRV=; WRK=
+# the server and wrk end with the script on every path, a failed step included
+trap 'set +e; kill $SRV $WRK 2> /dev/null; wait $SRV $WRK 2> /dev/null; rm -rf "$WORK"' EXIT
 docgraph serve --model conll03 --workers 2 --port "$PORT" > "$WORK/server.log" 2>&1 &
 SRV=$!
 for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$PORT/ready" > /dev/null && break; sleep 1; done
@@ -17,7 +19,7 @@ wrk -t 2 -c 32 -d 25s -s "$WORK/load.lua" "http://127.0.0.1:$PORT" > "$WORK/wrk.
 WRK=$!
 sleep 8; A=$(head -1 /proc/stat); CA=$(awk '/^ctxt/{print $2}' /proc/stat); sleep 10
 B=$(head -1 /proc/stat); CB=$(awk '/^ctxt/{print $2}' /proc/stat)
-wait $WRK; kill -TERM $SRV; wait $SRV || true
+wait $WRK; WRK=; kill -TERM $SRV; wait $SRV || true; SRV=
 python - "$A" "$B" "$CA" "$CB" <<'PY'
 import os, sys
 names = ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"]
