@@ -284,3 +284,83 @@ def test_cudnn_lstm_mode_is_cudnns():
     import torch.backends.cudnn.rnn as cudnn_rnn
 
     assert cudnn_rnn.get_cudnn_mode("LSTM") == CUDNN_LSTM
+
+
+def _torch_direction(lstm, x, suffix, h0):
+    """torch's own call of one direction (the reference of the kept oneDNN weights)."""
+    names = _FORWARD if suffix == "" else _REVERSE
+    return torch._VF.lstm(x, (h0, h0), [getattr(lstm, n) for n in names], True, 1, 0.0,
+                          lstm.training, False, True)[0]
+
+
+_BF16 = [pytest.param(True, marks=pytest.mark.skipif(
+    not torch.backends.mkldnn.is_available() or not torch.ops.mkldnn._is_mkldnn_bf16_supported(),
+    reason="needs oneDNN's bfloat16 on this CPU"))]
+
+
+@pytest.mark.parametrize("bf16", [False, *_BF16])
+@pytest.mark.parametrize("suffix", ["", "_reverse"])
+def test_kept_onednn_weights_give_torchs_outputs_bit_for_bit(suffix, bf16):
+    import docgraph.nn.layout as layout_module
+
+    torch.manual_seed(0)
+    lstm = DirectionLSTM(7, 5).eval()
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        for rows, steps in ((1, 1), (3, 4), (8, 9), (3, 4)):  # a shape again, then new ones
+            x = torch.randn(rows, steps, 7)
+            for h0 in (None, torch.randn(1, rows, 5)):
+                start = torch.zeros(1, rows, 5) if h0 is None else h0
+                out = lstm_direction(lstm, x, suffix, h0)
+                expected = _torch_direction(lstm, x, suffix, start)
+                assert out.dtype == expected.dtype == (torch.bfloat16 if bf16 else torch.float32)
+                assert out.shape == expected.shape == (rows, steps, 5)
+                assert torch.equal(out, expected)
+    if torch.backends.mkldnn.is_available():  # the weights were reordered once, then kept
+        assert len(layout_module._ONEDNN_WEIGHTS[lstm]) == 1
+
+
+def test_kept_onednn_weights_follow_a_change_of_the_weights():
+    torch.manual_seed(1)
+    lstm = DirectionLSTM(4, 3).eval()
+    x, h0 = torch.randn(2, 5, 4), torch.zeros(1, 2, 3)
+    with torch.no_grad():
+        before = lstm_direction(lstm, x, "")
+        lstm.weight_ih_l0.mul_(-1.0)  # an optimiser's step: in place
+        assert torch.equal(lstm_direction(lstm, x, ""), _torch_direction(lstm, x, "", h0))
+        assert not torch.equal(lstm_direction(lstm, x, ""), before)
+        other = DirectionLSTM(4, 3)
+        lstm.load_state_dict(other.state_dict())
+        assert torch.equal(lstm_direction(lstm, x, ""), _torch_direction(other, x, "", h0))
+        lstm.weight_hh_l0 = torch.nn.Parameter(torch.randn(12, 3))  # a new tensor
+        assert torch.equal(lstm_direction(lstm, x, ""), _torch_direction(lstm, x, "", h0))
+
+
+def test_kept_onednn_weights_follow_a_fused_optimisers_step():
+    # a fused optimiser writes the weights without moving their version counters: the
+    # training call before its step drops what was kept
+    torch.manual_seed(3)
+    lstm = DirectionLSTM(4, 3)
+    optimiser = torch.optim.Adam(lstm.parameters(), lr=0.1, fused=True)
+    x, h0 = torch.randn(2, 5, 4), torch.zeros(1, 2, 3)
+    for _ in range(2):
+        lstm.eval()
+        with torch.no_grad():
+            assert torch.equal(lstm_direction(lstm, x, ""), _torch_direction(lstm, x, "", h0))
+        lstm.train()
+        versions = lstm.weight_ih_l0._version
+        lstm_direction(lstm, x, "").square().sum().backward()
+        optimiser.step()
+        optimiser.zero_grad()
+        assert lstm.weight_ih_l0._version == versions  # what the cache cannot see
+
+
+def test_lstm_direction_with_gradients_is_torchs_call():
+    # training takes torch's call: gradients reach the weights as they do through it
+    torch.manual_seed(2)
+    lstm = DirectionLSTM(4, 3)
+    x = torch.randn(2, 5, 4, requires_grad=True)
+    out = lstm_direction(lstm, x, "_reverse")
+    assert out.requires_grad
+    out.sum().backward()
+    assert lstm.weight_ih_l0_reverse.grad is not None and x.grad is not None
+    assert lstm.weight_ih_l0.grad is None
