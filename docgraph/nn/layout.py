@@ -17,7 +17,6 @@ padded call on a GPU (where a padded step costs next to nothing and a launch doe
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields
 
@@ -539,72 +538,9 @@ def lstm_direction(lstm: torch.nn.LSTM, x: Tensor, suffix: str, h0: Tensor | Non
                                     lstm.bias, 1, 0.0, False, False, True, dtype=torch.qint8,
                                     use_dynamic=True)[0]
     weights = direction_weights(lstm, suffix)
-    if lstm.training or torch.is_grad_enabled():
-        # a training step may change the weights where their version counters do not tell
-        # (a fused optimiser's kernel): the next tagging call reorders them again
-        _ONEDNN_WEIGHTS.pop(lstm, None)
-    elif lstm.bias and (dtype := _onednn_dtype(x, h0, weights)) is not None:
-        w_ih, w_hh = _onednn_weights(lstm, suffix, weights, dtype)
-        h = h0[0].to(dtype)
-        out = torch.ops.aten.mkldnn_rnn_layer(
-            x.to(dtype).transpose(0, 1).contiguous(), w_ih, w_hh, weights[2].to(dtype),
-            weights[3].to(dtype), h, h, False, [], _ONEDNN_LSTM, lstm.hidden_size, 1, True,
-            False, False, False)[0]
-        return out.transpose(0, 1)
     out, _, _ = torch._VF.lstm(x, (h0, h0), weights, lstm.bias, 1, 0.0, lstm.training, False,
                                True)
     return out
-
-
-#: oneDNN's number of the LSTM cell (``ideep::rnn_kind::LSTM``), as ``mkldnn_rnn_layer`` takes it.
-_ONEDNN_LSTM = 2
-
-#: Each CPU LSTM direction's weights in oneDNN's own layout, by dtype, with the weights they
-#: were made from (:func:`_onednn_weights`).
-_ONEDNN_WEIGHTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _onednn_dtype(x: Tensor, h0: Tensor, weights: Sequence[Tensor]) -> torch.dtype | None:
-    """The dtype of a call that :func:`lstm_direction` hands oneDNN with its weights already
-    in oneDNN's layout: the dtype torch's own call runs oneDNN in (``x``'s, or autocast's
-    bfloat16 on the CPU), when torch's call would run oneDNN at all; else ``None``."""
-    if (x.device.type != "cpu" or x.numel() == 0 or not torch.backends.mkldnn.is_available()
-            or not torch.backends.mkldnn.enabled):
-        return None
-    if any(w.is_inference() for w in weights):  # no version counter to tell a change by
-        return None
-    tensors = [x, h0, *weights]
-    if torch.is_autocast_enabled("cpu"):
-        dtype = torch.get_autocast_dtype("cpu")
-        floating = all(t.dtype in (torch.float32, torch.bfloat16) for t in tensors)
-    else:
-        dtype = x.dtype
-        floating = all(t.dtype == dtype for t in tensors)
-    if not floating or dtype not in (torch.float32, torch.bfloat16):
-        return None
-    if dtype == torch.bfloat16 and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
-        return None
-    return dtype
-
-
-def _onednn_weights(lstm: torch.nn.LSTM, suffix: str, weights: Sequence[Tensor],
-                    dtype: torch.dtype) -> tuple[Tensor, Tensor]:
-    """``weight_ih`` and ``weight_hh`` of one direction in ``dtype``, reordered into oneDNN's
-    layout once and kept while they are the same tensors, in the same memory, unchanged by
-    their version counters (an in-place write, a load) and by a training call
-    (:func:`lstm_direction`): torch's call reorders them at every call, a fixed cost that
-    dominates the small calls of tagging. The outputs are those of torch's call bit for bit."""
-    w_ih, w_hh = weights[0], weights[1]
-    state = (w_ih.data_ptr(), w_hh.data_ptr(), w_ih._version, w_hh._version)
-    made = _ONEDNN_WEIGHTS.setdefault(lstm, {})
-    kept = made.get((suffix, dtype))
-    if kept is not None and kept[0]() is w_ih and kept[1]() is w_hh and kept[2] == state:
-        return kept[3]
-    reordered = tuple(torch.ops.mkldnn._reorder_mkldnn_rnn_layer_weight(
-        w_ih.detach().to(dtype), w_hh.detach().to(dtype), lstm.hidden_size, False, True,
-        False, None))
-    made[(suffix, dtype)] = (weakref.ref(w_ih), weakref.ref(w_hh), state, reordered)
-    return reordered
 
 
 def run_bilstm(lstm: torch.nn.LSTM, x: Tensor, layout: SequenceLayout,
