@@ -347,16 +347,39 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def pass_counts(metrics: str) -> tuple[float, float] | None:
+    """The passes and their documents so far, from ``GET /metrics``'s text (``None`` when it
+    has no ``docgraph_batch_documents`` histogram)."""
+    found = {}
+    for line in metrics.splitlines():
+        name, _, value = line.partition(" ")
+        if name in ("docgraph_batch_documents_count", "docgraph_batch_documents_sum"):
+            found[name] = float(value)
+    if len(found) < 2:
+        return None
+    return found["docgraph_batch_documents_count"], found["docgraph_batch_documents_sum"]
+
+
+def _passes_so_far(url: str) -> tuple[float, float] | None:
+    try:
+        with urllib.request.urlopen(url + "/metrics", timeout=5.0) as answer:
+            return pass_counts(answer.read().decode())
+    except OSError:
+        return None
+
+
 def _server_rows(url: str, kinds: dict[str, tuple[list[str], list[int]]],
                  clients: Sequence[int], seconds: float, max_requests: int, work: Path,
                  label: str, server: _Process | None = None) -> list[dict[str, Any]]:
     """One load run per kind and number of clients; with ``server``, where the CPU went
-    during each: cores used by its front process, by each worker and by wrk."""
+    during each: cores used by its front process, by each worker and by wrk; and, where the
+    server has ``/metrics``, its passes during each and their mean documents."""
     rows = []
     for kind, (pool, tokens) in kinds.items():
         bodies = [json.dumps({"text": text}) for text in pool]
         for count in clients:
             before = _cpu_seconds(server) if server else {}
+            passes_before = _passes_so_far(url) if server else None
             wrk_before, start = _children_cpu(), time.monotonic()
             row = {"server": label, "kind": kind,
                    **load(url, bodies, count, seconds, max_requests,
@@ -369,6 +392,11 @@ def _server_rows(url: str, kinds: dict[str, tuple[list[str], list[int]]],
                                     "workers": [round(c, 3) for c in used.values()],
                                     "load_generator": round((_children_cpu() - wrk_before)
                                                             / wall, 3)}
+                passes_after = _passes_so_far(url)
+                if passes_before and passes_after and passes_after[0] > passes_before[0]:
+                    count = passes_after[0] - passes_before[0]
+                    row["passes"] = {"count": int(count), "mean_documents": round(
+                        (passes_after[1] - passes_before[1]) / count, 2)}
             print(json.dumps(row), flush=True)
             rows.append(row)
     return rows

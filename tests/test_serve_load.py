@@ -11,7 +11,14 @@ from typing import ClassVar
 
 import pytest
 
-from docgraph_dev.serve_load import load, lua_script, parse_wrk, targets, texts
+from docgraph_dev.serve_load import (
+    load,
+    lua_script,
+    parse_wrk,
+    pass_counts,
+    targets,
+    texts,
+)
 
 
 def test_the_texts_of_each_kind():
@@ -166,3 +173,13 @@ def test_a_load_run_says_where_the_cpu_went(tmp_path):
     cores = rows[0]["cpu_cores"]
     assert 0 < cores["front"] <= 1.5 and cores["workers"] == []
     assert 0 < cores["load_generator"] <= 2.5
+
+
+def test_the_passes_are_read_from_the_metrics():
+    metrics = ("# HELP docgraph_batch_documents Documents per pass\n"
+               'docgraph_batch_documents_bucket{le="1.0"} 3.0\n'
+               "docgraph_batch_documents_count 12.0\n"
+               "docgraph_batch_documents_sum 150.0\n"
+               "docgraph_batch_tokens_count 12.0\n")
+    assert pass_counts(metrics) == (12.0, 150.0)
+    assert pass_counts("docgraph_batch_tokens_count 12.0\n") is None
