@@ -4,11 +4,10 @@ Every request's documents join one bounded queue. Whenever a worker is free, the
 takes documents from the head of the queue until the pass holds ``max_tokens`` tokens, the
 queue is empty and the first document has waited ``max_wait`` seconds, or the next document
 would not fit (a document longer than the budget goes alone). A pass smaller than the largest
-pass under way on another worker, or than the last pass to end, waits longer for documents, up
-to ``balance_wait`` seconds after its first: under steady load the workers then take passes of
-about equal size, and a worker takes the documents of the clients its last pass answered
-together, where it would otherwise take the first of them alone and the others in the next pass
-(each pass has a fixed cost, so small passes tag fewer tokens per second). A document
+pass under way on another worker waits longer for documents, up to ``balance_wait`` seconds
+after its first: under steady load the workers then take passes of about equal size, where a
+worker freed just after the others took the queue would otherwise tag one small pass after
+another (each pass has a fixed cost, so small passes tag fewer tokens per second). A document
 whose request is gone (the client disconnected, the request timed out) is taken out of the
 queue and never tagged. This module does not import torch.
 """
@@ -88,8 +87,8 @@ class Batcher:
         max_queue: The most documents waiting.
         on_pass: Called with the documents and tokens of each pass as it starts.
         balance_wait: Seconds the first document of a pass waits for others while the pass
-            holds fewer tokens than the largest pass under way or the last pass to end (at
-            least ``max_wait``; 0: no such wait).
+            holds fewer tokens than the largest pass under way (at least ``max_wait``; 0: no
+            such wait).
     """
 
     def __init__(self, workers: _Workers, max_tokens: int, max_wait: float, max_queue: int,
@@ -102,7 +101,6 @@ class Batcher:
         self._queue: deque[Job] = deque()
         self._wake = asyncio.Event()  # a document arrived or a pass ended
         self._passes: dict[asyncio.Task, int] = {}  # each pass under way: its tokens
-        self._last_ended = 0  # the tokens of the last pass to end
         self._loop_task: asyncio.Task | None = None
 
     @property
@@ -162,9 +160,8 @@ class Batcher:
 
     def _beside(self) -> int:
         """The tokens a pass should reach before it stops waiting for balance: those of the
-        largest pass under way or of the last pass to end, whose clients are sending their
-        next requests (at most ``max_tokens``)."""
-        return min(self.max_tokens, max([self._last_ended, *self._passes.values()]))
+        largest pass under way (at most ``max_tokens``)."""
+        return min(self.max_tokens, max(self._passes.values(), default=0))
 
     async def _serve(self) -> None:
         loop = asyncio.get_running_loop()
@@ -204,7 +201,7 @@ class Batcher:
                     job.future.set_exception(err)
             return
         finally:
-            self._last_ended = self._passes.pop(asyncio.current_task(), 0)  # type: ignore[arg-type]
+            self._passes.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
             self._wake.set()
         for job, result in zip(batch, results):
             if not job.future.done():
