@@ -17,6 +17,10 @@ from pathlib import Path
 import pytest
 import torch
 
+# before any test module imports torch_geometric (and with it torch._dynamo, which makes
+# its compile cache at import): docgraph points that cache out of $TMPDIR
+import docgraph  # noqa: F401
+
 ROOT = Path(__file__).resolve().parents[1]
 
 TINY_MODEL = {"hidden": 16, "char_hidden": 8, "sent_dim": 16, "uncertainty_hidden": 8,

@@ -64,3 +64,21 @@ def test_the_layer_still_scripts_and_runs_with_its_generated_propagate():
     edge_index = torch.tensor([[0, 1], [1, 2]])
     scripted = torch.jit.script(layer)
     torch.testing.assert_close(scripted(x, edge_index), layer(x, edge_index))
+
+
+def test_the_tests_and_the_measurements_keep_torch_s_compile_cache_out_of_tmpdir(tmp_path):
+    """Test modules and measurement modules import torch_geometric (and with it
+    ``torch._dynamo``) before docgraph; the suite's conftest and ``docgraph_dev`` import
+    docgraph first, so a test or a measurement run alone leaves nothing in ``$TMPDIR``."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {"TMPDIR": str(tmp), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1",
+           "DOCGRAPH_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": f"{root}:{root / 'tests'}"}
+    for first in ("conftest", "docgraph_dev"):
+        subprocess.run([sys.executable, "-c", f"import {first}, torch_geometric"], env=env,
+                       cwd=tmp_path, check=True, timeout=120)
+        assert list(tmp.iterdir()) == [], first
