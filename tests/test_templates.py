@@ -7,6 +7,7 @@ import getpass
 import inspect
 import subprocess
 import sys
+from pathlib import Path
 
 import torch
 
@@ -70,8 +71,6 @@ def test_the_tests_and_the_measurements_keep_torch_s_compile_cache_out_of_tmpdir
     """Test modules and measurement modules import torch_geometric (and with it
     ``torch._dynamo``) before docgraph; the suite's conftest and ``docgraph_dev`` import
     docgraph first, so a test or a measurement run alone leaves nothing in ``$TMPDIR``."""
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[1]
     tmp = tmp_path / "tmp"
     tmp.mkdir()
